@@ -1,0 +1,37 @@
+# Two commands do everything on a fresh machine:  make run   and   make test
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install run test lint protos bench tables tables-quick soak clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+# The main job: real measurements through the delay line at 20 ms RTT.
+run: install
+	$(BIN)/kit run --rtt 20ms --window 4MiB --client h2
+	$(BIN)/kit run --rtt 20ms --window 64KiB --client h2
+	$(BIN)/kit run --rtt 20ms
+
+test: install
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check kit servers tests
+	$(BIN)/mypy kit servers
+
+# Regenerate the protobuf/gRPC code (committed, so installs need no extra step).
+protos: install
+	$(BIN)/python -m grpc_tools.protoc -Iprotos --python_out=kit/_proto \
+	    --grpc_python_out=kit/_proto --pyi_out=kit/_proto protos/throughput.proto
+	sed -i 's/^import throughput_pb2 as/from kit._proto import throughput_pb2 as/' kit/_proto/throughput_pb2_grpc.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

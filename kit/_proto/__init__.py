@@ -1,0 +1,1 @@
+"""Generated protobuf/gRPC code for protos/throughput.proto (make protos regenerates it)."""

@@ -1,0 +1,215 @@
+"""The grpcio client: channel options in one function; warm-up; download, unary, upload loops.
+
+Responses are taken as raw bytes (no protobuf parsing per message): the client should
+spend its CPU on HTTP/2, as the server does.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from kit._proto import throughput_pb2 as pb
+from kit.errors import MeasurementError, TopologyError
+from kit.grpc_options import STATIC_WINDOW_NOTE, merge_options, window_options
+from kit.measure import ClientResult, now_ns
+from kit.plan import ClientConfig, Trial
+
+DOWNLOAD = "/kit.throughput.Throughput/Download"
+PING = "/kit.throughput.Throughput/Ping"
+UPLOAD = "/kit.throughput.Throughput/Upload"
+MAX_MESSAGE_BYTES = 128 * 1024 * 1024
+CONNECT_TIMEOUT_S = 10.0
+
+
+def channel_options(config: ClientConfig, index: int = 0) -> list[tuple[str, Any]]:
+    """Every channel argument the kit sets, in one place.
+
+    A local subchannel pool and a per-channel dummy argument keep each channel on its own
+    TCP connection (same-target channels in one process may otherwise share one).
+    """
+    base: list[tuple[str, Any]] = [
+        ("grpc.use_local_subchannel_pool", 1),
+        ("kit.channel_index", index),
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ]
+    base += window_options(config.window_mode, config.window_bytes)
+    return merge_options(base, config.channel_options)
+
+
+@dataclass
+class _Channel:
+    channel: grpc.Channel
+    download: Any
+    ping: Any
+    upload: Any
+
+
+def _open_channel(target: str, config: ClientConfig, index: int) -> _Channel:
+    channel = grpc.insecure_channel(target, options=channel_options(config, index))
+    try:
+        grpc.channel_ready_future(channel).result(timeout=CONNECT_TIMEOUT_S)
+    except grpc.FutureTimeoutError:
+        channel.close()
+        raise TopologyError(f"grpcio client: cannot reach {target} within {CONNECT_TIMEOUT_S:g} s") from None
+    return _Channel(
+        channel=channel,
+        download=channel.unary_stream(DOWNLOAD, request_serializer=pb.DownloadRequest.SerializeToString),
+        ping=channel.unary_unary(PING, request_serializer=pb.PingRequest.SerializeToString),
+        upload=channel.stream_unary(UPLOAD, response_deserializer=pb.UploadSummary.FromString),
+    )
+
+
+def _warm(ch: _Channel, message_bytes: int, timeout_s: float) -> None:
+    ch.ping(pb.PingRequest(payload=b"warm"), timeout=timeout_s)
+    for _ in ch.download(pb.DownloadRequest(message_count=2, message_bytes=message_bytes), timeout=timeout_s):
+        pass
+
+
+@dataclass
+class _StreamTally:
+    messages: int = 0
+    finish_s: float = 0.0
+    error: str = ""
+
+
+@dataclass
+class _DownloadRun:
+    deadline_ns: int
+    start_ns: int
+    message_count: int
+    message_bytes: int
+    tallies: list[_StreamTally] = field(default_factory=list)
+
+    def stream(self, ch: _Channel, tally: _StreamTally, timeout_s: float) -> None:
+        request = pb.DownloadRequest(message_count=self.message_count, message_bytes=self.message_bytes)
+        call = ch.download(request, timeout=timeout_s)
+        try:
+            for _ in call:
+                tally.messages += 1
+                if now_ns() >= self.deadline_ns:
+                    break
+            tally.finish_s = (now_ns() - self.start_ns) / 1e9
+        except grpc.RpcError as exc:
+            tally.error = f"{exc.code().name}: {exc.details()}"
+        finally:
+            call.cancel()
+
+
+def _download(channels: list[_Channel], trial: Trial) -> ClientResult:
+    workload = trial.workload
+    fixed = workload.messages_per_stream()
+    duration_s = workload.timeout_s if fixed else workload.timed_duration_s(trial.link.rtt_ms)
+    cpu0, start = time.process_time(), now_ns()
+    run = _DownloadRun(start + int(duration_s * 1e9), start, fixed or 0, workload.message_bytes)
+    threads = []
+    for i in range(workload.streams):
+        tally = _StreamTally()
+        run.tallies.append(tally)
+        args = (channels[i % len(channels)], tally, workload.timeout_s)
+        threads.append(threading.Thread(target=run.stream, args=args, daemon=True))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=workload.timeout_s + 5)
+    errors = [t.error for t in run.tallies if t.error]
+    if errors or any(t.is_alive() for t in threads):
+        raise MeasurementError(f"grpcio download failed: {errors[0] if errors else 'timed out'}")
+    messages = sum(t.messages for t in run.tallies)
+    # The last stream's last message ends the timed phase (not the join/cancel after it).
+    elapsed_s = max(t.finish_s for t in run.tallies)
+    end = start + int(elapsed_s * 1e9)
+    return ClientResult(
+        client="grpcio",
+        bytes=messages * workload.message_bytes,
+        messages=messages,
+        elapsed_s=elapsed_s,
+        t_start_ns=start,
+        t_end_ns=end,
+        stream_bytes=tuple(t.messages * workload.message_bytes for t in run.tallies),
+        stream_finish_s=tuple(t.finish_s for t in run.tallies),
+        cpu_s=time.process_time() - cpu0,
+        notes=_notes(trial),
+    )
+
+
+def _unary(ch: _Channel, trial: Trial) -> ClientResult:
+    request = pb.PingRequest(payload=b"x" * 16)
+    latencies = []
+    cpu0, start = time.process_time(), now_ns()
+    for _ in range(trial.workload.calls):
+        t0 = now_ns()
+        ch.ping(request, timeout=trial.workload.timeout_s)
+        latencies.append((now_ns() - t0) / 1e6)
+    end = now_ns()
+    return ClientResult(
+        client="grpcio",
+        messages=len(latencies),
+        elapsed_s=(end - start) / 1e9,
+        t_start_ns=start,
+        t_end_ns=end,
+        cpu_s=time.process_time() - cpu0,
+        latencies_ms=tuple(latencies),
+        notes=_notes(trial),
+    )
+
+
+def _upload(ch: _Channel, trial: Trial) -> ClientResult:
+    workload = trial.workload
+    chunk = pb.Chunk(payload=b"\x5a" * workload.message_bytes)
+    limit = workload.messages_per_stream()
+    duration_s = workload.timed_duration_s(trial.link.rtt_ms)
+    cpu0, start = time.process_time(), now_ns()
+    deadline = start + int(duration_s * 1e9)
+
+    def chunks() -> Iterator[pb.Chunk]:
+        sent = 0
+        while (limit is None and now_ns() < deadline) or (limit is not None and sent < limit):
+            sent += 1
+            yield chunk
+
+    summary = ch.upload(chunks(), timeout=workload.timeout_s)
+    end = now_ns()
+    return ClientResult(
+        client="grpcio",
+        bytes=int(summary.payload_bytes),
+        messages=int(summary.messages),
+        elapsed_s=(end - start) / 1e9,
+        t_start_ns=start,
+        t_end_ns=end,
+        cpu_s=time.process_time() - cpu0,
+        notes=_notes(trial),
+    )
+
+
+def _notes(trial: Trial) -> tuple[str, ...]:
+    return (STATIC_WINDOW_NOTE,) if trial.client.window_mode == "static" else ()
+
+
+def run_grpcio(host: str, port: int, trial: Trial) -> ClientResult:
+    """Open the channels, warm them, run the workload; grpc errors become KitErrors here."""
+    target = f"{host}:{port}"
+    count = min(trial.client.connections, trial.workload.streams)
+    channels: list[_Channel] = []
+    try:
+        for index in range(count):
+            channels.append(_open_channel(target, trial.client, index))
+        if trial.workload.warmup:
+            for ch in channels:
+                _warm(ch, trial.workload.message_bytes, trial.workload.timeout_s)
+        if trial.workload.kind == "unary":
+            return _unary(channels[0], trial)
+        if trial.workload.kind == "upload":
+            return _upload(channels[0], trial)
+        return _download(channels, trial)
+    except grpc.RpcError as exc:
+        raise MeasurementError(f"grpcio client: {exc.code().name}: {exc.details()}") from None
+    finally:
+        for ch in channels:
+            ch.channel.close()

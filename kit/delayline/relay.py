@@ -1,0 +1,493 @@
+"""The delay line's asyncio shell: accept, dial upstream, one reader and one writer per direction.
+
+Scheduling lives in ``kit.delayline.schedule`` (pure); frame decoding in ``kit.capture``.
+This module only moves bytes and keeps counters.
+
+Why it looks the way it does (see STACK-FACTS "Timers and the delay line", "Relay pitfall"):
+
+- asyncio's selector rounds timeouts up to whole milliseconds, so the writer sleeps until
+  ~1.5 ms before a chunk is due, then yields with ``asyncio.sleep(0)`` re-reading
+  ``time.monotonic_ns()`` until it is due (~0.1 ms accuracy, at the cost of CPU near due
+  times). Everything due at that moment is written in one ``write``.
+- The client's bytes are read (and stamped) from the moment the connection is accepted,
+  even before the upstream connection exists; they wait in the up queue. Each pump has a
+  fixed source and destination, so a direction's bytes can never go back to their sender.
+- End-of-stream is forwarded as a half-close (``write_eof``) after the same delay as data;
+  a reset or write error on either side closes both sides.
+- The proxy splits the TCP connection: kernel TCP on each hop never sees the added delay;
+  only HTTP/2's own feedback (WINDOW_UPDATE, PING acks) is delayed. Right for flow-control
+  studies, not a network emulator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from kit.capture.frametap import FrameTap
+from kit.capture.summary import conn_record, proxy_record
+from kit.delayline.schedule import DEFAULT_CAP_BYTES, DelayQueue
+from kit.errors import TopologyError, UsageError
+
+MIB = 1024 * 1024
+MAX_DELAY_MS = 10_000.0
+DEFAULT_READ_BYTES = MIB
+SPIN_NS = 1_500_000  # spin (sleep(0) + clock) at least this long before a chunk is due
+WRITE_HIGH_WATER_BYTES = 16 * MIB
+SHUTDOWN_GRACE_S = 2.0
+REFUSED_LINGER_S = 2.0
+DIAL_TIMEOUT_S = 10.0
+MAX_ERRORS_KEPT = 100
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProxyConfig:
+    """One delay line: listen address, upstream address, per-direction delays, tap file."""
+
+    listen_host: str = "127.0.0.1"
+    listen_port: int = 0
+    upstream_host: str = "127.0.0.1"
+    upstream_port: int
+    delay_up_ms: float = 0.0
+    delay_down_ms: float = 0.0
+    read_bytes: int = DEFAULT_READ_BYTES
+    buffer_cap_bytes: int = DEFAULT_CAP_BYTES
+    tap_path: str | None = None
+
+    def __post_init__(self) -> None:
+        _check(bool(self.listen_host), "listen_host: must not be empty")
+        _check(bool(self.upstream_host), "upstream_host: must not be empty")
+        _check_int("listen_port", self.listen_port, 0, 65535)
+        _check_int("upstream_port", self.upstream_port, 1, 65535)
+        for name in ("delay_up_ms", "delay_down_ms"):
+            value = getattr(self, name)
+            _check(
+                isinstance(value, int | float) and 0.0 <= value <= MAX_DELAY_MS,
+                f"{name}: {value!r} ms is outside 0..{MAX_DELAY_MS:g} ms",
+            )
+        _check_int("read_bytes", self.read_bytes, 1024, 64 * MIB)
+        _check_int("buffer_cap_bytes", self.buffer_cap_bytes, self.read_bytes, 2**40)
+        _check(self.tap_path is None or bool(self.tap_path), "tap_path: must not be empty")
+
+    @property
+    def is_loopback(self) -> bool:
+        return is_loopback_host(self.listen_host)
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise UsageError(message)
+
+
+def _check_int(name: str, value: object, low: int, high: int) -> None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+    _check(ok, f"{name}: {value!r} is outside {low}..{high}")
+
+
+def is_loopback_host(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def startup_warnings(config: ProxyConfig) -> list[str]:
+    if config.is_loopback:
+        return []
+    return [
+        f"WARNING: the delay line listens on {config.listen_host}, which is NOT a loopback "
+        "address: anyone who can reach this host can connect through it to "
+        f"{config.upstream_host}:{config.upstream_port}."
+    ]
+
+
+@dataclass
+class ProxyStats:
+    """Counters for the whole proxy (mutable; read them, don't write them)."""
+
+    accepted: int = 0
+    active: int = 0
+    bytes_up: int = 0
+    bytes_down: int = 0
+    peak_buffered_bytes: int = 0  # largest backlog one direction of one connection held
+    errors: list[str] = field(default_factory=list)
+
+    def add_error(self, message: str) -> None:
+        if len(self.errors) < MAX_ERRORS_KEPT:
+            self.errors.append(message)
+
+
+def _log(message: str) -> None:
+    print(f"kit.delayline: {message}", file=sys.stderr, flush=True)
+
+
+class _Pump:
+    """One direction: a reader task fills the delay queue, a writer task empties it."""
+
+    def __init__(self, name: str, delay_ms: float, config: ProxyConfig, stats: ProxyStats) -> None:
+        self.name = name
+        self.queue = DelayQueue(round(delay_ms * 1e6), config.buffer_cap_bytes)
+        self.tap = FrameTap("up" if name == "up" else "down") if config.tap_path else None
+        self.read_bytes = config.read_bytes
+        self.stats = stats
+        self.dst: asyncio.StreamWriter | None = None
+        self._wake = asyncio.Event()
+        self._resume = asyncio.Event()
+
+    async def read_loop(self, src: asyncio.StreamReader) -> None:
+        queue, tap, clock = self.queue, self.tap, time.monotonic_ns
+        while True:
+            if queue.should_pause_reading:  # backpressure: leave bytes in the kernel
+                self._resume.clear()
+                await self._resume.wait()
+                continue
+            data = await src.read(self.read_bytes)
+            now_ns = clock()
+            if not data:
+                queue.push_eof(now_ns)
+                self._wake.set()
+                return
+            if tap is not None:
+                tap.feed(data, now_ns)
+            queue.push(data, now_ns)
+            self._count(len(data))
+            self._wake.set()
+
+    def _count(self, n_bytes: int) -> None:
+        if self.name == "up":
+            self.stats.bytes_up += n_bytes
+        else:
+            self.stats.bytes_down += n_bytes
+        if self.queue.peak_buffered_bytes > self.stats.peak_buffered_bytes:
+            self.stats.peak_buffered_bytes = self.queue.peak_buffered_bytes
+
+    async def write_loop(self, dst: asyncio.StreamWriter) -> None:
+        self.dst = dst
+        queue, clock = self.queue, time.monotonic_ns
+        while True:
+            due_ns = queue.next_due_ns()
+            if due_ns is None:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            wait_ns = due_ns - clock()
+            sleep_s = _coarse_sleep_s(wait_ns)
+            if sleep_s > 0:
+                await asyncio.sleep(sleep_s)
+            elif wait_ns > 0:
+                await asyncio.sleep(0)
+            elif await self._release(dst, clock()):
+                return
+
+    async def _release(self, dst: asyncio.StreamWriter, now_ns: int) -> bool:
+        """Write everything due; True once end-of-stream went out as a half-close."""
+        chunks = self.queue.pop_due(now_ns)
+        if not self.queue.should_pause_reading:
+            self._resume.set()
+        if chunks:
+            dst.write(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+            await dst.drain()
+        if self.queue.eof_released:
+            if dst.can_write_eof() and not dst.transport.is_closing():
+                dst.write_eof()
+            return True
+        return False
+
+    def flush_due(self) -> None:
+        """At shutdown: hand what is already due to the transport (it flushes on close)."""
+        dst = self.dst
+        chunks = self.queue.pop_due(time.monotonic_ns())
+        if dst is not None and chunks and not dst.transport.is_closing():
+            dst.write(b"".join(chunks))
+
+
+def _coarse_sleep_s(wait_ns: int) -> float:
+    """Whole milliseconds to sleep before spinning the rest; 0.0 means spin now.
+
+    asyncio rounds the selector timeout up to whole ms, and a fractional request can be
+    rounded up twice: an 8.5 ms sleep woke 1.8 ms late on a 2-vCPU VM. Whole-ms requests woke
+    0.2-0.8 ms late, inside the spin margin (which grows a little with longer waits).
+    """
+    whole_ms = (wait_ns - SPIN_NS - wait_ns // 32) // 1_000_000
+    return whole_ms / 1000 if whole_ms >= 1 else 0.0
+
+
+async def _quietly(awaitable: Awaitable[None]) -> None:
+    with contextlib.suppress(Exception):
+        await awaitable
+
+
+def _tune(writer: asyncio.StreamWriter, read_bytes: int) -> None:
+    transport = writer.transport
+    # Large buffers so latency, not the transport, bounds throughput (toxiproxy's rule).
+    transport.set_write_buffer_limits(high=max(WRITE_HIGH_WATER_BYTES, 4 * read_bytes))
+    # The selector transport recv()s 256 KiB at a time (class attribute max_size); reading
+    # read_bytes per syscall measured ~8% faster at 1 MiB. Harmless where it doesn't exist.
+    if hasattr(transport, "max_size"):
+        setattr(transport, "max_size", read_bytes)  # noqa: B010
+
+
+class _Connection:
+    """One accepted client connection and its upstream twin."""
+
+    def __init__(self, proxy: DelayLine, conn_id: int,
+                 reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.proxy, self.conn_id = proxy, conn_id
+        self.client_reader, self.client_writer = reader, writer
+        self.upstream_writer: asyncio.StreamWriter | None = None
+        self.opened_ns = time.monotonic_ns()
+        config, stats = proxy.config, proxy.stats
+        self.up = _Pump("up", config.delay_up_ms, config, stats)
+        self.down = _Pump("down", config.delay_down_ms, config, stats)
+        self.tasks: list[asyncio.Task[None]] = []
+        self.closing = False
+
+    async def run(self) -> None:
+        try:
+            # Read the client at once: its bytes are stamped on arrival and wait in the queue.
+            self.tasks.append(asyncio.create_task(self.up.read_loop(self.client_reader)))
+            upstream = await self._dial()
+            if upstream is None:
+                await self._refuse()
+            elif self.closing:  # the proxy shut down while we were dialling
+                upstream[1].close()
+            else:
+                await self._relay(*upstream)
+        finally:
+            self._cancel_tasks()
+            try:
+                await self._close_and_flush()
+            finally:
+                self.proxy.connection_done(self)  # counted and recorded whatever happened
+
+    async def _dial(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+        config = self.proxy.config
+        try:
+            return await asyncio.wait_for(
+                asyncio.open_connection(
+                    config.upstream_host, config.upstream_port, limit=config.read_bytes
+                ),
+                DIAL_TIMEOUT_S,
+            )
+        except OSError as exc:  # refused, unreachable, or TimeoutError (an OSError)
+            message = (f"conn {self.conn_id}: upstream {config.upstream_host}:"
+                       f"{config.upstream_port} unreachable ({exc.strerror or exc}); "
+                       "closed the client connection")
+            _log(message)
+            self.proxy.stats.add_error(message)
+            return None
+
+    async def _refuse(self) -> None:
+        """Upstream unreachable: half-close towards the client and let it finish first.
+
+        Closing a socket that still has unread input sends a reset; sending FIN and reading
+        the client until its own FIN (bounded) makes the close clean on the client side.
+        """
+        if self.closing or self.client_writer.transport.is_closing():
+            return
+        self.client_writer.write_eof()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(self.tasks[0]), REFUSED_LINGER_S)
+
+    async def _relay(self, up_reader: asyncio.StreamReader,
+                     up_writer: asyncio.StreamWriter) -> None:
+        self.upstream_writer = up_writer
+        _tune(self.client_writer, self.proxy.config.read_bytes)
+        _tune(up_writer, self.proxy.config.read_bytes)
+        self.tasks += [
+            asyncio.create_task(self.up.write_loop(up_writer)),
+            asyncio.create_task(self.down.read_loop(up_reader)),
+            asyncio.create_task(self.down.write_loop(self.client_writer)),
+        ]
+        pending: set[asyncio.Task[None]] = set(self.tasks)
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_EXCEPTION)
+            failed = [t for t in done if not t.cancelled() and t.exception() is not None]
+            if failed:
+                self._record_failure(failed[0].exception())
+                return  # the finally in run() closes both sides
+
+    def _record_failure(self, exc: BaseException | None) -> None:
+        if isinstance(exc, ConnectionError | OSError):
+            kind = type(exc).__name__  # a peer reset: ordinary, count but don't shout
+        else:
+            kind = f"{type(exc).__name__}: {exc}"
+            _log(f"conn {self.conn_id}: relay failed: {kind}")
+        self.proxy.stats.add_error(f"conn {self.conn_id}: {kind}")
+
+    def shutdown(self) -> None:
+        """Stop reading, hand over what is already due, close both sides."""
+        self.closing = True
+        self._cancel_tasks()
+        self.up.flush_due()
+        self.down.flush_due()
+        self._close_all()
+
+    def _cancel_tasks(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+
+    def _close_all(self) -> None:
+        for writer in (self.client_writer, self.upstream_writer):
+            if writer is not None and not writer.transport.is_closing():
+                writer.close()
+
+    async def _close_and_flush(self) -> None:
+        # close() keeps flushing the transport's buffer; waiting for that (bounded) keeps the
+        # connection "active" until its bytes reach the kernel, and shutdown from dropping them.
+        self._close_all()
+        writers = [w for w in (self.client_writer, self.upstream_writer) if w is not None]
+        waits = [asyncio.create_task(_quietly(w.wait_closed())) for w in writers]
+        await asyncio.wait(waits, timeout=SHUTDOWN_GRACE_S)
+        for writer, wait in zip(writers, waits, strict=True):
+            if not wait.done():  # the peer stopped reading: give up on the rest
+                wait.cancel()
+                writer.transport.abort()
+
+    def record(self) -> dict[str, Any]:
+        up = self.up.tap.summary() if self.up.tap else {}
+        down = self.down.tap.summary() if self.down.tap else {}
+        return conn_record(self.conn_id, self.opened_ns, time.monotonic_ns(), up, down)
+
+
+class DelayLine:
+    """The proxy: ``await start()`` (returns the port), ``await aclose()`` to stop cleanly."""
+
+    def __init__(self, config: ProxyConfig) -> None:
+        self.config = config
+        self.stats = ProxyStats()
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._conns: dict[_Connection, asyncio.Task[None]] = {}
+        self._next_id = 0
+        self._tap_file: IO[str] | None = None
+
+    async def start(self) -> int:
+        """Listen (and open the tap file); TopologyError naming what failed."""
+        config = self.config
+        if config.tap_path:
+            try:
+                self._tap_file = open(config.tap_path, "a", encoding="utf-8")  # noqa: SIM115
+            except OSError as exc:
+                raise TopologyError(f"cannot open tap file {config.tap_path}: "
+                                    f"{exc.strerror or exc}") from exc
+        try:
+            self._server = await asyncio.start_server(
+                self._accept, config.listen_host, config.listen_port,
+                limit=config.read_bytes, backlog=1024, reuse_address=True,
+            )
+        except OSError as exc:
+            self._close_tap_file()
+            where = f"{config.listen_host}:{config.listen_port}"
+            raise TopologyError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self.port
+
+    def _close_tap_file(self) -> None:
+        if self._tap_file is not None:
+            self._tap_file.close()
+            self._tap_file = None
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._next_id += 1
+        self.stats.accepted += 1
+        self.stats.active += 1
+        conn = _Connection(self, self._next_id, reader, writer)
+        task = asyncio.current_task()
+        assert task is not None
+        self._conns[conn] = task
+        await conn.run()
+
+    def connection_done(self, conn: _Connection) -> None:
+        if self._conns.pop(conn, None) is not None:
+            self.stats.active -= 1
+            self._write_record(conn.record())
+
+    def _write_record(self, record: dict[str, Any]) -> None:
+        if self._tap_file is not None:
+            self._tap_file.write(json.dumps(record, separators=(",", ":")) + "\n")
+            self._tap_file.flush()
+
+    async def aclose(self) -> None:
+        """Stop accepting, flush what is due, close every connection, write final records."""
+        if self._server is not None:
+            self._server.close()
+        for conn in list(self._conns):
+            conn.shutdown()
+        tasks = list(self._conns.values())
+        if tasks:
+            await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S + 1.0)
+        for conn in list(self._conns):  # did not finish in time: record them anyway
+            self.connection_done(conn)
+        s = self.stats
+        self._write_record(proxy_record(s.accepted, s.bytes_up, s.bytes_down,
+                                        s.peak_buffered_bytes, s.errors))
+        self._close_tap_file()
+
+
+async def serve_proxy(
+    config: ProxyConfig,
+    on_ready: Callable[[int], None] | None = None,
+    stop: asyncio.Event | None = None,
+) -> ProxyStats:
+    """Run a delay line until ``stop`` is set (default: until SIGINT/SIGTERM).
+
+    ``on_ready(port)`` is called once the socket listens. Raises TopologyError when it
+    cannot listen. Returns the final counters after a clean shutdown.
+    """
+    proxy = DelayLine(config)
+    await proxy.start()
+    own_stop = stop is None
+    stop_event = asyncio.Event() if stop is None else stop
+    if own_stop:
+        _install_signal_handlers(stop_event)
+    try:
+        if on_ready is not None:
+            on_ready(proxy.port)
+        await stop_event.wait()
+    finally:
+        if own_stop:
+            _remove_signal_handlers()
+        await proxy.aclose()
+    return proxy.stats
+
+
+def _install_signal_handlers(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop.set)  # only possible in the main thread
+
+
+def _remove_signal_handlers() -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(sig)
+
+
+def describe(config: ProxyConfig, port: int) -> str:
+    return (f"delay line listening on {config.listen_host}:{port} -> "
+            f"{config.upstream_host}:{config.upstream_port}, delay up "
+            f"{config.delay_up_ms:g} ms, down {config.delay_down_ms:g} ms")
+
+
+def run_proxy_blocking(config: ProxyConfig, announce: Callable[[str], None]) -> None:
+    """Run the delay line until SIGINT/SIGTERM (for ``kit proxy``); TopologyError if it can't.
+
+    ``announce`` gets human-readable lines: a warning first when the listen host is not a
+    loopback address, then one "listening on ..." line once ready.
+    """
+    for line in startup_warnings(config):
+        announce(line)
+    asyncio.run(serve_proxy(config, on_ready=lambda port: announce(describe(config, port))))

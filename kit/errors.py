@@ -1,0 +1,38 @@
+"""The kit's one exception tree.
+
+Every error a user can cause or meet is a ``KitError``; the CLI maps each class to a
+one-line message and an exit code (see ``kit.cli``). Outside errors (OSError, grpc.RpcError,
+h2 protocol errors) are translated into these at the IO shell, in one place each.
+"""
+
+from __future__ import annotations
+
+
+class KitError(Exception):
+    """Base of every error the kit raises on purpose."""
+
+    exit_code = 1
+
+
+class UsageError(KitError):
+    """Bad user input: an unknown unit, a window out of range, a malformed option."""
+
+    exit_code = 2
+
+
+class TopologyError(KitError):
+    """A server, proxy or client process could not be started or reached."""
+
+    exit_code = 3
+
+
+class MeasurementError(KitError):
+    """A measurement started but failed: timeout, protocol error, lost connection."""
+
+    exit_code = 4
+
+
+class RecordsError(KitError):
+    """A records file could not be read or written."""
+
+    exit_code = 5

@@ -1,0 +1,1 @@
+"""Pure rendering: measurement records in, tables (tabulate) and JSON-ready dicts out."""

@@ -1,0 +1,120 @@
+"""Pure: one measurement -> the ``kit run`` table and its ``--json`` object."""
+
+from __future__ import annotations
+
+from statistics import median
+from typing import Any
+
+from tabulate import tabulate
+
+from kit.measure import Measurement
+from kit.plan import Trial
+from kit.report.common import cpu_warning, efficiency, fmt_mib_s, fmt_ms, fmt_window, mode_label, ping_rtt_ms
+from kit.units import format_bytes
+
+
+def run_json(m: Measurement) -> dict[str, Any]:
+    trial = Trial.from_dict(m.trial)
+    result = m.client_result
+    throughput = result.throughput_mib_s if result else None
+    streams_per_conn = max(1, -(-trial.workload.streams // trial.client.connections))
+    return {
+        "status": m.status,
+        "error": m.error or None,
+        "client": trial.client.kind,
+        "mode": trial.client.window_mode,
+        "workload": trial.workload.kind,
+        "streams": trial.workload.streams,
+        "connections": trial.client.connections,
+        "rtt_ms": trial.link.rtt_ms,
+        "delay_up_ms": trial.link.delay_up_ms,
+        "delay_down_ms": trial.link.delay_down_ms,
+        "window_bytes": trial.client.window_bytes,
+        "conn_window_bytes": trial.client.conn_window_for(streams_per_conn),
+        "throughput_mib_s": throughput,
+        "theory_mib_s": m.theory_mib_s,
+        "efficiency": efficiency(throughput, m.theory_mib_s),
+        "ping_rtt_ms": ping_rtt_ms(m),
+        "bytes": result.bytes if result else None,
+        "messages": result.messages if result else None,
+        "elapsed_s": result.elapsed_s if result else None,
+        "latency_ms": _latency(result.latencies_ms) if result and result.latencies_ms else None,
+        "stream_finish_s": list(result.stream_finish_s) if result else None,
+        "cpu": {c.role: round(c.cpu_fraction, 3) for c in m.cpu},
+        "cpu_bound": list(m.cpu_bound_roles),
+        "frames": m.frames,
+        "notes": list(result.notes) if result else [],
+        "meta": m.meta,
+    }
+
+
+def _latency(latencies_ms: tuple[float, ...]) -> dict[str, float]:
+    ordered = sorted(latencies_ms)
+    return {
+        "mean": sum(ordered) / len(ordered),
+        "p50": float(median(ordered)),
+        "p99": ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))],
+    }
+
+
+def run_table(m: Measurement) -> str:
+    data = run_json(m)
+    rows: list[tuple[str, str]] = [
+        ("client", f"{data['client']} {mode_label(m.trial)}"),
+        ("workload", _workload_text(data)),
+        ("RTT", f"{data['rtt_ms']:g} ms (up {data['delay_up_ms']:g} + down {data['delay_down_ms']:g})"),
+        ("stream / connection window", f"{fmt_window(data['window_bytes'])} / {fmt_window(data['conn_window_bytes'])}"),
+    ]
+    if m.status != "ok":
+        rows.append(("FAILED", m.error))
+        return tabulate(rows, tablefmt="simple")
+    rows += _result_rows(data)
+    rows += _frame_rows(data["frames"])
+    rows += [("note", n) for n in data["notes"]]
+    warning = cpu_warning(m)
+    if warning:
+        rows.append(("WARNING", warning))
+    return tabulate(rows, tablefmt="simple")
+
+
+def _workload_text(data: dict[str, Any]) -> str:
+    text = f"{data['workload']}, {data['streams']} stream(s) on {data['connections']} connection(s)"
+    return text
+
+
+def _result_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
+    rows = []
+    if data["latency_ms"]:
+        lat = data["latency_ms"]
+        rows.append(("unary latency", f"mean {lat['mean']:.2f} ms, p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms over {data['messages']} calls"))
+    else:
+        rows.append(("throughput", f"{fmt_mib_s(data['throughput_mib_s'])} MiB/s ({format_bytes(data['bytes'] or 0)} in {data['elapsed_s']:.2f} s)"))
+        rows.append(("theory = window / RTT", "-" if data["theory_mib_s"] is None else f"{fmt_mib_s(data['theory_mib_s'])} MiB/s"))
+        eff = data["efficiency"]
+        rows.append(("efficiency", "-" if eff is None else f"{eff:.2f}"))
+        finish = data["stream_finish_s"] or []
+        if len(finish) > 1:
+            rows.append(("stream finish times", f"{min(finish):.3f} .. {max(finish):.3f} s"))
+    rows.append(("PING RTT during transfer", f"{fmt_ms(data['ping_rtt_ms'])} ms"))
+    rows.append(("CPU (fraction of a core)", ", ".join(f"{k} {v:.0%}" for k, v in data["cpu"].items())))
+    return rows
+
+
+def _frame_rows(frames: dict[str, Any]) -> list[tuple[str, str]]:
+    if not frames:
+        return [("frames", "no tap (direct connection)")]
+    wu = frames["conn_window_updates"]
+    settings = " ".join(f"{k}={v}" for k, v in frames["client_settings"].items()) or "(empty)"
+    growth = frames.get("window_growth") or []
+    rows = [
+        ("client SETTINGS (first)", settings),
+        ("conn WINDOW_UPDATEs sent", f"{wu['count']}; first: {' '.join(str(i) for i in wu['first'])}"),
+        ("stream WINDOW_UPDATEs sent", str(frames["stream_window_updates"]["count"])),
+        ("PINGs sent by client", str(frames["pings_sent"])),
+        ("DATA frames received", f"{frames['data_down']['frames']} (max {format_bytes(frames['data_down']['max_frame'])})"),
+    ]
+    if len(growth) > 1:
+        rows.append(("stream window growth", " -> ".join(format_bytes(g) for g in growth)))
+    if not frames["decodable"]:
+        rows.append(("tap", "some frames could not be decoded"))
+    return rows

@@ -1,0 +1,1 @@
+"""Server entry points the kit starts as their own processes."""

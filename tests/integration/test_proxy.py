@@ -1,0 +1,460 @@
+"""The real delay line over 127.0.0.1: integrity, delay accuracy, half-close, errors, process.
+
+Every test is bounded in time (asyncio.wait_for / socket timeouts) and uses OS-chosen ports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import random
+import select
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from hyperframe.frame import DataFrame, PingFrame, SettingsFrame, WindowUpdateFrame
+
+from kit.capture.frametap import CLIENT_PREFACE
+from kit.capture.summary import read_tap, summarize
+from kit.delayline.relay import DelayLine, ProxyConfig
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+def run(coro: Coroutine[Any, Any, T], timeout_s: float = 20.0) -> T:
+    return asyncio.run(asyncio.wait_for(coro, timeout_s))
+
+
+@contextlib.asynccontextmanager
+async def upstream(handler: Handler) -> AsyncIterator[int]:
+    server = await asyncio.start_server(handler, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+
+
+@contextlib.asynccontextmanager
+async def delay_line(upstream_port: int, **options: Any) -> AsyncIterator[DelayLine]:
+    proxy = DelayLine(ProxyConfig(upstream_port=upstream_port, **options))
+    await proxy.start()
+    try:
+        yield proxy
+    finally:
+        await proxy.aclose()
+
+
+async def read_all(reader: asyncio.StreamReader) -> bytes:
+    parts = []
+    while chunk := await reader.read(1 << 20):
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# -- integrity ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"delay_up_ms": 1.0, "delay_down_ms": 3.0},
+        # tiny reads and cap: many chunks, and the backpressure path is exercised
+        {"delay_up_ms": 2.0, "read_bytes": 4096, "buffer_cap_bytes": 64 * 1024},
+    ],
+)
+def test_bytes_arrive_identical_and_in_order_both_ways(options: dict[str, Any]) -> None:
+    rng = random.Random(1)
+    up_payload, down_payload = rng.randbytes(6 << 20), rng.randbytes(5 << 20)
+    got: dict[str, bytes] = {}
+
+    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(down_payload)
+        writer.write_eof()
+        got["server"] = await read_all(reader)
+        writer.close()
+
+    async def main() -> DelayLine:
+        async with upstream(server) as port, delay_line(port, **options) as proxy:
+            reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+            sender = asyncio.create_task(_send_then_eof(writer, up_payload))
+            got["client"] = await read_all(reader)
+            await sender
+            await _until(lambda: "server" in got and proxy.stats.active == 0)
+            writer.close()
+            return proxy
+
+    proxy = run(main())
+    assert hashlib.sha256(got["server"]).digest() == hashlib.sha256(up_payload).digest()
+    assert hashlib.sha256(got["client"]).digest() == hashlib.sha256(down_payload).digest()
+    assert (proxy.stats.bytes_up, proxy.stats.bytes_down) == (len(up_payload), len(down_payload))
+    assert proxy.stats.errors == []
+    if "buffer_cap_bytes" in options:  # the cap bounds the backlog (plus one read)
+        assert proxy.stats.peak_buffered_bytes <= options["buffer_cap_bytes"] + 4096
+
+
+async def _send_then_eof(writer: asyncio.StreamWriter, payload: bytes) -> None:
+    view = memoryview(payload)
+    for start in range(0, len(payload), 1 << 18):
+        writer.write(view[start:start + (1 << 18)])
+        await writer.drain()
+    writer.write_eof()
+
+
+async def _until(condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition() and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+
+
+# -- first bytes, half-close, refused, reset ------------------------------------------------
+
+
+def test_server_speaks_first_on_many_connections_and_nothing_echoes_back() -> None:
+    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"SERVER-HELLO")  # before reading anything, like an HTTP/2 SETTINGS
+        await writer.drain()
+        hello = await reader.readexactly(12)
+        writer.write(b"ECHO:" + hello)
+        writer.write_eof()
+        await reader.read()
+        writer.close()
+
+    async def one(port: int, i: int) -> bytes:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"CLIENT-{i:05d}".encode())  # sent before the proxy dialled upstream
+        data = await read_all(reader)
+        writer.close()
+        return data
+
+    async def main() -> list[bytes]:
+        async with upstream(server) as port, delay_line(port, delay_down_ms=1.0) as proxy:
+            return await asyncio.gather(*(one(proxy.port, i) for i in range(60)))
+
+    for i, data in enumerate(run(main())):
+        assert data == b"SERVER-HELLO" + b"ECHO:" + f"CLIENT-{i:05d}".encode()
+
+
+def test_half_close_is_propagated_in_both_orders() -> None:
+    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        request = await read_all(reader)  # needs the client's FIN to arrive as EOF
+        writer.write(b"got " + request)
+        writer.write_eof()
+        writer.close()
+
+    async def server_closes_first(reader: asyncio.StreamReader,
+                                  writer: asyncio.StreamWriter) -> None:
+        writer.write(b"bye")
+        writer.write_eof()  # the server's half-close; it still reads
+        late = await read_all(reader)
+        assert late == b"still here"
+        writer.close()
+
+    async def main() -> tuple[bytes, bytes]:
+        async with upstream(server) as port, delay_line(port, delay_up_ms=2.0) as proxy:
+            reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+            writer.write(b"question")
+            writer.write_eof()
+            answer = await read_all(reader)
+            writer.close()
+        async with upstream(server_closes_first) as port, delay_line(port) as proxy:
+            reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+            first = await read_all(reader)  # EOF arrives, and we can still send
+            writer.write(b"still here")
+            writer.write_eof()
+            await _until(lambda: proxy.stats.active == 0)
+            writer.close()
+        return answer, first
+
+    assert run(main()) == (b"got question", b"bye")
+
+
+def test_refused_upstream_closes_client_cleanly_and_proxy_keeps_serving() -> None:
+    port = free_port()  # nothing listens here yet
+
+    async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(await reader.read(100))
+        writer.write_eof()
+        writer.close()
+
+    async def main() -> tuple[bytes, bytes, list[str]]:
+        async with delay_line(port) as proxy:
+            reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+            writer.write(b"anyone?")
+            refused = await read_all(reader)  # EOF, not ConnectionResetError
+            writer.close()
+            server = await asyncio.start_server(echo, "127.0.0.1", port, reuse_address=True)
+            reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+            writer.write(b"hello")
+            served = await read_all(reader)
+            writer.close()
+            server.close()
+            return refused, served, list(proxy.stats.errors)
+
+    refused, served, errors = run(main())
+    assert refused == b""
+    assert served == b"hello"
+    assert len(errors) == 1 and "unreachable" in errors[0]
+
+
+def test_reset_on_one_side_closes_the_other() -> None:
+    async def main() -> bytes:
+        done = asyncio.Event()
+        seen: list[bytes] = []
+
+        async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(ConnectionError):
+                seen.append(await read_all(reader))
+            done.set()
+            writer.close()
+
+        async with upstream(server) as port, delay_line(port) as proxy:
+            sock = socket.create_connection(("127.0.0.1", proxy.port))
+            sock.sendall(b"abc")
+            await asyncio.sleep(0.05)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.close()  # linger 0: the kernel sends RST
+            await asyncio.wait_for(done.wait(), 5)
+            await _until(lambda: proxy.stats.active == 0)
+            assert proxy.stats.active == 0
+        return b"".join(seen)
+
+    assert run(main()) in (b"", b"abc")
+
+
+# -- passive decoding through the proxy ---------------------------------------------------
+
+
+def test_non_http2_bytes_pass_untouched_and_tap_marks_undecodable(tmp_path: Path) -> None:
+    tap = tmp_path / "tap.jsonl"
+    payload = b"GET / HTTP/1.1\r\nHost: example\r\n\r\n" + bytes(range(256)) * 100
+
+    async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(await read_all(reader))
+        writer.write_eof()
+        writer.close()
+
+    async def main() -> bytes:
+        async with upstream(echo) as port, delay_line(port, tap_path=str(tap)) as proxy:
+            reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+            writer.write(payload)
+            writer.write_eof()
+            data = await read_all(reader)
+            writer.close()
+            await _until(lambda: proxy.stats.active == 0)
+            return data
+
+    assert run(main()) == payload
+    records = read_tap(tap)
+    conn, final = records[0], records[-1]
+    assert conn["kind"] == "conn" and not conn["up"]["decodable"]
+    assert conn["up"]["bytes"] == len(payload) and conn["down"]["bytes"] == len(payload)
+    assert not conn["down"]["decodable"]
+    assert final["kind"] == "proxy" and final["connections"] == 1
+
+
+def test_http2_frames_are_summarized_with_ping_rtt(tmp_path: Path) -> None:
+    tap = tmp_path / "tap.jsonl"
+    client_frames = CLIENT_PREFACE + SettingsFrame(0, settings={4: 1 << 20}).serialize() + (
+        WindowUpdateFrame(0, window_increment=12345).serialize())
+    server_frames = SettingsFrame(0, settings={3: 100}).serialize() + DataFrame(
+        1, data=b"d" * 100_000).serialize()
+
+    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(server_frames)
+        await reader.readexactly(len(client_frames))
+        for i in range(5):  # ack each PING as an HTTP/2 peer would
+            ping = await reader.readexactly(17)
+            assert ping[9:] == i.to_bytes(8, "big")
+            writer.write(PingFrame(0, opaque_data=ping[9:], flags=["ACK"]).serialize())
+        writer.write_eof()
+        await reader.read()
+        writer.close()
+
+    async def main() -> None:
+        async with upstream(server) as port, delay_line(
+            port, delay_up_ms=2.0, delay_down_ms=3.0, tap_path=str(tap)
+        ) as proxy:
+            reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+            writer.write(client_frames)
+            await reader.readexactly(len(server_frames))
+            for i in range(5):
+                writer.write(PingFrame(0, opaque_data=i.to_bytes(8, "big")).serialize())
+                await reader.readexactly(17)
+            writer.write_eof()
+            await reader.read()
+            writer.close()
+            await _until(lambda: proxy.stats.active == 0)
+
+    run(main())
+    summary = summarize(read_tap(tap), delay_down_ms=3.0)
+    assert summary["decodable"]
+    assert summary["client_settings"] == {"INITIAL_WINDOW_SIZE": 1 << 20}
+    assert summary["conn_window_updates"]["first"] == [12345]
+    assert summary["pings_sent"] == 5
+    proxy_rtt = summary["ping_rtt_ms"]["proxy"]
+    assert proxy_rtt["count"] == 5 and 2.0 <= proxy_rtt["median"] < 6.0  # up delay + server
+    assert summary["data_down"] == {"frames": 1, "bytes": 100_000, "max_frame": 100_000}
+
+
+# -- the process contract and delay accuracy ----------------------------------------------
+
+
+@contextlib.contextmanager
+def proxy_process(*args: str) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any]]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kit.delayline", *args], cwd=REPO, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        ready_fds, _, _ = select.select([proc.stdout], [], [], 15)
+        assert ready_fds, "no ready line within 15 s"
+        assert proc.stdout is not None
+        yield proc, json.loads(proc.stdout.readline())
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)
+
+
+@contextlib.contextmanager
+def echo_thread() -> Iterator[int]:
+    """A blocking echo server in a thread (the proxy under test runs in another process)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(10)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            conn, _ = listener.accept()
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with conn:
+                while data := conn.recv(65536):
+                    conn.sendall(data)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield int(listener.getsockname()[1])
+    finally:
+        listener.close()
+        thread.join(5)
+
+
+def test_process_prints_ready_line_and_exits_0_on_sigterm(tmp_path: Path) -> None:
+    tap = tmp_path / "tap.jsonl"
+    with echo_thread() as port, proxy_process(
+        "--upstream", f"127.0.0.1:{port}", "--tap-file", str(tap)
+    ) as (proc, ready):
+        assert ready == {"ready": True, "port": ready["port"], "pid": proc.pid}
+        with socket.create_connection(("127.0.0.1", ready["port"]), timeout=5) as sock:
+            sock.sendall(b"ping")
+            assert sock.recv(10) == b"ping"
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(10) == 0
+        assert proc.stdout is not None and proc.stdout.read() == ""  # exactly one line
+    kinds = [r["kind"] for r in read_tap(tap)]
+    assert kinds == ["conn", "proxy"]  # the open connection was recorded at shutdown
+
+
+@pytest.mark.parametrize(
+    ("args", "exit_code"),
+    [(["--upstream", "nonsense"], 2), (["--delay-up-ms", "-1", "--upstream", "127.0.0.1:1"], 2),
+     (["--bogus"], 2)],
+)
+def test_process_reports_bad_arguments_as_one_json_line(args: list[str], exit_code: int) -> None:
+    with proxy_process(*args) as (proc, ready):
+        assert ready["ready"] is False and ready["error"]
+        assert proc.wait(10) == exit_code
+        assert proc.stderr is not None and "Traceback" not in proc.stderr.read()
+
+
+def test_process_reports_port_in_use_with_exit_3() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        with proxy_process("--listen", f"127.0.0.1:{port}", "--upstream", "127.0.0.1:1") as (
+            proc, ready,
+        ):
+            assert ready["ready"] is False and "cannot listen" in ready["error"]
+            assert proc.wait(10) == 3
+
+
+def measure_rtt_errors_ms(rtt_ms: float, pings: int) -> list[float]:
+    """Ping-pong 1 byte through a proxy process; measured RTT minus configured RTT."""
+    half = f"{rtt_ms / 2:g}"
+    with echo_thread() as port, proxy_process(
+        "--upstream", f"127.0.0.1:{port}", "--delay-up-ms", half, "--delay-down-ms", half
+    ) as (proc, ready), socket.create_connection(("127.0.0.1", ready["port"]), timeout=5) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        errors = []
+        for i in range(pings + 3):
+            t0 = time.perf_counter_ns()
+            sock.sendall(b"p")
+            assert sock.recv(1) == b"p"
+            if i >= 3:  # the first round trips include connection set-up in the proxy
+                errors.append((time.perf_counter_ns() - t0) / 1e6 - rtt_ms)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    return errors
+
+
+@pytest.fixture(scope="module")
+def forwarding_rtt_ms() -> float:
+    """Median RTT through a zero-delay proxy: the relay's own cost, not added delay."""
+    return statistics.median(measure_rtt_errors_ms(0.0, 60))
+
+
+@pytest.mark.parametrize(("rtt_ms", "pings"), [(5.0, 120), (20.0, 50)])
+def test_added_delay_is_accurate(rtt_ms: float, pings: int, forwarding_rtt_ms: float) -> None:
+    for attempt in range(2):  # one retry: a busy neighbour on 2 vCPUs can stall a whole run
+        raw = sorted(measure_rtt_errors_ms(rtt_ms, pings))
+        added = [e - forwarding_rtt_ms for e in raw]  # added delay minus configured delay
+        p50, p99 = statistics.median(added), added[round(0.99 * (len(added) - 1))]
+        print(f"\nRTT {rtt_ms:g} ms (attempt {attempt + 1}): forwarding {forwarding_rtt_ms:.3f} "
+              f"ms; raw error p50 {statistics.median(raw):.3f} "
+              f"p99 {raw[round(0.99 * (len(raw) - 1))]:.3f}; added-delay error "
+              f"p50 {p50:.3f} p99 {p99:.3f} ms")
+        assert raw[0] > -0.1, "a round trip was faster than the configured delay"
+        if abs(p50) < 1.0:
+            return
+    pytest.fail(f"median added-delay error {p50:.3f} ms (tolerance 1 ms) twice in a row")
+
+
+def test_listen_host_other_than_loopback_is_flagged() -> None:
+    from kit.delayline.relay import startup_warnings
+
+    assert startup_warnings(ProxyConfig(upstream_port=1)) == []
+    warning = startup_warnings(ProxyConfig(listen_host="0.0.0.0", upstream_port=1))
+    assert "NOT a loopback" in warning[0]
+
+
+def test_config_errors_name_the_field() -> None:
+    from kit.errors import UsageError
+
+    for field_name, value in [("listen_port", 70000), ("upstream_port", 0),
+                              ("delay_down_ms", 20_000.0), ("read_bytes", 10),
+                              ("buffer_cap_bytes", 1)]:
+        with pytest.raises(UsageError, match=field_name):
+            ProxyConfig(**{"upstream_port": 80, field_name: value})
+
