@@ -53,6 +53,10 @@ class BdpEstimator:
         self._sent_ns = 0
 
     @property
+    def ping_sent_ns(self) -> int:
+        return self._sent_ns
+
+    @property
     def capped(self) -> bool:
         return self.bdp_bytes >= self.limit_bytes
 

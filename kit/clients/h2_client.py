@@ -1,0 +1,289 @@
+"""Our gRPC client on h2: exact windows, a credit policy, N streams over M connections.
+
+``run_h2(host, port, trial)`` opens the connections, warms each one up (SETTINGS
+exchange, one Ping call, a 2-message download), then runs the timed phase: a download
+(timed, or fixed-size when ``bytes_per_stream`` is set) or sequential unary Ping calls.
+
+One thread drives every socket through a selector; each read is handled at once (credit
+is returned in the same pass), so the client adds no scheduling delay of its own.
+Socket and h2 errors become ``TopologyError``/``MeasurementError`` in ``_errors_mapped``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import selectors
+import socket
+import time
+from collections.abc import Callable, Iterator
+
+import h2.exceptions
+
+from kit.clients import h2_wire
+from kit.clients.bdp import INITIAL_BDP_BYTES
+from kit.clients.h2_conn import DEFAULT_WINDOW_BYTES, Call, ConnOptions, H2GrpcConnection
+from kit.errors import KitError, MeasurementError, TopologyError
+from kit.measure import ClientResult, now_ns
+from kit.plan import Trial
+
+CONNECT_TIMEOUT_S = 10.0
+PROBE_INTERVAL_NS = 50_000_000  # RTT probes during a static-window transfer
+MAX_PROBES = 1_000
+WARMUP_MESSAGES = 2
+NS_PER_S = 1_000_000_000
+
+
+def run_h2(host: str, port: int, trial: Trial) -> ClientResult:
+    """Run one trial's client side against ``host:port`` and return what it measured."""
+    target = f"{host}:{port}"
+    with _errors_mapped(target):
+        session = _Session(trial, now_ns() + int(trial.workload.timeout_s * NS_PER_S))
+        try:
+            session.connect(host, port)
+            if trial.workload.warmup:
+                session.warm_up()
+            if trial.workload.kind == "unary":
+                return _run_unary(session)
+            if trial.workload.kind == "download":
+                return _run_download(session)
+            raise MeasurementError(f"h2 client: workload {trial.workload.kind!r} is not supported")
+        finally:
+            session.close()
+
+
+@contextlib.contextmanager
+def _errors_mapped(target: str) -> Iterator[None]:
+    """The one place where outside errors become the kit's own."""
+    try:
+        yield
+    except KitError:
+        raise
+    except ConnectionRefusedError:
+        raise TopologyError(f"h2 client: connection to {target} refused; is the server running?") from None
+    except socket.gaierror as exc:
+        raise TopologyError(f"h2 client: cannot resolve {target} ({exc})") from None
+    except TimeoutError:
+        raise MeasurementError(f"h2 client: socket timeout talking to {target}") from None
+    except OSError as exc:
+        raise MeasurementError(f"h2 client: socket error talking to {target}: {exc}") from None
+    except h2.exceptions.H2Error as exc:
+        raise MeasurementError(f"h2 client: HTTP/2 protocol error with {target}: {exc!r}") from None
+
+
+def conn_options(trial: Trial) -> ConnOptions:
+    """Windows per connection: static from the trial, or grpc-go's 65535 start when dynamic."""
+    client = trial.client
+    if client.window_mode == "dynamic" or client.window_bytes is None:
+        stream_window = conn_window = INITIAL_BDP_BYTES
+    else:
+        stream_window = client.window_bytes
+        conn_window = client.conn_window_for(streams_per_connection(trial)) or stream_window
+    return ConnOptions(
+        stream_window_bytes=stream_window,
+        conn_window_bytes=max(conn_window, DEFAULT_WINDOW_BYTES),
+        max_frame_bytes=client.max_frame_bytes,
+        credit_policy=client.credit_policy,
+        dynamic=client.window_mode == "dynamic",
+    )
+
+
+def streams_per_connection(trial: Trial) -> int:
+    return max(1, -(-trial.workload.streams // trial.client.connections))
+
+
+class _Session:
+    """The connections of one trial and the loop that drives them until a condition holds."""
+
+    def __init__(self, trial: Trial, hard_deadline_ns: int) -> None:
+        self.trial = trial
+        self.options = conn_options(trial)
+        self.hard_deadline_ns = hard_deadline_ns
+        self.conns: list[H2GrpcConnection] = []
+        self.selector = selectors.DefaultSelector()
+        self.probing = False
+        self._next_probe_ns = 0
+
+    def connect(self, host: str, port: int) -> None:
+        for _ in range(self.trial.client.connections):
+            sock = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.settimeout(max(1.0, self.trial.workload.timeout_s))
+            conn = H2GrpcConnection(sock, f"{host}:{port}", self.options)
+            self.conns.append(conn)
+            self.selector.register(sock, selectors.EVENT_READ, conn)
+            conn.start()
+
+    def close(self) -> None:
+        for conn in self.conns:
+            conn.close()
+        self.selector.close()
+
+    def warm_up(self) -> None:
+        """Settle SETTINGS, then one Ping call and a short download on every connection."""
+        self.drive(lambda: all(c.settings_acked for c in self.conns))
+        calls = [c.start_call(h2_wire.PING_PATH, h2_wire.ping_body(b"warm"), now_ns()) for c in self.conns]
+        self.drive(lambda: all(call.done for call in calls))
+        body = h2_wire.download_body(WARMUP_MESSAGES, self.trial.workload.message_bytes)
+        calls = [c.start_call(h2_wire.DOWNLOAD_PATH, body, now_ns()) for c in self.conns]
+        self.drive(lambda: all(call.done for call in calls))
+
+    def drive(self, until: Callable[[], bool], stop_ns: int | None = None) -> int:
+        """Read and handle events until ``until()`` or ``stop_ns``; return the time it stopped."""
+        now = now_ns()
+        while not until():
+            if stop_ns is not None and now >= stop_ns:
+                break
+            if now >= self.hard_deadline_ns:
+                raise MeasurementError(
+                    f"h2 client: no result within the {self.trial.workload.timeout_s:g} s timeout"
+                )
+            for key, _ in self.selector.select(self._wait_s(now, stop_ns)):
+                key.data.read(now_ns())
+            now = now_ns()
+            if self.probing and now >= self._next_probe_ns:
+                self._probe(now)
+        return now
+
+    def _wait_s(self, now: int, stop_ns: int | None) -> float:
+        wake = self.hard_deadline_ns
+        if stop_ns is not None:
+            wake = min(wake, stop_ns)
+        if self.probing:
+            wake = min(wake, self._next_probe_ns)
+        return max(0.0, (wake - now) / NS_PER_S)
+
+    def start_probing(self, now: int) -> None:
+        self.probing = True
+        self._next_probe_ns = now
+
+    def _probe(self, now: int) -> None:
+        self._next_probe_ns = now + PROBE_INTERVAL_NS
+        for conn in self.conns:
+            if len(conn.ping_rtt_ns) < MAX_PROBES and conn.probe_rtt(now):
+                conn.flush()
+
+
+def _run_download(session: _Session) -> ClientResult:
+    trial = session.trial
+    workload = trial.workload
+    count = workload.messages_per_stream()
+    body = h2_wire.download_body(count or 0, workload.message_bytes)
+    t_start = now_ns()
+    cpu_start = time.process_time()
+    if session.options.dynamic:
+        for conn in session.conns:
+            conn.start_bdp(t_start)
+    session.start_probing(t_start)
+    calls = _start_streams(session, body, t_start)
+    stop_ns = None if count else t_start + int(workload.timed_duration_s(trial.link.rtt_ms) * NS_PER_S)
+    t_end = session.drive(lambda: all(call.done for call in calls), stop_ns)
+    cpu_s = time.process_time() - cpu_start
+    _cancel_open(session)
+    if count:
+        _check_counts(calls, count)
+    return _download_result(session, calls, t_start, t_end, cpu_s)
+
+
+def _start_streams(session: _Session, body: bytes, t_start: int) -> list[Call]:
+    """Open every stream, round-robin over the connections, then send all requests at once."""
+    conns = session.conns
+    calls = [
+        conns[i % len(conns)].start_call(h2_wire.DOWNLOAD_PATH, body, t_start)
+        for i in range(session.trial.workload.streams)
+    ]
+    for conn in conns:
+        conn.flush()
+    return calls
+
+
+def _cancel_open(session: _Session) -> None:
+    """RST_STREAM(CANCEL) every unfinished stream: the timed phase is over."""
+    for conn in session.conns:
+        for call in conn.calls.values():
+            conn.cancel(call)
+        with contextlib.suppress(OSError):
+            conn.flush()
+
+
+def _check_counts(calls: list[Call], expected: int) -> None:
+    for i, call in enumerate(calls):
+        if call.counter.messages != expected:
+            raise MeasurementError(
+                f"h2 client: stream {i} received {call.counter.messages} of {expected} messages"
+            )
+
+
+def _download_result(
+    session: _Session, calls: list[Call], t_start: int, t_end: int, cpu_s: float
+) -> ClientResult:
+    message_bytes = session.trial.workload.message_bytes
+    elapsed_s = (t_end - t_start) / NS_PER_S
+    finish = tuple(
+        ((c.ended_ns if c.ended_ns is not None and c.ended_ns <= t_end else t_end) - t_start) / NS_PER_S
+        for c in calls
+    )
+    return ClientResult(
+        client=session.trial.name,
+        bytes=sum(c.counter.messages for c in calls) * message_bytes,
+        messages=sum(c.counter.messages for c in calls),
+        elapsed_s=elapsed_s,
+        t_start_ns=t_start,
+        t_end_ns=t_end,
+        stream_bytes=tuple(c.counter.messages * message_bytes for c in calls),
+        stream_finish_s=finish,
+        cpu_s=cpu_s,
+        ping_rtt_ms=_ping_rtts_ms(session),
+        window_trace=_window_trace(session, t_start),
+        notes=_notes(session),
+    )
+
+
+def _run_unary(session: _Session) -> ClientResult:
+    conn = session.conns[0]
+    body = h2_wire.ping_body()
+    latencies: list[float] = []
+    t_start = now_ns()
+    cpu_start = time.process_time()
+    for _ in range(session.trial.workload.calls):
+        latencies.append(_unary_call_ms(session, conn, body))
+    t_end = now_ns()
+    return ClientResult(
+        client=session.trial.name,
+        messages=len(latencies),
+        elapsed_s=(t_end - t_start) / NS_PER_S,
+        t_start_ns=t_start,
+        t_end_ns=t_end,
+        cpu_s=time.process_time() - cpu_start,
+        latencies_ms=tuple(latencies),
+        notes=_notes(session),
+    )
+
+
+def _unary_call_ms(session: _Session, conn: H2GrpcConnection, body: bytes) -> float:
+    """One Ping call, from sending its request to its trailers, in ms."""
+    sent = now_ns()
+    call = conn.start_call(h2_wire.PING_PATH, body, sent)
+    conn.flush()
+    session.drive(lambda: call.done)
+    return ((call.ended_ns or now_ns()) - sent) / 1e6
+
+
+def _ping_rtts_ms(session: _Session) -> tuple[float, ...]:
+    return tuple(ns / 1e6 for conn in session.conns for ns in conn.ping_rtt_ns)
+
+
+def _window_trace(session: _Session, t_start: int) -> tuple[tuple[float, int], ...]:
+    """Every connection's window steps, (ms since the timed start, window bytes), by time."""
+    points = sorted((t, w) for conn in session.conns for t, w in conn.window_trace)
+    return tuple(((t - t_start) / 1e6, w) for t, w in points)
+
+
+def _notes(session: _Session) -> tuple[str, ...]:
+    notes = [f"largest DATA frame {max(c.max_data_frame_bytes for c in session.conns)} B"]
+    wanted = session.trial.client.conn_window_for(streams_per_connection(session.trial))
+    if wanted is not None and wanted < DEFAULT_WINDOW_BYTES:
+        notes.append(
+            f"connection window {wanted} B is below HTTP/2's initial {DEFAULT_WINDOW_BYTES} B, "
+            f"which cannot shrink: it stays {DEFAULT_WINDOW_BYTES} B"
+        )
+    return tuple(notes)

@@ -1,0 +1,303 @@
+"""One HTTP/2 connection carrying gRPC calls: a blocking socket driving h2's state machine.
+
+The connection owns its windows: it advertises the stream window (SETTINGS) and raises the
+connection window (stream-0 WINDOW_UPDATE) itself, returns credit by its policy
+(``kit.clients.h2_credit``), grows both windows from the BDP estimator in dynamic mode
+(``kit.clients.bdp``) and measures PING round trips. It never decides when a measurement
+starts or ends; ``kit.clients.h2_client`` does.
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass, field
+
+import h2.config
+import h2.connection
+import h2.errors
+import h2.events
+import h2.exceptions
+import h2.settings
+from hyperframe import frame as hframe
+
+from kit.clients import h2_wire
+from kit.clients.bdp import BDP_PING_DATA, INITIAL_BDP_BYTES, BdpEstimator
+from kit.clients.h2_credit import Credit
+from kit.errors import MeasurementError
+from kit.plan import CreditPolicy
+
+DEFAULT_WINDOW_BYTES = 65_535  # RFC 9113: every window starts here
+RECV_BUFFER_BYTES = 4 * 1024 * 1024
+PROBE_TAG = b"kr"  # RTT probe PINGs: b"kr" + 6-byte counter; BDP PINGs use grpc-go's payload
+SettingCodes = h2.settings.SettingCodes
+
+
+@dataclass(frozen=True)
+class ConnOptions:
+    """How this connection sets and refills its receive windows."""
+
+    stream_window_bytes: int
+    conn_window_bytes: int
+    max_frame_bytes: int
+    credit_policy: CreditPolicy = "immediate"
+    dynamic: bool = False
+
+
+@dataclass
+class Call:
+    """One gRPC call on the connection; message bytes are counted, never kept."""
+
+    stream_id: int
+    path: str
+    started_ns: int
+    counter: h2_wire.MessageCounter = field(default_factory=h2_wire.MessageCounter)
+    credit: Credit | None = None
+    ended_ns: int | None = None
+    status: int | None = None
+    status_message: str = ""
+    cancelled: bool = False
+
+    @property
+    def done(self) -> bool:
+        return self.ended_ns is not None
+
+
+def install_cheap_data_repr() -> None:
+    """Make hyperframe's DATA repr cost O(1) instead of O(payload), with the same text.
+
+    h2 4.4 builds ``repr(frame)`` for every received frame even with logging off, and
+    hyperframe's DATA repr serializes and hex-encodes the whole payload only to show its
+    first 10 bytes: about half the client's CPU. The replacement hexes those bytes alone.
+    """
+    if getattr(hframe.DataFrame._body_repr, "_kit_cheap", False):
+        return
+
+    def _body_repr(self: hframe.DataFrame) -> str:
+        head = self.serialize_padding_data() + bytes(self.data[:11])
+        head = (head + b"\0" * self.pad_length)[:11]  # 11 bytes decide the "..." suffix
+        return hframe._raw_data_repr(head)
+
+    _body_repr._kit_cheap = True  # type: ignore[attr-defined]
+    hframe.DataFrame._body_repr = _body_repr  # type: ignore[method-assign]
+
+
+def local_settings(options: ConnOptions) -> h2.settings.Settings:
+    """Our SETTINGS. Replacing h2's local_settings drops its defaults, so restate them."""
+    return h2.settings.Settings(
+        client=True,
+        initial_values={
+            SettingCodes.ENABLE_PUSH: 0,
+            SettingCodes.INITIAL_WINDOW_SIZE: options.stream_window_bytes,
+            SettingCodes.MAX_FRAME_SIZE: options.max_frame_bytes,
+            SettingCodes.MAX_CONCURRENT_STREAMS: 100,
+            SettingCodes.MAX_HEADER_LIST_SIZE: 65_536,
+        },
+    )
+
+
+class H2GrpcConnection:
+    """A client connection: open calls, feed it readable data, read its measurements."""
+
+    def __init__(self, sock: socket.socket, authority: str, options: ConnOptions) -> None:
+        install_cheap_data_repr()
+        self.sock = sock
+        self.authority = authority
+        self.options = options
+        self.calls: dict[int, Call] = {}
+        self.settings_acked = False
+        self.max_data_frame_bytes = 0
+        self.ping_rtt_ns: list[int] = []
+        self.window_trace: list[tuple[int, int]] = []  # (monotonic ns, window bytes)
+        self.bdp: BdpEstimator | None = None
+        self._stream_window = options.stream_window_bytes
+        self._conn_window = DEFAULT_WINDOW_BYTES
+        self._conn_credit = Credit(DEFAULT_WINDOW_BYTES, options.credit_policy)
+        self._probe_sent: dict[bytes, int] = {}
+        self._probe_count = 0
+        self._buffer = bytearray(RECV_BUFFER_BYTES)
+        self._view = memoryview(self._buffer)
+        self._h2 = self._new_h2()
+
+    def _new_h2(self) -> h2.connection.H2Connection:
+        config = h2.config.H2Configuration(client_side=True, header_encoding=None)
+        conn = h2.connection.H2Connection(config=config)
+        conn.local_settings = local_settings(self.options)
+        # h2 checks inbound frames against this, not against the SETTINGS it sent.
+        conn.max_inbound_frame_size = self.options.max_frame_bytes
+        return conn
+
+    # -- sending ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Send the preface and SETTINGS, and raise the connection window to its target."""
+        self._h2.initiate_connection()
+        self._set_conn_window(self.options.conn_window_bytes)
+        self.flush()
+
+    def _set_conn_window(self, target_bytes: int) -> None:
+        # The connection window starts at 65535 whatever INITIAL_WINDOW_SIZE says; it can
+        # only grow, by a stream-0 WINDOW_UPDATE.
+        delta = target_bytes - self._conn_window
+        if delta > 0:
+            self._h2.increment_flow_control_window(delta)
+            self._conn_window = target_bytes
+            self._conn_credit.window_bytes = target_bytes
+
+    @property
+    def conn_window_bytes(self) -> int:
+        return self._conn_window
+
+    @property
+    def stream_window_bytes(self) -> int:
+        return self._stream_window
+
+    def start_call(self, path: str, body: bytes, now_ns: int) -> Call:
+        stream_id = self._h2.get_next_available_stream_id()
+        self._h2.send_headers(stream_id, h2_wire.request_headers(path, self.authority))
+        self._h2.send_data(stream_id, body, end_stream=True)
+        call = Call(stream_id, path, now_ns, credit=Credit(self._stream_window, self.options.credit_policy))
+        self.calls[stream_id] = call
+        return call
+
+    def cancel(self, call: Call) -> None:
+        if not call.done and not call.cancelled:
+            call.cancelled = True
+            self._h2.reset_stream(call.stream_id, h2.errors.ErrorCodes.CANCEL)
+
+    def start_bdp(self, now_ns: int) -> None:
+        """Dynamic windows: start estimating (at the timed phase, from grpc-go's 65535)."""
+        self.bdp = BdpEstimator(initial_bytes=INITIAL_BDP_BYTES)
+        self.window_trace.append((now_ns, self._stream_window))
+
+    def probe_rtt(self, now_ns: int) -> bool:
+        """Send an RTT-probe PING unless one (or a BDP PING) is in flight; True if sent."""
+        if self._probe_sent or (self.bdp is not None and not self.bdp.capped):
+            return False
+        self._probe_count += 1
+        data = PROBE_TAG + self._probe_count.to_bytes(6, "big")
+        self._probe_sent[data] = now_ns
+        self._h2.ping(data)
+        return True
+
+    def flush(self) -> None:
+        data = self._h2.data_to_send()
+        if data:
+            self.sock.sendall(data)
+
+    def close(self) -> None:
+        try:
+            self._h2.close_connection()
+            self.flush()
+        except (OSError, h2.exceptions.H2Error):
+            pass  # closing is best effort: the measurement is already taken
+        finally:
+            self.sock.close()
+
+    # -- receiving ----------------------------------------------------------------------
+
+    def read(self, now_ns: int) -> None:
+        """Read what the socket has (one recv), handle every event, send what h2 produced."""
+        n = self.sock.recv_into(self._buffer)
+        if n == 0:
+            raise MeasurementError(f"h2 client: the server closed the connection ({self.authority})")
+        for event in self._h2.receive_data(self._view[:n]):
+            if type(event) is h2.events.DataReceived:
+                self._on_data(event, now_ns)
+            else:
+                self._on_event(event, now_ns)
+        self.flush()
+
+    def _on_data(self, event: h2.events.DataReceived, now_ns: int) -> None:
+        size = event.flow_controlled_length
+        if size > self.max_data_frame_bytes:
+            self.max_data_frame_bytes = size
+        call = self.calls.get(event.stream_id)
+        if call is not None and event.data:
+            call.counter.feed(event.data)
+        self._return_credit(call, size, ended=event.stream_ended is not None)
+        if self.bdp is not None and self.bdp.on_data(size, now_ns):
+            self._h2.ping(BDP_PING_DATA)
+
+    def _return_credit(self, call: Call | None, size: int, ended: bool) -> None:
+        if size <= 0:
+            return
+        conn_due = self._conn_credit.consumed(size)
+        if conn_due:
+            self._h2.increment_flow_control_window(conn_due)
+        # A stream that has ended or that we reset needs no more credit.
+        if call is None or call.credit is None or ended or call.cancelled:
+            return
+        stream_due = call.credit.consumed(size)
+        if stream_due:
+            self._h2.increment_flow_control_window(stream_due, stream_id=call.stream_id)
+
+    def _on_event(self, event: h2.events.Event, now_ns: int) -> None:
+        if isinstance(event, h2.events.PingAckReceived):
+            self._on_ping_ack(event.ping_data or b"", now_ns)
+        elif isinstance(event, (h2.events.ResponseReceived, h2.events.TrailersReceived)):
+            self._on_headers(event.stream_id, event.headers or [])
+        elif isinstance(event, h2.events.StreamEnded):
+            self._on_stream_end(event.stream_id, now_ns)
+        elif isinstance(event, h2.events.StreamReset):
+            self._on_reset(event)
+        elif isinstance(event, h2.events.SettingsAcknowledged):
+            self.settings_acked = True
+        elif isinstance(event, h2.events.ConnectionTerminated):
+            self._on_goaway(event)
+
+    def _on_headers(self, stream_id: int | None, headers: list[tuple[bytes, bytes]]) -> None:
+        call = self.calls.get(stream_id or 0)
+        status, message = h2_wire.grpc_status(headers)
+        if call is not None and status is not None:
+            call.status, call.status_message = status, message
+
+    def _on_stream_end(self, stream_id: int | None, now_ns: int) -> None:
+        call = self.calls.get(stream_id or 0)
+        if call is None:
+            return
+        call.ended_ns = now_ns
+        if call.status == h2_wire.GRPC_OK or (call.cancelled and call.status == h2_wire.GRPC_CANCELLED):
+            return
+        raise MeasurementError(
+            f"h2 client: {call.path} ended with grpc-status {call.status}"
+            + (f" ({call.status_message})" if call.status_message else "")
+        )
+
+    def _on_reset(self, event: h2.events.StreamReset) -> None:
+        call = self.calls.get(event.stream_id or 0)
+        if call is None or call.cancelled:
+            return
+        raise MeasurementError(
+            f"h2 client: the server reset {call.path} (stream {call.stream_id}, error {event.error_code})"
+        )
+
+    def _on_goaway(self, event: h2.events.ConnectionTerminated) -> None:
+        if event.error_code or any(not c.done and not c.cancelled for c in self.calls.values()):
+            raise MeasurementError(
+                f"h2 client: the server sent GOAWAY (error {event.error_code}, "
+                f"{event.additional_data!r})"
+            )
+
+    def _on_ping_ack(self, data: bytes, now_ns: int) -> None:
+        sent_ns = self._probe_sent.pop(data, None)
+        if sent_ns is not None:
+            self.ping_rtt_ns.append(now_ns - sent_ns)
+            return
+        if data != BDP_PING_DATA or self.bdp is None:
+            return
+        sent_ns = self.bdp.ping_sent_ns
+        grew = self.bdp.on_ping_ack(now_ns)
+        self.ping_rtt_ns.append(now_ns - sent_ns)
+        if grew is not None:
+            self._grow_windows(grew.window_bytes, now_ns)
+
+    def _grow_windows(self, window_bytes: int, now_ns: int) -> None:
+        """Apply a new BDP as grpc-go does: SETTINGS for streams, WINDOW_UPDATE for the connection."""
+        self._h2.update_settings({SettingCodes.INITIAL_WINDOW_SIZE: window_bytes})
+        self._stream_window = window_bytes
+        for call in self.calls.values():
+            if call.credit is not None:
+                call.credit.window_bytes = window_bytes
+        self._set_conn_window(window_bytes)
+        self.window_trace.append((now_ns, window_bytes))
+

@@ -1,0 +1,73 @@
+"""`kit run` end to end: real server, real delay line, real client, each its own process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+RUN_KEYS = {
+    "client", "mode", "rtt_ms", "window_bytes", "conn_window_bytes", "throughput_mib_s",
+    "theory_mib_s", "efficiency", "ping_rtt_ms", "bytes", "elapsed_s", "cpu", "frames",
+}
+
+
+def kit(*args: str, timeout_s: float = 90) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kit.cli", *args], capture_output=True, text=True, timeout=timeout_s, check=False
+    )
+
+
+def test_run_json_through_the_delay_line(tmp_path: Path) -> None:
+    records = tmp_path / "runs.jsonl"
+    proc = kit("run", "--rtt", "10ms", "--window", "256KiB", "--duration", "0.5s", "--json", "--records", str(records))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert RUN_KEYS <= set(data)
+    assert data["client"] == "grpcio" and data["mode"] == "static" and data["rtt_ms"] == 10
+    assert data["bytes"] > 0 and data["throughput_mib_s"] > 0
+    # The tap saw the client's SETTINGS as sent: the static window is on the wire.
+    assert data["frames"]["client_settings"]["INITIAL_WINDOW_SIZE"] == 256 * 1024
+    assert data["frames"]["decodable"]
+    assert records.read_text().count("\n") == 1
+
+
+def test_run_table_at_loopback_rtt_zero(tmp_path: Path) -> None:
+    proc = kit("run", "--rtt", "0", "--duration", "0.3s", "--records", str(tmp_path / "r.jsonl"))
+    assert proc.returncode == 0, proc.stderr
+    assert "throughput" in proc.stdout and "C-core BDP" in proc.stdout
+
+
+def test_unary_workload(tmp_path: Path) -> None:
+    proc = kit("run", "--rtt", "2ms", "--workload", "unary", "--calls", "20", "--json", "--records", str(tmp_path / "r.jsonl"))
+    assert proc.returncode == 0, proc.stderr
+    latency = json.loads(proc.stdout)["latency_ms"]
+    # Each call crosses the delay line once each way: it cannot beat the RTT.
+    assert latency["p50"] >= 2.0
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--window", "4XB"], "--window"),
+        (["--window", "3GiB"], "2^31-1"),
+        (["--window", "0"], "--window"),
+        (["--rtt", "20parsecs"], "--rtt"),
+        (["--rtt", "-5ms"], "--rtt"),
+        (["--conn-window", "1MiB", "--window", "1MiB"], "--conn-window"),
+        (["--client", "curl"], "client"),
+        (["--option", "novalue"], "--option"),
+        (["--streams", "0"], "--streams"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], needle: str) -> None:
+    proc = kit("run", *args, timeout_s=30)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+    assert len(lines) == 1 and needle in lines[0], proc.stderr
