@@ -33,5 +33,9 @@ protos: install
 	    --grpc_python_out=kit/_proto --pyi_out=kit/_proto protos/throughput.proto
 	sed -i 's/^import throughput_pb2 as/from kit._proto import throughput_pb2 as/' kit/_proto/throughput_pb2_grpc.py
 
+# Speed and accuracy of the measurement path, as ratios measured side by side.
+bench: install
+	$(BIN)/python -m kit.bench
+
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

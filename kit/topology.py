@@ -122,7 +122,7 @@ class Topology:
         """Run one client for one trial. A failure of the trial becomes a failed record."""
         started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         meta = _meta(started_at, self.direct)
-        base = {"trial": trial.to_dict(), "theory_mib_s": theory_mib_s(trial), "meta": meta, "tags": dict(tags or {})}
+        base: dict[str, Any] = {"trial": trial.to_dict(), "theory_mib_s": theory_mib_s(trial), "meta": meta, "tags": dict(tags or {})}
         server = self.server(trial.server)
         proxy = None if self.direct else self.proxy(trial.server, trial.link)
         port = server.port if proxy is None else proxy.child.port

@@ -28,6 +28,7 @@ from kit.plan import CreditPolicy
 
 DEFAULT_WINDOW_BYTES = 65_535  # RFC 9113: every window starts here
 RECV_BUFFER_BYTES = 4 * 1024 * 1024
+MAX_RTT_SAMPLES = 1_000  # per connection; loopback BDP pings would otherwise record thousands
 PROBE_TAG = b"kr"  # RTT probe PINGs: b"kr" + 6-byte counter; BDP PINGs use grpc-go's payload
 SettingCodes = h2.settings.SettingCodes
 
@@ -52,6 +53,7 @@ class Call:
     started_ns: int
     counter: h2_wire.MessageCounter = field(default_factory=h2_wire.MessageCounter)
     credit: Credit | None = None
+    data_bytes: int = 0
     ended_ns: int | None = None
     status: int | None = None
     status_message: str = ""
@@ -78,7 +80,7 @@ def install_cheap_data_repr() -> None:
         return hframe._raw_data_repr(head)
 
     _body_repr._kit_cheap = True  # type: ignore[attr-defined]
-    hframe.DataFrame._body_repr = _body_repr  # type: ignore[method-assign]
+    hframe.DataFrame._body_repr = _body_repr  # type: ignore[method-assign,assignment]
 
 
 def local_settings(options: ConnOptions) -> h2.settings.Settings:
@@ -155,7 +157,8 @@ class H2GrpcConnection:
         stream_id = self._h2.get_next_available_stream_id()
         self._h2.send_headers(stream_id, h2_wire.request_headers(path, self.authority))
         self._h2.send_data(stream_id, body, end_stream=True)
-        call = Call(stream_id, path, now_ns, credit=Credit(self._stream_window, self.options.credit_policy))
+        credit = Credit(self._stream_window, self.options.credit_policy)
+        call = Call(stream_id, path, now_ns, credit=credit)
         self.calls[stream_id] = call
         return call
 
@@ -170,8 +173,12 @@ class H2GrpcConnection:
         self.window_trace.append((now_ns, self._stream_window))
 
     def probe_rtt(self, now_ns: int) -> bool:
-        """Send an RTT-probe PING unless one (or a BDP PING) is in flight; True if sent."""
-        if self._probe_sent or (self.bdp is not None and not self.bdp.capped):
+        """Send an RTT-probe PING; True if sent.
+
+        Not while a probe is in flight, nor while BDP PINGs (which measure RTT too) run.
+        """
+        busy = self._probe_sent or (self.bdp is not None and not self.bdp.capped)
+        if busy or len(self.ping_rtt_ns) >= MAX_RTT_SAMPLES:
             return False
         self._probe_count += 1
         data = PROBE_TAG + self._probe_count.to_bytes(6, "big")
@@ -199,7 +206,7 @@ class H2GrpcConnection:
         """Read what the socket has (one recv), handle every event, send what h2 produced."""
         n = self.sock.recv_into(self._buffer)
         if n == 0:
-            raise MeasurementError(f"h2 client: the server closed the connection ({self.authority})")
+            raise MeasurementError(f"h2 client: {self.authority} closed the connection")
         for event in self._h2.receive_data(self._view[:n]):
             if type(event) is h2.events.DataReceived:
                 self._on_data(event, now_ns)
@@ -213,6 +220,7 @@ class H2GrpcConnection:
             self.max_data_frame_bytes = size
         call = self.calls.get(event.stream_id)
         if call is not None and event.data:
+            call.data_bytes += len(event.data)
             call.counter.feed(event.data)
         self._return_credit(call, size, ended=event.stream_ended is not None)
         if self.bdp is not None and self.bdp.on_data(size, now_ns):
@@ -224,8 +232,13 @@ class H2GrpcConnection:
         conn_due = self._conn_credit.consumed(size)
         if conn_due:
             self._h2.increment_flow_control_window(conn_due)
-        # A stream that has ended or that we reset needs no more credit.
+        # A stream that has ended or that we reset needs no more credit. h2 hands us the
+        # events of a whole read at once, so trailers later in that read may already have
+        # closed the stream: ask h2, not the event.
         if call is None or call.credit is None or ended or call.cancelled:
+            return
+        stream = self._h2.streams.get(call.stream_id)
+        if stream is None or stream.closed:
             return
         stream_due = call.credit.consumed(size)
         if stream_due:
@@ -256,8 +269,10 @@ class H2GrpcConnection:
         if call is None:
             return
         call.ended_ns = now_ns
-        if call.status == h2_wire.GRPC_OK or (call.cancelled and call.status == h2_wire.GRPC_CANCELLED):
+        if call.status == h2_wire.GRPC_OK:
             return
+        if call.cancelled and call.status == h2_wire.GRPC_CANCELLED:
+            return  # we cancelled it
         raise MeasurementError(
             f"h2 client: {call.path} ended with grpc-status {call.status}"
             + (f" ({call.status_message})" if call.status_message else "")
@@ -268,7 +283,8 @@ class H2GrpcConnection:
         if call is None or call.cancelled:
             return
         raise MeasurementError(
-            f"h2 client: the server reset {call.path} (stream {call.stream_id}, error {event.error_code})"
+            f"h2 client: the server reset {call.path} "
+            f"(stream {call.stream_id}, error {event.error_code})"
         )
 
     def _on_goaway(self, event: h2.events.ConnectionTerminated) -> None:
@@ -287,12 +303,17 @@ class H2GrpcConnection:
             return
         sent_ns = self.bdp.ping_sent_ns
         grew = self.bdp.on_ping_ack(now_ns)
-        self.ping_rtt_ns.append(now_ns - sent_ns)
+        if len(self.ping_rtt_ns) < MAX_RTT_SAMPLES:
+            self.ping_rtt_ns.append(now_ns - sent_ns)
         if grew is not None:
             self._grow_windows(grew.window_bytes, now_ns)
 
     def _grow_windows(self, window_bytes: int, now_ns: int) -> None:
-        """Apply a new BDP as grpc-go does: SETTINGS for streams, WINDOW_UPDATE for the connection."""
+        """Apply a new BDP as grpc-go does.
+
+        Streams get it through SETTINGS_INITIAL_WINDOW_SIZE (the peer applies the delta to
+        every open stream), the connection through a stream-0 WINDOW_UPDATE.
+        """
         self._h2.update_settings({SettingCodes.INITIAL_WINDOW_SIZE: window_bytes})
         self._stream_window = window_bytes
         for call in self.calls.values():

@@ -19,7 +19,7 @@ RTT_MS = 20.0
 MIB = 2**20
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def topo() -> Iterator[Topology]:
     with Topology() as topology:
         yield topology

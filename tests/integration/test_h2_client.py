@@ -1,0 +1,227 @@
+"""Our h2 client against a real grpcio server process on 127.0.0.1, then through the delay line.
+
+Without a delay line the window cannot bound throughput, so the direct window checks look at
+what the server may send: no DATA frame larger than the stream window, and data still
+flowing with a 1 KiB window. The last tests go through ``kit.topology`` (server, delay line,
+client process) where the window does bind.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kit.clients import h2_wire
+from kit.clients.h2_client import run_h2
+from kit.clients.h2_conn import ConnOptions, H2GrpcConnection
+from kit.errors import MeasurementError, TopologyError
+from kit.measure import ClientResult
+from kit.plan import ClientConfig, Link, Trial, Workload
+from kit.topology import Topology
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+KIB = 1024
+MIB = 2**20
+
+
+@pytest.fixture(scope="module")
+def port() -> Iterator[int]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "servers.grpcio_server", "--listen", "127.0.0.1:0"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        ready = json.loads(proc.stdout.readline() or "{}")
+        assert ready.get("ready"), ready
+        yield int(ready["port"])
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+def run(port: int, workload: Workload, **client: object) -> ClientResult:
+    client.setdefault("window_mode", "static" if "window_bytes" in client else "dynamic")
+    config = ClientConfig(kind="h2", **client)  # type: ignore[arg-type]
+    return run_h2("127.0.0.1", port, Trial(client=config, workload=workload))
+
+
+def largest_frame(result: ClientResult) -> int:
+    note = next(n for n in result.notes if n.startswith("largest DATA frame"))
+    return int(note.split()[3])
+
+
+def test_fixed_size_download_counts_exact_bytes(port: int) -> None:
+    workload = Workload(message_bytes=64 * KIB, streams=2, bytes_per_stream=2 * MIB, timeout_s=20)
+    r = run(port, workload, window_bytes=MIB)
+    assert r.stream_bytes == (2 * MIB, 2 * MIB)
+    assert r.bytes == 4 * MIB and r.messages == 64
+    assert all(0 < t <= r.elapsed_s for t in r.stream_finish_s)
+    assert r.t_end_ns - r.t_start_ns == pytest.approx(r.elapsed_s * 1e9, rel=1e-6)
+    assert r.cpu_s > 0
+
+
+def test_size_rounds_up_to_whole_messages(port: int) -> None:
+    r = run(port, Workload(message_bytes=100 * KIB, bytes_per_stream=250 * KIB), window_bytes=MIB)
+    assert r.messages == 3 and r.bytes == 300 * KIB
+
+
+def test_static_window_bounds_every_data_frame(port: int) -> None:
+    r = run(port, Workload(message_bytes=64 * KIB, bytes_per_stream=MIB), window_bytes=16 * KIB)
+    assert r.bytes == MIB
+    assert largest_frame(r) <= 16 * KIB
+
+
+def test_data_still_flows_with_a_1_kib_window(port: int) -> None:
+    workload = Workload(message_bytes=16 * KIB, bytes_per_stream=256 * KIB, timeout_s=20)
+    r = run(port, workload, window_bytes=KIB)
+    assert r.bytes == 256 * KIB
+    assert largest_frame(r) <= KIB
+    assert any("cannot shrink" in n for n in r.notes)  # a 1 KiB connection window is impossible
+
+
+def test_settings_we_send_are_what_h2_holds() -> None:
+    options = ConnOptions(16 * KIB, 3 * MIB, 256 * KIB)
+    a, b = socket.socketpair()
+    with a, b:
+        conn = H2GrpcConnection(a, "x:1", options)
+        conn.start()
+        assert conn._h2.local_settings.initial_window_size == 16 * KIB
+        assert conn._h2.local_settings.max_frame_size == 256 * KIB
+        assert conn._h2.max_inbound_frame_size == 256 * KIB
+        assert conn._h2.inbound_flow_control_window == 3 * MIB
+        assert conn.conn_window_bytes == 3 * MIB
+
+
+def test_four_streams_on_one_connection_all_finish(port: int) -> None:
+    workload = Workload(message_bytes=32 * KIB, streams=4, bytes_per_stream=MIB, timeout_s=20)
+    r = run(port, workload, window_bytes=256 * KIB, conn_window_bytes=256 * KIB)
+    assert r.stream_bytes == (MIB,) * 4
+    assert len(r.stream_finish_s) == 4 and max(r.stream_finish_s) <= r.elapsed_s
+
+
+def test_streams_spread_over_two_connections(port: int) -> None:
+    workload = Workload(message_bytes=32 * KIB, streams=3, bytes_per_stream=512 * KIB, timeout_s=20)
+    r = run(port, workload, window_bytes=128 * KIB, connections=2)
+    assert r.stream_bytes == (512 * KIB,) * 3
+
+
+def test_timed_download_stops_at_the_deadline_and_measures_rtt(port: int) -> None:
+    r = run(port, Workload(duration_s=0.3), window_bytes=MIB)
+    assert r.elapsed_s == pytest.approx(0.3, abs=0.05)
+    assert r.bytes > 0 and r.bytes % (256 * KIB) == 0
+    assert len(r.ping_rtt_ms) >= 3 and all(0 < x < 1000 for x in r.ping_rtt_ms)
+    assert r.window_trace == ()
+
+
+def test_half_credit_policy_transfers_everything(port: int) -> None:
+    workload = Workload(message_bytes=64 * KIB, bytes_per_stream=2 * MIB)
+    r = run(port, workload, window_bytes=128 * KIB, credit_policy="half")
+    assert r.bytes == 2 * MIB
+
+
+def test_dynamic_window_grows_from_64_kib_and_never_shrinks(port: int) -> None:
+    r = run(port, Workload(bytes_per_stream=8 * MIB, timeout_s=20))
+    assert r.bytes == 8 * MIB
+    windows = [w for _, w in r.window_trace]
+    times = [t for t, _ in r.window_trace]
+    assert r.window_trace[0] == (0.0, 65_535)
+    assert len(windows) >= 3 and windows == sorted(windows) and windows[-1] <= 16 * MIB
+    assert times == sorted(times)
+    assert r.ping_rtt_ms
+
+
+def test_unary_calls_return_latencies(port: int) -> None:
+    r = run(port, Workload(kind="unary", calls=20), window_bytes=64 * KIB)
+    assert len(r.latencies_ms) == 20 and r.messages == 20
+    assert all(0 < x < 1000 for x in r.latencies_ms)
+    assert sum(r.latencies_ms) <= r.elapsed_s * 1000 * 1.01
+
+
+def test_unknown_method_is_a_measurement_error(port: int) -> None:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    conn = H2GrpcConnection(sock, f"127.0.0.1:{port}", ConnOptions(65_535, 65_535, 16_384))
+    try:
+        conn.start()
+        conn.start_call(h2_wire.SERVICE_PATH + "/Nope", h2_wire.ping_body(), 0)
+        conn.flush()
+        with pytest.raises(MeasurementError, match="grpc-status 12"):
+            for _ in range(50):
+                conn.read(0)
+    finally:
+        conn.close()
+
+
+def test_silent_server_hits_the_hard_timeout() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        silent_port = listener.getsockname()[1]
+        with pytest.raises(MeasurementError, match="timeout"):
+            run(silent_port, Workload(bytes_per_stream=1, timeout_s=1.0), window_bytes=MIB)
+
+
+def test_connection_refused_is_a_topology_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        free_port = s.getsockname()[1]
+    with pytest.raises(TopologyError, match="refused"):
+        run(free_port, Workload(bytes_per_stream=1), window_bytes=MIB)
+
+
+# -- through the delay line: the window binds, as the frame tap sees it ----------------------
+
+RTT_MS = 20.0
+
+
+@pytest.fixture
+def topo() -> Iterator[Topology]:
+    # Per test: the shared leftover-process check wants each test to stop what it started.
+    with Topology() as topology:
+        yield topology
+
+
+def test_static_window_bounds_throughput_through_the_delay_line(topo: Topology) -> None:
+    window = 64 * KIB
+    client = ClientConfig(kind="h2", window_mode="static", window_bytes=window)
+    trial = Trial(link=Link.from_rtt(RTT_MS), client=client, workload=Workload(duration_s=1.0))
+    m = topo.measure(trial)
+    assert m.ok, m.error
+    r = m.client_result
+    assert r is not None
+    assert m.frames["client_settings"]["INITIAL_WINDOW_SIZE"] == window
+    assert m.frames["conn_window_updates"]["first"][0] == window - 65_535
+    # At most one window per round trip, plus the first window: never faster than physics.
+    assert r.bytes <= window * (r.elapsed_s / (RTT_MS / 1000) + 1) * 1.05
+    assert r.throughput_mib_s > 0.4 * (m.theory_mib_s or 0)
+    assert min(r.ping_rtt_ms) >= RTT_MS * 0.95
+
+
+def test_dynamic_window_grows_through_the_delay_line(topo: Topology) -> None:
+    client = ClientConfig(kind="h2", window_mode="dynamic")
+    workload = Workload(bytes_per_stream=8 * MIB)
+    m = topo.measure(Trial(link=Link.from_rtt(RTT_MS), client=client, workload=workload))
+    assert m.ok, m.error
+    r = m.client_result
+    assert r is not None and r.bytes == 8 * MIB
+    windows = [w for _, w in r.window_trace]
+    assert windows[0] == 65_535 and windows == sorted(windows) and windows[-1] >= MIB
+    assert m.frames["pings_sent"] >= len(windows) - 1
+    # Growth needs round trips: the window cannot double faster than once per RTT.
+    for (t0, w0), (t1, w1) in itertools.pairwise(r.window_trace):
+        assert w1 <= 3 * w0 and t1 - t0 >= RTT_MS * 0.9
