@@ -37,5 +37,19 @@ protos: install
 bench: install
 	$(BIN)/python -m kit.bench
 
+# Minutes of mixed traffic through the delay line, checksummed end to end (not in CI).
+# SOAK_ARGS="--duration 30s" for a short run.
+soak: install
+	$(BIN)/python -m kit.soak $(SOAK_ARGS)
+
+# The reference study's tables (../shared/reference/SEEDS.md section A) with our stacks:
+# results/tables.md plus records in results/tables-<time>.jsonl (~5 min; --quick < 1 min).
+# Interrupted? `kit tables --resume` finishes the newest records file.
+tables: install
+	$(BIN)/kit tables $(TABLES_ARGS)
+
+tables-quick: install
+	$(BIN)/kit tables --quick $(TABLES_ARGS)
+
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

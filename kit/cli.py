@@ -15,7 +15,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from kit.errors import KitError, UsageError
+from kit.errors import Interrupted, KitError, UsageError
 from kit.grpc_options import parse_option
 from kit.plan import ClientConfig, Link, ServerConfig, Trial, Workload
 from kit.units import parse_duration_ms, parse_size_bytes, parse_window_bytes
@@ -194,18 +194,22 @@ def _register_extensions() -> None:
         module.register(app)
 
 
-def _on_sigterm(signum: int, frame: FrameType | None) -> NoReturn:
-    raise SystemExit(128 + signum)  # unwinds through every `with Topology()`: children stop
+def _on_signal(signum: int, frame: FrameType | None) -> NoReturn:
+    raise Interrupted(signum)  # unwinds through every `with Topology()`: children stop
 
 
 def main(argv: list[str] | None = None) -> None:
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _on_signal)
     _register_extensions()
     try:
         app(args=argv)
     except KeyboardInterrupt:
         echo_err("kit: interrupted; every process the kit started was stopped")
         sys.exit(130)
+    except Interrupted as exc:
+        echo_err(f"kit: {exc}")
+        sys.exit(exc.exit_code)
     except KitError as exc:
         echo_err(f"kit: error: {exc}")
         sys.exit(exc.exit_code)

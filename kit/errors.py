@@ -36,3 +36,13 @@ class RecordsError(KitError):
     """A records file could not be read or written."""
 
     exit_code = 5
+
+
+class Interrupted(KitError):
+    """SIGINT or SIGTERM: raised from the signal handler so every ``with`` block tears down."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        super().__init__(f"interrupted by {signal.Signals(signum).name}; every process the kit started was stopped")
+        self.exit_code = 128 + signum

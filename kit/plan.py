@@ -40,7 +40,7 @@ def _require(ok: bool, message: str) -> None:
 def _check_window(name: str, value: int | None) -> None:
     if value is not None:
         _require(
-            isinstance(value, int) and 1 <= value <= HTTP2_MAX_WINDOW_BYTES,
+            _is_int(value) and 1 <= value <= HTTP2_MAX_WINDOW_BYTES,
             f"{name}: {value} is outside HTTP/2's window range 1..{HTTP2_MAX_WINDOW_BYTES} (2^31-1)",
         )
 
@@ -56,7 +56,7 @@ class Link:
         for name in ("delay_up_ms", "delay_down_ms"):
             value = getattr(self, name)
             _require(
-                0.0 <= value <= MAX_DELAY_MS,
+                _is_number(value) and 0.0 <= value <= MAX_DELAY_MS,
                 f"{name}: {value} ms is outside 0..{MAX_DELAY_MS:g} ms",
             )
 
@@ -99,10 +99,10 @@ class ClientConfig:
             "--window: a static window needs a size, and only a static window takes one",
         )
         _require(
-            H2_MIN_FRAME_BYTES <= self.max_frame_bytes <= H2_MAX_FRAME_BYTES,
+            _is_int(self.max_frame_bytes) and H2_MIN_FRAME_BYTES <= self.max_frame_bytes <= H2_MAX_FRAME_BYTES,
             f"max frame size: {self.max_frame_bytes} is outside HTTP/2's {H2_MIN_FRAME_BYTES}..{H2_MAX_FRAME_BYTES}",
         )
-        _require(1 <= self.connections <= 256, f"connections: {self.connections} is outside 1..256")
+        _require(_is_int(self.connections) and 1 <= self.connections <= 256, f"connections: {self.connections} is outside 1..256")
         if self.kind == "grpcio":
             _require(
                 self.conn_window_bytes is None,
@@ -175,14 +175,15 @@ class Workload:
 
     def __post_init__(self) -> None:
         _require(self.kind in WORKLOAD_KINDS, f"workload: {self.kind!r} is not one of {', '.join(WORKLOAD_KINDS)}")
-        _require(1 <= self.message_bytes <= 64 * 1024 * 1024, f"--message-size: {self.message_bytes} is outside 1..64 MiB")
-        _require(1 <= self.streams <= 1024, f"--streams: {self.streams} is outside 1..1024")
-        _require(1 <= self.calls <= 1_000_000, f"--calls: {self.calls} is outside 1..1000000")
+        _require(_is_int(self.message_bytes) and 1 <= self.message_bytes <= 64 * 1024 * 1024, f"--message-size: {self.message_bytes} is outside 1..64 MiB")
+        _require(_is_int(self.streams) and 1 <= self.streams <= 1024, f"--streams: {self.streams} is outside 1..1024")
+        _require(_is_int(self.calls) and 1 <= self.calls <= 1_000_000, f"--calls: {self.calls} is outside 1..1000000")
         if self.duration_s is not None:
-            _require(0.01 <= self.duration_s <= 3600, f"--duration: {self.duration_s} s is outside 0.01..3600 s")
+            _require(_is_number(self.duration_s) and 0.01 <= self.duration_s <= 3600, f"--duration: {self.duration_s} s is outside 0.01..3600 s")
         if self.bytes_per_stream is not None:
-            _require(1 <= self.bytes_per_stream <= 2**40, f"--bytes: {self.bytes_per_stream} is outside 1 B..1 TiB")
-        _require(1.0 <= self.timeout_s <= 7200, f"--timeout: {self.timeout_s} s is outside 1..7200 s")
+            _require(_is_int(self.bytes_per_stream) and 1 <= self.bytes_per_stream <= 2**40, f"--bytes: {self.bytes_per_stream} is outside 1 B..1 TiB")
+        _require(isinstance(self.warmup, bool), f"warmup: {self.warmup!r} is not true or false")
+        _require(_is_number(self.timeout_s) and 1.0 <= self.timeout_s <= 7200, f"--timeout: {self.timeout_s} s is outside 1..7200 s")
 
     def timed_duration_s(self, rtt_ms: float) -> float:
         """The timed phase: the asked duration, else max(2 s, 20 RTTs)."""
@@ -218,18 +219,18 @@ class Trial:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Trial:
-        client = dict(data.get("client", {}))
-        client["channel_options"] = tuple(tuple(kv) for kv in client.get("channel_options", ()))
-        server = dict(data.get("server", {}))
-        server["channel_options"] = tuple(tuple(kv) for kv in server.get("channel_options", ()))
-        return cls(
-            link=Link(**data.get("link", {})),
-            client=ClientConfig(**client),
-            server=ServerConfig(**server),
-            workload=Workload(**data.get("workload", {})),
-            label=data.get("label", ""),
-        )
+    def from_dict(cls, data: Any) -> Trial:
+        """The trial from its JSON form; anything malformed is a UsageError, never another error."""
+        try:
+            return cls(
+                link=Link(**_section(data, "link")),
+                client=ClientConfig(**_with_options(_section(data, "client"))),
+                server=ServerConfig(**_with_options(_section(data, "server"))),
+                workload=Workload(**_section(data, "workload")),
+                label=_label(data),
+            )
+        except TypeError as exc:  # unknown or missing fields
+            raise UsageError(f"trial: {exc}") from None
 
     def with_label(self, label: str) -> Trial:
         return replace(self, label=label)
@@ -251,3 +252,33 @@ def theory_mib_s(trial: Trial) -> float | None:
         per_conn = min(per_conn, conn_window)
     connections = min(client.connections, workload.streams)
     return per_conn * connections / (trial.link.rtt_ms / 1000.0) / 2**20
+
+
+def _section(data: Any, name: str) -> dict[str, Any]:
+    _require(isinstance(data, dict), f"trial: a JSON object, not {type(data).__name__}")
+    section = data.get(name, {})
+    _require(isinstance(section, dict), f"trial.{name}: a JSON object, not {type(section).__name__}")
+    return dict(section)
+
+
+def _with_options(section: dict[str, Any]) -> dict[str, Any]:
+    options = section.get("channel_options", ())
+    ok = isinstance(options, list | tuple) and all(
+        isinstance(kv, list | tuple) and len(kv) == 2 and isinstance(kv[0], str)
+        and isinstance(kv[1], int | str) and not isinstance(kv[1], bool) for kv in options)
+    _require(ok, "channel_options: a list of [key, int-or-string value] pairs")
+    return section | {"channel_options": tuple(tuple(kv) for kv in options)}
+
+
+def _label(data: dict[str, Any]) -> str:
+    label = data.get("label", "")
+    _require(isinstance(label, str), f"trial.label: a string, not {type(label).__name__}")
+    return label
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

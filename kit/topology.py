@@ -13,10 +13,13 @@ import contextlib
 import json
 import os
 import platform
+import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,11 +61,12 @@ class _Proxy:
 class Topology:
     """Owns every process it starts. Use as a context manager."""
 
-    def __init__(self, workdir: Path | None = None, direct: bool = False) -> None:
+    def __init__(self, workdir: Path | None = None, direct: bool = False, client_grace_s: float | None = None) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="kit-") if workdir is None else None
         self.workdir = Path(self._tmp.name if self._tmp else workdir)  # type: ignore[arg-type]
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.direct = direct
+        self.client_grace_s = client_grace_s
         self._servers: dict[ServerConfig, Child] = {}
         self._proxies: dict[tuple[ServerConfig, Link], _Proxy] = {}
         self._children: list[Child] = []
@@ -78,7 +82,11 @@ class Topology:
         return [c.pid for c in self._children]
 
     def close(self) -> None:
-        """Stop proxies first (they flush tap records), then servers."""
+        """Stop proxies first (they flush tap records), then servers; a second Ctrl-C waits."""
+        with _signals_deferred():
+            self._stop_all()
+
+    def _stop_all(self) -> None:
         for child in reversed(self._children):
             with contextlib.suppress(Exception):
                 stop(child)
@@ -140,9 +148,16 @@ class Topology:
     def _run_client(self, trial: Trial, port: int) -> ClientResult:
         args = ["kit.clients", "--target", f"{LOOPBACK}:{port}", "--trial", json.dumps(trial.to_dict())]
         child = spawn("client", args, wait_ready=False)
-        timeout_s = trial.workload.timeout_s + CLIENT_GRACE_S
+        grace = CLIENT_GRACE_S if self.client_grace_s is None else self.client_grace_s
+        timeout_s = trial.workload.timeout_s + grace
         try:
             return _parse_client_output(communicate(child, timeout_s), child)
+        except TopologyError as exc:
+            # A client that cannot reach a live server and proxy is a failed cell (a hung or
+            # frozen server); only a dead server or proxy stops the whole campaign.
+            if all(c.popen.poll() is None for c in self._children):
+                raise MeasurementError(str(exc)) from None
+            raise
         except subprocess.TimeoutExpired:
             raise MeasurementError(f"client timed out after {timeout_s:g} s and was stopped") from None
         finally:
@@ -157,6 +172,20 @@ class Topology:
         summary = summarize(records, proxy.link.delay_down_ms)
         summary["window_growth"] = _window_growth(records)
         return summary
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Ignore SIGINT/SIGTERM while tearing down, so teardown itself is not interrupted."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _parse_client_output(out: str, child: Child) -> ClientResult:

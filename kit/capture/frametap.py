@@ -3,8 +3,8 @@
 A ``FrameTap`` watches a copy of what the relay forwards; it never changes, delays or drops
 anything, and it never raises. On bytes that cannot be HTTP/2 (no client preface on "up",
 a first frame that is not SETTINGS, a frame whose length is impossible for its type,
-anything hyperframe rejects) it marks itself undecodable with a one-line reason and only
-counts bytes from then on.
+anything hyperframe rejects, a stream that ``end()``s inside the preface or a frame) it
+marks itself undecodable with a one-line reason and only counts bytes from then on.
 
 Speed matters: the tap runs on the relay's hot path at more than 1 GiB/s. DATA payloads are
 counted and skipped, never copied; only non-DATA frames (small) are buffered across chunk
@@ -169,6 +169,18 @@ class FrameTap:
             self._consume(memoryview(data), now_ns)
         except Exception as exc:  # a passive tap must never disturb forwarding
             self._give_up(f"decoder error: {type(exc).__name__}: {exc}", now_ns)
+
+    def end(self, now_ns: int) -> None:
+        """The direction ended (EOF). Bytes cut off inside the preface or a frame are a
+        truncated stream: mark it undecodable (an empty direction stays decodable)."""
+        if not self.decodable or self._summary["bytes"] == 0:
+            return
+        if self._preface_left:
+            self._give_up("stream ended inside the client preface (truncated)", now_ns)
+        elif self._pending:
+            self._give_up(f"stream ended inside a frame ({len(self._pending)} bytes of it)", now_ns)
+        elif self._skip:
+            self._give_up(f"stream ended inside a DATA frame ({self._skip} bytes missing)", now_ns)
 
     def summary(self) -> dict[str, Any]:
         """A JSON-ready copy of the running summary (shape in the module docstring)."""

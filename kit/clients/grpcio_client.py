@@ -51,13 +51,14 @@ class _Channel:
     upload: Any
 
 
-def _open_channel(target: str, config: ClientConfig, index: int) -> _Channel:
+def _open_channel(target: str, config: ClientConfig, index: int, timeout_s: float) -> _Channel:
     channel = grpc.insecure_channel(target, options=channel_options(config, index))
+    wait_s = min(CONNECT_TIMEOUT_S, timeout_s)
     try:
-        grpc.channel_ready_future(channel).result(timeout=CONNECT_TIMEOUT_S)
+        grpc.channel_ready_future(channel).result(timeout=wait_s)
     except grpc.FutureTimeoutError:
         channel.close()
-        raise TopologyError(f"grpcio client: cannot reach {target} within {CONNECT_TIMEOUT_S:g} s") from None
+        raise TopologyError(f"grpcio client: cannot reach {target} within {wait_s:g} s") from None
     return _Channel(
         channel=channel,
         download=channel.unary_stream(DOWNLOAD, request_serializer=pb.DownloadRequest.SerializeToString),
@@ -199,7 +200,7 @@ def run_grpcio(host: str, port: int, trial: Trial) -> ClientResult:
     channels: list[_Channel] = []
     try:
         for index in range(count):
-            channels.append(_open_channel(target, trial.client, index))
+            channels.append(_open_channel(target, trial.client, index, trial.workload.timeout_s))
         if trial.workload.warmup:
             for ch in channels:
                 _warm(ch, trial.workload.message_bytes, trial.workload.timeout_s)

@@ -154,6 +154,8 @@ class _Pump:
             data = await src.read(self.read_bytes)
             now_ns = clock()
             if not data:
+                if tap is not None:
+                    tap.end(now_ns)
                 queue.push_eof(now_ns)
                 self._wake.set()
                 return
@@ -199,6 +201,11 @@ class _Pump:
             await dst.drain()
         if self.queue.eof_released:
             if dst.can_write_eof() and not dst.transport.is_closing():
+                # drain() only waits down to the low-water mark; once this task returns the
+                # connection may be closed (with a bounded grace), so wait until the buffer is
+                # empty: a slow reader would otherwise lose the tail, silently, after a FIN.
+                dst.transport.set_write_buffer_limits(high=0)
+                await dst.drain()
                 dst.write_eof()
             return True
         return False

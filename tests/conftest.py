@@ -1,0 +1,64 @@
+"""Shared fixtures: no kit process may outlive the integration test that started it.
+
+The check is by PID: every descendant of the pytest process that exists after a test but
+did not exist before it must be gone within a few seconds. A survivor is killed (so one
+leak does not cascade into later tests) and the test fails naming it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterator
+
+import psutil
+import pytest
+
+LEFTOVER_GRACE_S = 5.0
+
+
+def descendants() -> dict[int, str]:
+    """PID -> command line of every live process started (transitively) by this one."""
+    found: dict[int, str] = {}
+    for proc in psutil.Process(os.getpid()).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if proc.status() != psutil.STATUS_ZOMBIE:
+                found[proc.pid] = " ".join(proc.cmdline())
+    return found
+
+
+def wait_gone(pids: set[int], timeout_s: float) -> set[int]:
+    """The PIDs among ``pids`` still alive (not zombies) after ``timeout_s`` (bounded poll)."""
+    deadline = time.monotonic() + timeout_s
+    alive = set(pids)
+    while alive and time.monotonic() < deadline:
+        alive = {pid for pid in alive if _alive(pid)}
+        if alive:
+            time.sleep(0.05)
+    return {pid for pid in alive if _alive(pid)}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_processes(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Integration tests: every child process they started is gone when they end."""
+    if request.node.get_closest_marker("integration") is None:
+        yield
+        return
+    before = set(descendants())
+    yield
+    new = {pid: cmd for pid, cmd in descendants().items() if pid not in before}
+    survivors = wait_gone(set(new), LEFTOVER_GRACE_S)
+    for pid in survivors:
+        with contextlib.suppress(psutil.Error):
+            psutil.Process(pid).kill()
+    assert not survivors, "processes left running: " + "; ".join(
+        f"{pid}: {new[pid][:120]}" for pid in sorted(survivors)
+    )

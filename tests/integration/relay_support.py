@@ -1,0 +1,109 @@
+"""Helpers shared by the relay fault and load tests (loopback only, every wait bounded)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from kit.delayline.relay import DelayLine, ProxyConfig
+
+REPO = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+def run(coro: Coroutine[Any, Any, T], timeout_s: float = 30.0) -> T:
+    return asyncio.run(asyncio.wait_for(coro, timeout_s))
+
+
+@contextlib.asynccontextmanager
+async def upstream(handler: Handler, port: int = 0) -> AsyncIterator[int]:
+    server = await asyncio.start_server(handler, "127.0.0.1", port, backlog=1024,
+                                        reuse_address=True)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+
+
+@contextlib.asynccontextmanager
+async def delay_line(upstream_port: int, **options: Any) -> AsyncIterator[DelayLine]:
+    proxy = DelayLine(ProxyConfig(upstream_port=upstream_port, **options))
+    await proxy.start()
+    try:
+        yield proxy
+    finally:
+        await proxy.aclose()
+
+
+async def read_all(reader: asyncio.StreamReader) -> bytes:
+    parts = []
+    while chunk := await reader.read(1 << 20):
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+async def send_all(writer: asyncio.StreamWriter, payload: bytes, eof: bool = True) -> None:
+    view = memoryview(payload)
+    for start in range(0, len(payload), 1 << 16):
+        writer.write(view[start:start + (1 << 16)])
+        await writer.drain()
+    if eof:
+        writer.write_eof()
+
+
+async def until(condition: Callable[[], bool], timeout_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(0.01)
+    return True
+
+
+def fd_count(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def vm_kib(pid: int, field: str) -> int:
+    """VmRSS / VmHWM (peak RSS) of a process, in KiB, from /proc/<pid>/status."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"{field} not in /proc/{pid}/status")
+
+
+@contextlib.contextmanager
+def proxy_process(*args: str) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any]]]:
+    """``python -m kit.delayline ARGS``; yields (process, ready line). Killed if still alive."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kit.delayline", *args], cwd=REPO, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        ready_fds, _, _ = select.select([proc.stdout], [], [], 15)
+        assert ready_fds, "no ready line within 15 s"
+        yield proc, json.loads(proc.stdout.readline())
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def tap_records(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
