@@ -68,7 +68,15 @@ def _echo(conn: socket.socket) -> None:
 @contextlib.contextmanager
 def _proxy(upstream_port: int, rtt_ms: float) -> Iterator[Child]:
     half = repr(rtt_ms / 2)
-    args = ["kit.delayline", "--upstream", f"{LOOPBACK}:{upstream_port}", "--delay-up-ms", half, "--delay-down-ms", half]
+    args = [
+        "kit.delayline",
+        "--upstream",
+        f"{LOOPBACK}:{upstream_port}",
+        "--delay-up-ms",
+        half,
+        "--delay-down-ms",
+        half,
+    ]
     child = spawn("proxy", args)
     try:
         yield child
@@ -124,9 +132,13 @@ def relay_ratio(repeats: int = 3) -> tuple[float, float, float]:
     return d, p, p / d
 
 
-def h2_efficiency(topo: Topology, rtt_ms: float, window: int, duration_s: float = 1.5) -> float | None:
+def h2_efficiency(
+    topo: Topology, rtt_ms: float, window: int, duration_s: float = 1.5
+) -> float | None:
     client = ClientConfig(kind="h2", window_mode="static", window_bytes=window)
-    m = topo.measure(Trial(link=Link.from_rtt(rtt_ms), client=client, workload=Workload(duration_s=duration_s)))
+    m = topo.measure(
+        Trial(link=Link.from_rtt(rtt_ms), client=client, workload=Workload(duration_s=duration_s))
+    )
     if not m.ok or not m.theory_mib_s or m.throughput_mib_s is None:
         return None
     return m.throughput_mib_s / m.theory_mib_s
@@ -145,16 +157,31 @@ def h2_vs_grpcio_at_rtt0(topo: Topology, repeats: int = 3) -> tuple[float, float
                 out.append(m.throughput_mib_s)
     if not h2_rates or not grpcio_rates:
         return 0.0, 0.0
-    return statistics.median(h2_rates) / statistics.median(grpcio_rates), statistics.median(grpcio_rates)
+    return statistics.median(h2_rates) / statistics.median(grpcio_rates), statistics.median(
+        grpcio_rates
+    )
 
 
 def _efficiency_lines(topo: Topology) -> list[BenchLine]:
     lines = []
-    for rtt_ms, window in ((20.0, 64 * 1024), (20.0, 256 * 1024), (20.0, 2**20), (5.0, 64 * 1024), (5.0, 256 * 1024)):
+    for rtt_ms, window in (
+        (20.0, 64 * 1024),
+        (20.0, 256 * 1024),
+        (20.0, 2**20),
+        (5.0, 64 * 1024),
+        (5.0, 256 * 1024),
+    ):
         eff = h2_efficiency(topo, rtt_ms, window)
         ok = None if eff is None else 0.90 <= eff <= 1.05
         value = "failed" if eff is None else f"{eff:.3f}"
-        lines.append(BenchLine(f"h2 static {window // 1024} KiB @ {rtt_ms:g} ms: efficiency", value, "0.90 .. 1.05", ok))
+        lines.append(
+            BenchLine(
+                f"h2 static {window // 1024} KiB @ {rtt_ms:g} ms: efficiency",
+                value,
+                "0.90 .. 1.05",
+                ok,
+            )
+        )
     return lines
 
 
@@ -162,15 +189,37 @@ def run_bench() -> list[BenchLine]:
     lines = []
     for rtt_ms in (5.0, 20.0):
         p50, p99 = delay_accuracy(rtt_ms)
-        lines.append(BenchLine(f"delay error @ {rtt_ms:g} ms, p50", f"{p50:.3f} ms", "<= 0.1 ms", abs(p50) <= 0.1))
-        lines.append(BenchLine(f"delay error @ {rtt_ms:g} ms, p99", f"{p99:.3f} ms", "<= 0.3 ms", abs(p99) <= 0.3))
+        lines.append(
+            BenchLine(
+                f"delay error @ {rtt_ms:g} ms, p50", f"{p50:.3f} ms", "<= 0.1 ms", abs(p50) <= 0.1
+            )
+        )
+        lines.append(
+            BenchLine(
+                f"delay error @ {rtt_ms:g} ms, p99", f"{p99:.3f} ms", "<= 0.3 ms", abs(p99) <= 0.3
+            )
+        )
     direct, proxied, ratio = relay_ratio()
-    lines.append(BenchLine("relay ceiling / direct loopback (RTT 0)", f"{ratio:.2f} ({proxied:.0f} / {direct:.0f} MiB/s)", "report", None))
+    lines.append(
+        BenchLine(
+            "relay ceiling / direct loopback (RTT 0)",
+            f"{ratio:.2f} ({proxied:.0f} / {direct:.0f} MiB/s)",
+            "report",
+            None,
+        )
+    )
     with Topology() as topo:
         topo.measure(Trial(workload=Workload(duration_s=0.5)))  # warm the server and proxy
         lines += _efficiency_lines(topo)
         ratio, grpcio = h2_vs_grpcio_at_rtt0(topo)
-        lines.append(BenchLine("h2 / grpcio throughput at RTT 0", f"{ratio:.2f} (grpcio {grpcio:.0f} MiB/s)", ">= 1.0", ratio >= 1.0))
+        lines.append(
+            BenchLine(
+                "h2 / grpcio throughput at RTT 0",
+                f"{ratio:.2f} (grpcio {grpcio:.0f} MiB/s)",
+                ">= 1.0",
+                ratio >= 1.0,
+            )
+        )
     return lines
 
 

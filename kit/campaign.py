@@ -20,7 +20,14 @@ from kit.errors import UsageError
 from kit.measure import Measurement
 from kit.plan import Trial
 from kit.records import append_record, read_records
-from kit.rounds import Cell, ScheduledRun, estimate_remaining_s, plan_rounds, remaining, unknown_run_ids
+from kit.rounds import (
+    Cell,
+    ScheduledRun,
+    estimate_remaining_s,
+    plan_rounds,
+    remaining,
+    unknown_run_ids,
+)
 from kit.topology import Topology
 
 

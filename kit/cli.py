@@ -53,10 +53,14 @@ def parse_client(
     connections: int = 1,
 ) -> ClientConfig:
     window_bytes = parse_window_bytes(window, option="--window") if window is not None else None
-    conn_bytes = parse_window_bytes(conn_window, option="--conn-window") if conn_window is not None else None
+    conn_bytes = (
+        parse_window_bytes(conn_window, option="--conn-window") if conn_window is not None else None
+    )
     chosen = mode or ("static" if window_bytes is not None else "dynamic")
     if chosen != "static" and window_bytes is not None:
-        raise UsageError(f"--window: mode {chosen!r} does not take a window (drop --mode or --window)")
+        raise UsageError(
+            f"--window: mode {chosen!r} does not take a window (drop --mode or --window)"
+        )
     if client == "h2" and chosen == "dynamic" and conn_bytes is not None:
         raise UsageError("--conn-window: the dynamic h2 client grows its connection window itself")
     return ClientConfig(
@@ -72,9 +76,17 @@ def parse_client(
 
 
 def parse_workload(
-    workload: str, streams: int, message_size: str, duration: str | None, size: str | None, calls: int, timeout: str
+    workload: str,
+    streams: int,
+    message_size: str,
+    duration: str | None,
+    size: str | None,
+    calls: int,
+    timeout: str,
 ) -> Workload:
-    duration_s = parse_duration_ms(duration, option="--duration") / 1000 if duration is not None else None
+    duration_s = (
+        parse_duration_ms(duration, option="--duration") / 1000 if duration is not None else None
+    )
     return Workload(
         kind=workload,  # type: ignore[arg-type]
         streams=streams,
@@ -89,38 +101,81 @@ def parse_workload(
 def parse_server(server_window: str | None) -> ServerConfig:
     if server_window is None:
         return ServerConfig()
-    return ServerConfig(window_mode="static", window_bytes=parse_window_bytes(server_window, option="--server-window"))
+    return ServerConfig(
+        window_mode="static",
+        window_bytes=parse_window_bytes(server_window, option="--server-window"),
+    )
 
 
-Rtt = Annotated[str, typer.Option("--rtt", help="Round-trip time added by the delay line: 20ms, 1.5ms, 0.02s, 0.")]
-DelayUp = Annotated[str | None, typer.Option("--delay-up", help="Client->server delay (overrides half of --rtt).")]
-DelayDown = Annotated[str | None, typer.Option("--delay-down", help="Server->client delay (overrides half of --rtt).")]
+Rtt = Annotated[
+    str,
+    typer.Option("--rtt", help="Round-trip time added by the delay line: 20ms, 1.5ms, 0.02s, 0."),
+]
+DelayUp = Annotated[
+    str | None, typer.Option("--delay-up", help="Client->server delay (overrides half of --rtt).")
+]
+DelayDown = Annotated[
+    str | None, typer.Option("--delay-down", help="Server->client delay (overrides half of --rtt).")
+]
 
 
 @app.command()
 def run(
     rtt: Rtt = "20ms",
-    window: Annotated[str | None, typer.Option(help="Static stream window (64KiB, 4MiB); omit for a dynamic window.")] = None,
-    conn_window: Annotated[str | None, typer.Option(help="Static connection window (h2 client only); default window x streams.")] = None,
-    client: Annotated[str, typer.Option(help="grpcio (C-core) or h2 (ours: exact windows).")] = "grpcio",
-    mode: Annotated[str | None, typer.Option(help="dynamic | static | bdp-off (grpcio); inferred from --window.")] = None,
-    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="grpcio channel arg key=value (repeatable).")] = None,
+    window: Annotated[
+        str | None,
+        typer.Option(help="Static stream window (64KiB, 4MiB); omit for a dynamic window."),
+    ] = None,
+    conn_window: Annotated[
+        str | None,
+        typer.Option(help="Static connection window (h2 client only); default window x streams."),
+    ] = None,
+    client: Annotated[
+        str, typer.Option(help="grpcio (C-core) or h2 (ours: exact windows).")
+    ] = "grpcio",
+    mode: Annotated[
+        str | None,
+        typer.Option(help="dynamic | static | bdp-off (grpcio); inferred from --window."),
+    ] = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", "-o", help="grpcio channel arg key=value (repeatable)."),
+    ] = None,
     credit: Annotated[str, typer.Option(help="h2 credit policy: immediate | half.")] = "immediate",
-    max_frame_size: Annotated[str, typer.Option(help="h2 client's advertised MAX_FRAME_SIZE.")] = "1MiB",
+    max_frame_size: Annotated[
+        str, typer.Option(help="h2 client's advertised MAX_FRAME_SIZE.")
+    ] = "1MiB",
     streams: Annotated[int, typer.Option(help="Concurrent downloads.")] = 1,
-    connections: Annotated[int, typer.Option(help="Spread the streams over this many connections.")] = 1,
+    connections: Annotated[
+        int, typer.Option(help="Spread the streams over this many connections.")
+    ] = 1,
     workload: Annotated[str, typer.Option(help="download | unary | upload.")] = "download",
     message_size: Annotated[str, typer.Option(help="gRPC message size.")] = "256KiB",
-    duration: Annotated[str | None, typer.Option(help="Timed phase (default max(2s, 20 RTT)).")] = None,
-    size: Annotated[str | None, typer.Option("--bytes", help="Fixed transfer per stream instead of a timed one (e.g. 8MiB).")] = None,
+    duration: Annotated[
+        str | None, typer.Option(help="Timed phase (default max(2s, 20 RTT)).")
+    ] = None,
+    size: Annotated[
+        str | None,
+        typer.Option(
+            "--bytes", help="Fixed transfer per stream instead of a timed one (e.g. 8MiB)."
+        ),
+    ] = None,
     calls: Annotated[int, typer.Option(help="Unary calls (workload unary).")] = 200,
-    server_window: Annotated[str | None, typer.Option(help="Static receive window of the server (uploads).")] = None,
+    server_window: Annotated[
+        str | None, typer.Option(help="Static receive window of the server (uploads).")
+    ] = None,
     timeout: Annotated[str, typer.Option(help="Hard timeout of the measurement.")] = "60s",
     delay_up: DelayUp = None,
     delay_down: DelayDown = None,
-    direct: Annotated[bool, typer.Option(help="Skip the delay line (no tap; RTT must be 0).")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
-    records: Annotated[Path, typer.Option(help="Append the record to this JSON-lines file.")] = DEFAULT_RECORDS,
+    direct: Annotated[
+        bool, typer.Option(help="Skip the delay line (no tap; RTT must be 0).")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object instead of a table.")
+    ] = False,
+    records: Annotated[
+        Path, typer.Option(help="Append the record to this JSON-lines file.")
+    ] = DEFAULT_RECORDS,
 ) -> None:
     """Start a server and a delay line on loopback, run one client through them, print the result."""
     from kit.records import append_record
@@ -129,7 +184,9 @@ def run(
 
     trial = Trial(
         link=parse_link(rtt, delay_up, delay_down),
-        client=parse_client(client, window, conn_window, mode, option or [], credit, max_frame_size, connections),
+        client=parse_client(
+            client, window, conn_window, mode, option or [], credit, max_frame_size, connections
+        ),
         server=parse_server(server_window),
         workload=parse_workload(workload, streams, message_size, duration, size, calls, timeout),
     )
@@ -145,7 +202,9 @@ def run(
 
 @app.command()
 def proxy(
-    listen: Annotated[str, typer.Option(help="HOST:PORT to listen on (loopback unless you say otherwise).")] = "127.0.0.1:7000",
+    listen: Annotated[
+        str, typer.Option(help="HOST:PORT to listen on (loopback unless you say otherwise).")
+    ] = "127.0.0.1:7000",
     upstream: Annotated[str, typer.Option(help="HOST:PORT of the server.")] = "127.0.0.1:50051",
     rtt: Rtt = "20ms",
     delay_up: DelayUp = None,
@@ -157,7 +216,16 @@ def proxy(
     from kit.delayline.relay import run_proxy_blocking
 
     link = parse_link(rtt, delay_up, delay_down)
-    argv = ["--listen", listen, "--upstream", upstream, "--delay-up-ms", repr(link.delay_up_ms), "--delay-down-ms", repr(link.delay_down_ms)]
+    argv = [
+        "--listen",
+        listen,
+        "--upstream",
+        upstream,
+        "--delay-up-ms",
+        repr(link.delay_up_ms),
+        "--delay-down-ms",
+        repr(link.delay_down_ms),
+    ]
     if tap_file is not None:
         argv += ["--tap-file", str(tap_file)]
     run_proxy_blocking(parse_args(argv), announce=typer.echo)
@@ -166,8 +234,12 @@ def proxy(
 @app.command()
 def serve(
     listen: Annotated[str, typer.Option(help="HOST:PORT to listen on.")] = "127.0.0.1:50051",
-    window: Annotated[str | None, typer.Option(help="Static receive window (uploads); omit for dynamic.")] = None,
-    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="grpcio server arg key=value.")] = None,
+    window: Annotated[
+        str | None, typer.Option(help="Static receive window (uploads); omit for dynamic.")
+    ] = None,
+    option: Annotated[
+        list[str] | None, typer.Option("--option", "-o", help="grpcio server arg key=value.")
+    ] = None,
 ) -> None:
     """Run the standalone grpcio server until Ctrl-C."""
     from servers.grpcio_server import serve_until_signal
@@ -176,8 +248,15 @@ def serve(
     if not sep or not port.isdigit():
         raise UsageError(f"--listen: {listen!r} is not HOST:PORT")
     base = parse_server(window)
-    config = ServerConfig(base.window_mode, base.window_bytes, tuple(parse_option(o) for o in option or []))
-    serve_until_signal(config, host, int(port), announce=lambda line: typer.echo(f"serving on {host}:{json.loads(line)['port']}"))
+    config = ServerConfig(
+        base.window_mode, base.window_bytes, tuple(parse_option(o) for o in option or [])
+    )
+    serve_until_signal(
+        config,
+        host,
+        int(port),
+        announce=lambda line: typer.echo(f"serving on {host}:{json.loads(line)['port']}"),
+    )
 
 
 def _register_extensions() -> None:

@@ -22,7 +22,9 @@ def cpu_fraction(samples: Sequence[Sample], t_start_ns: int, t_end_ns: int) -> f
     """CPU seconds used between two instants / wall seconds, by linear interpolation."""
     if len(samples) < 2 or t_end_ns <= t_start_ns:
         return None
-    return (_cpu_at(samples, t_end_ns) - _cpu_at(samples, t_start_ns)) / ((t_end_ns - t_start_ns) / 1e9)
+    return (_cpu_at(samples, t_end_ns) - _cpu_at(samples, t_start_ns)) / (
+        (t_end_ns - t_start_ns) / 1e9
+    )
 
 
 def _cpu_at(samples: Sequence[Sample], t_ns: int) -> float:

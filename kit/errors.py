@@ -44,5 +44,7 @@ class Interrupted(KitError):
     def __init__(self, signum: int) -> None:
         import signal
 
-        super().__init__(f"interrupted by {signal.Signals(signum).name}; every process the kit started was stopped")
+        super().__init__(
+            f"interrupted by {signal.Signals(signum).name}; every process the kit started was stopped"
+        )
         self.exit_code = 128 + signum

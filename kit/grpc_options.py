@@ -34,7 +34,9 @@ def window_options(mode: WindowMode, window_bytes: int | None) -> OptionList:
     return [("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", window_bytes)]
 
 
-def merge_options(base: Sequence[tuple[str, OptionValue]], extra: Sequence[tuple[str, OptionValue]]) -> OptionList:
+def merge_options(
+    base: Sequence[tuple[str, OptionValue]], extra: Sequence[tuple[str, OptionValue]]
+) -> OptionList:
     """Later options win; grpcio would otherwise take the first of two equal keys."""
     merged: dict[str, OptionValue] = {}
     for key, value in [*base, *extra]:
@@ -43,7 +45,7 @@ def merge_options(base: Sequence[tuple[str, OptionValue]], extra: Sequence[tuple
 
 
 def parse_option(text: str) -> tuple[str, OptionValue]:
-    """"grpc.http2.bdp_probe=0" -> ("grpc.http2.bdp_probe", 0); ints parsed as ints."""
+    """ "grpc.http2.bdp_probe=0" -> ("grpc.http2.bdp_probe", 0); ints parsed as ints."""
     key, sep, raw = text.partition("=")
     key, raw = key.strip(), raw.strip()
     if not sep or not key or not raw:

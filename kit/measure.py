@@ -119,7 +119,9 @@ class Measurement:
             result=data.get("result"),
             error=str(data.get("error", "")),
             theory_mib_s=data.get("theory_mib_s"),
-            cpu=tuple(ProcessCpu(str(c["role"]), float(c["cpu_fraction"])) for c in data.get("cpu", ())),
+            cpu=tuple(
+                ProcessCpu(str(c["role"]), float(c["cpu_fraction"])) for c in data.get("cpu", ())
+            ),
             frames=dict(data.get("frames") or {}),
             meta=dict(data.get("meta") or {}),
             tags=dict(data.get("tags") or {}),

@@ -62,7 +62,10 @@ class Link:
 
     @classmethod
     def from_rtt(cls, rtt_ms: float) -> Link:
-        _require(0.0 <= rtt_ms <= 2 * MAX_DELAY_MS, f"rtt: {rtt_ms} ms is outside 0..{2 * MAX_DELAY_MS:g} ms")
+        _require(
+            0.0 <= rtt_ms <= 2 * MAX_DELAY_MS,
+            f"rtt: {rtt_ms} ms is outside 0..{2 * MAX_DELAY_MS:g} ms",
+        )
         return cls(delay_up_ms=rtt_ms / 2, delay_down_ms=rtt_ms / 2)
 
     @property
@@ -89,9 +92,18 @@ class ClientConfig:
     connections: int = 1
 
     def __post_init__(self) -> None:
-        _require(self.kind in CLIENT_KINDS, f"client: {self.kind!r} is not one of {', '.join(CLIENT_KINDS)}")
-        _require(self.window_mode in WINDOW_MODES, f"window mode: {self.window_mode!r} is not one of {', '.join(WINDOW_MODES)}")
-        _require(self.credit_policy in CREDIT_POLICIES, f"credit policy: {self.credit_policy!r} is not one of {', '.join(CREDIT_POLICIES)}")
+        _require(
+            self.kind in CLIENT_KINDS,
+            f"client: {self.kind!r} is not one of {', '.join(CLIENT_KINDS)}",
+        )
+        _require(
+            self.window_mode in WINDOW_MODES,
+            f"window mode: {self.window_mode!r} is not one of {', '.join(WINDOW_MODES)}",
+        )
+        _require(
+            self.credit_policy in CREDIT_POLICIES,
+            f"credit policy: {self.credit_policy!r} is not one of {', '.join(CREDIT_POLICIES)}",
+        )
         _check_window("--window", self.window_bytes)
         _check_window("--conn-window", self.conn_window_bytes)
         _require(
@@ -99,10 +111,14 @@ class ClientConfig:
             "--window: a static window needs a size, and only a static window takes one",
         )
         _require(
-            _is_int(self.max_frame_bytes) and H2_MIN_FRAME_BYTES <= self.max_frame_bytes <= H2_MAX_FRAME_BYTES,
+            _is_int(self.max_frame_bytes)
+            and H2_MIN_FRAME_BYTES <= self.max_frame_bytes <= H2_MAX_FRAME_BYTES,
             f"max frame size: {self.max_frame_bytes} is outside HTTP/2's {H2_MIN_FRAME_BYTES}..{H2_MAX_FRAME_BYTES}",
         )
-        _require(_is_int(self.connections) and 1 <= self.connections <= 256, f"connections: {self.connections} is outside 1..256")
+        _require(
+            _is_int(self.connections) and 1 <= self.connections <= 256,
+            f"connections: {self.connections} is outside 1..256",
+        )
         if self.kind == "grpcio":
             _require(
                 self.conn_window_bytes is None,
@@ -111,8 +127,13 @@ class ClientConfig:
             )
             _require(self.credit_policy == "immediate", "credit policy: only the h2 client has one")
         else:
-            _require(not self.channel_options, "--option: channel options are for the grpcio client only")
-            _require(self.window_mode != "bdp-off", "window mode: bdp-off is a grpcio mode; the h2 client is static or dynamic")
+            _require(
+                not self.channel_options, "--option: channel options are for the grpcio client only"
+            )
+            _require(
+                self.window_mode != "bdp-off",
+                "window mode: bdp-off is a grpcio mode; the h2 client is static or dynamic",
+            )
 
     def conn_window_for(self, streams_per_connection: int) -> int | None:
         """The connection window the client will grant (h2), or None when it is not ours to set."""
@@ -148,7 +169,10 @@ class ServerConfig:
     channel_options: tuple[tuple[str, OptionValue], ...] = ()
 
     def __post_init__(self) -> None:
-        _require(self.window_mode in WINDOW_MODES, f"server window mode: {self.window_mode!r} is not one of {', '.join(WINDOW_MODES)}")
+        _require(
+            self.window_mode in WINDOW_MODES,
+            f"server window mode: {self.window_mode!r} is not one of {', '.join(WINDOW_MODES)}",
+        )
         _check_window("--server-window", self.window_bytes)
         _require(
             (self.window_mode == "static") == (self.window_bytes is not None),
@@ -174,16 +198,37 @@ class Workload:
     timeout_s: float = 60.0
 
     def __post_init__(self) -> None:
-        _require(self.kind in WORKLOAD_KINDS, f"workload: {self.kind!r} is not one of {', '.join(WORKLOAD_KINDS)}")
-        _require(_is_int(self.message_bytes) and 1 <= self.message_bytes <= 64 * 1024 * 1024, f"--message-size: {self.message_bytes} is outside 1..64 MiB")
-        _require(_is_int(self.streams) and 1 <= self.streams <= 1024, f"--streams: {self.streams} is outside 1..1024")
-        _require(_is_int(self.calls) and 1 <= self.calls <= 1_000_000, f"--calls: {self.calls} is outside 1..1000000")
+        _require(
+            self.kind in WORKLOAD_KINDS,
+            f"workload: {self.kind!r} is not one of {', '.join(WORKLOAD_KINDS)}",
+        )
+        _require(
+            _is_int(self.message_bytes) and 1 <= self.message_bytes <= 64 * 1024 * 1024,
+            f"--message-size: {self.message_bytes} is outside 1..64 MiB",
+        )
+        _require(
+            _is_int(self.streams) and 1 <= self.streams <= 1024,
+            f"--streams: {self.streams} is outside 1..1024",
+        )
+        _require(
+            _is_int(self.calls) and 1 <= self.calls <= 1_000_000,
+            f"--calls: {self.calls} is outside 1..1000000",
+        )
         if self.duration_s is not None:
-            _require(_is_number(self.duration_s) and 0.01 <= self.duration_s <= 3600, f"--duration: {self.duration_s} s is outside 0.01..3600 s")
+            _require(
+                _is_number(self.duration_s) and 0.01 <= self.duration_s <= 3600,
+                f"--duration: {self.duration_s} s is outside 0.01..3600 s",
+            )
         if self.bytes_per_stream is not None:
-            _require(_is_int(self.bytes_per_stream) and 1 <= self.bytes_per_stream <= 2**40, f"--bytes: {self.bytes_per_stream} is outside 1 B..1 TiB")
+            _require(
+                _is_int(self.bytes_per_stream) and 1 <= self.bytes_per_stream <= 2**40,
+                f"--bytes: {self.bytes_per_stream} is outside 1 B..1 TiB",
+            )
         _require(isinstance(self.warmup, bool), f"warmup: {self.warmup!r} is not true or false")
-        _require(_is_number(self.timeout_s) and 1.0 <= self.timeout_s <= 7200, f"--timeout: {self.timeout_s} s is outside 1..7200 s")
+        _require(
+            _is_number(self.timeout_s) and 1.0 <= self.timeout_s <= 7200,
+            f"--timeout: {self.timeout_s} s is outside 1..7200 s",
+        )
 
     def timed_duration_s(self, rtt_ms: float) -> float:
         """The timed phase: the asked duration, else max(2 s, 20 RTTs)."""
@@ -257,15 +302,22 @@ def theory_mib_s(trial: Trial) -> float | None:
 def _section(data: Any, name: str) -> dict[str, Any]:
     _require(isinstance(data, dict), f"trial: a JSON object, not {type(data).__name__}")
     section = data.get(name, {})
-    _require(isinstance(section, dict), f"trial.{name}: a JSON object, not {type(section).__name__}")
+    _require(
+        isinstance(section, dict), f"trial.{name}: a JSON object, not {type(section).__name__}"
+    )
     return dict(section)
 
 
 def _with_options(section: dict[str, Any]) -> dict[str, Any]:
     options = section.get("channel_options", ())
     ok = isinstance(options, list | tuple) and all(
-        isinstance(kv, list | tuple) and len(kv) == 2 and isinstance(kv[0], str)
-        and isinstance(kv[1], int | str) and not isinstance(kv[1], bool) for kv in options)
+        isinstance(kv, list | tuple)
+        and len(kv) == 2
+        and isinstance(kv[0], str)
+        and isinstance(kv[1], int | str)
+        and not isinstance(kv[1], bool)
+        for kv in options
+    )
     _require(ok, "channel_options: a list of [key, int-or-string value] pairs")
     return section | {"channel_options": tuple(tuple(kv) for kv in options)}
 

@@ -64,9 +64,16 @@ class Child:
         return ""
 
 
-def spawn(role: str, module_args: list[str], *, wait_ready: bool = True, timeout_s: float = READY_TIMEOUT_S) -> Child:
+def spawn(
+    role: str,
+    module_args: list[str],
+    *,
+    wait_ready: bool = True,
+    timeout_s: float = READY_TIMEOUT_S,
+) -> Child:
     """Start ``python -m ...`` as its own process; with wait_ready, wait for its ready line."""
-    stderr_file = tempfile.TemporaryFile(mode="w+", prefix=f"kit-{role}-")
+    # Closed by the owner after stop(): its tail explains a failed start.
+    stderr_file = tempfile.TemporaryFile(mode="w+", prefix=f"kit-{role}-")  # noqa: SIM115
     popen = subprocess.Popen(
         [sys.executable, "-m", *module_args],
         stdin=subprocess.DEVNULL,
@@ -75,7 +82,7 @@ def spawn(role: str, module_args: list[str], *, wait_ready: bool = True, timeout
         text=True,
         env={**os.environ, **CHILD_ENV},
         start_new_session=True,
-        preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,  # noqa: PLW1509
+        preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
     )
     child = Child(role, popen, stderr_file, {})
     if wait_ready:
@@ -90,13 +97,19 @@ def spawn(role: str, module_args: list[str], *, wait_ready: bool = True, timeout
 def _await_ready(child: Child, timeout_s: float) -> dict[str, Any]:
     line = read_line(child, timeout_s)
     if line is None:
-        reason = "exited" if child.popen.poll() is not None else f"no ready line within {timeout_s:g} s"
+        reason = (
+            "exited" if child.popen.poll() is not None else f"no ready line within {timeout_s:g} s"
+        )
         tail = child.stderr_tail()
-        raise TopologyError(f"{child.role} failed to start: {reason}" + (f" ({tail})" if tail else ""))
+        raise TopologyError(
+            f"{child.role} failed to start: {reason}" + (f" ({tail})" if tail else "")
+        )
     try:
         ready = json.loads(line)
     except json.JSONDecodeError:
-        raise TopologyError(f"{child.role} failed to start: unexpected output {line[:200]!r}") from None
+        raise TopologyError(
+            f"{child.role} failed to start: unexpected output {line[:200]!r}"
+        ) from None
     if not ready.get("ready"):
         raise TopologyError(f"{child.role} failed to start: {ready.get('error', 'unknown reason')}")
     return dict(ready)

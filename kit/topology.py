@@ -61,7 +61,9 @@ class _Proxy:
 class Topology:
     """Owns every process it starts. Use as a context manager."""
 
-    def __init__(self, workdir: Path | None = None, direct: bool = False, client_grace_s: float | None = None) -> None:
+    def __init__(
+        self, workdir: Path | None = None, direct: bool = False, client_grace_s: float | None = None
+    ) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="kit-") if workdir is None else None
         self.workdir = Path(self._tmp.name if self._tmp else workdir)  # type: ignore[arg-type]
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -101,7 +103,13 @@ class Topology:
 
     def server(self, config: ServerConfig) -> Child:
         if config not in self._servers:
-            args = ["servers.grpcio_server", "--listen", f"{LOOPBACK}:0", "--window-mode", config.window_mode]
+            args = [
+                "servers.grpcio_server",
+                "--listen",
+                f"{LOOPBACK}:0",
+                "--window-mode",
+                config.window_mode,
+            ]
             if config.window_bytes is not None:
                 args += ["--window-bytes", str(config.window_bytes)]
             for key, value in config.channel_options:
@@ -115,9 +123,17 @@ class Topology:
             server = self.server(config)
             tap_path = self.workdir / f"tap-{len(self._proxies)}.jsonl"
             args = [
-                "kit.delayline", "--listen", f"{LOOPBACK}:0", "--upstream", f"{LOOPBACK}:{server.port}",
-                "--delay-up-ms", repr(link.delay_up_ms), "--delay-down-ms", repr(link.delay_down_ms),
-                "--tap-file", str(tap_path),
+                "kit.delayline",
+                "--listen",
+                f"{LOOPBACK}:0",
+                "--upstream",
+                f"{LOOPBACK}:{server.port}",
+                "--delay-up-ms",
+                repr(link.delay_up_ms),
+                "--delay-down-ms",
+                repr(link.delay_down_ms),
+                "--tap-file",
+                str(tap_path),
             ]
             self._proxies[key] = _Proxy(self._track(spawn("proxy", args)), tap_path, link)
         return self._proxies[key]
@@ -130,7 +146,12 @@ class Topology:
         """Run one client for one trial. A failure of the trial becomes a failed record."""
         started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         meta = _meta(started_at, self.direct)
-        base: dict[str, Any] = {"trial": trial.to_dict(), "theory_mib_s": theory_mib_s(trial), "meta": meta, "tags": dict(tags or {})}
+        base: dict[str, Any] = {
+            "trial": trial.to_dict(),
+            "theory_mib_s": theory_mib_s(trial),
+            "meta": meta,
+            "tags": dict(tags or {}),
+        }
         server = self.server(trial.server)
         proxy = None if self.direct else self.proxy(trial.server, trial.link)
         port = server.port if proxy is None else proxy.child.port
@@ -146,7 +167,13 @@ class Topology:
         return Measurement(status="ok", result=result.to_dict(), cpu=cpu, frames=frames, **base)
 
     def _run_client(self, trial: Trial, port: int) -> ClientResult:
-        args = ["kit.clients", "--target", f"{LOOPBACK}:{port}", "--trial", json.dumps(trial.to_dict())]
+        args = [
+            "kit.clients",
+            "--target",
+            f"{LOOPBACK}:{port}",
+            "--trial",
+            json.dumps(trial.to_dict()),
+        ]
         child = spawn("client", args, wait_ready=False)
         grace = CLIENT_GRACE_S if self.client_grace_s is None else self.client_grace_s
         timeout_s = trial.workload.timeout_s + grace
@@ -159,7 +186,9 @@ class Topology:
                 raise MeasurementError(str(exc)) from None
             raise
         except subprocess.TimeoutExpired:
-            raise MeasurementError(f"client timed out after {timeout_s:g} s and was stopped") from None
+            raise MeasurementError(
+                f"client timed out after {timeout_s:g} s and was stopped"
+            ) from None
         finally:
             stop(child)
             child.stderr_file.close()
@@ -180,7 +209,9 @@ def _signals_deferred() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, signal.SIGTERM)}
+    previous = {
+        signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         yield
     finally:
@@ -196,7 +227,11 @@ def _parse_client_output(out: str, child: Child) -> ClientResult:
         last = {}
     if "result" in last:
         return ClientResult.from_dict(last["result"])
-    reason = last.get("error") or child.stderr_tail() or f"client exited with code {child.popen.returncode}"
+    reason = (
+        last.get("error")
+        or child.stderr_tail()
+        or f"client exited with code {child.popen.returncode}"
+    )
     if last.get("exit_code") == 3:
         raise TopologyError(str(reason))
     raise MeasurementError(str(reason))
@@ -205,11 +240,18 @@ def _parse_client_output(out: str, child: Child) -> ClientResult:
 def _window_growth(records: list[dict[str, Any]]) -> list[int]:
     """INITIAL_WINDOW_SIZE values the client announced, in order (first connection)."""
     settings = records[0]["up"].get("settings", []) if records else []
-    return [s["values"]["INITIAL_WINDOW_SIZE"] for s in settings if not s.get("ack") and "INITIAL_WINDOW_SIZE" in s.get("values", {})]
+    return [
+        s["values"]["INITIAL_WINDOW_SIZE"]
+        for s in settings
+        if not s.get("ack") and "INITIAL_WINDOW_SIZE" in s.get("values", {})
+    ]
 
 
 def _cpu(result: ClientResult, others: dict[str, float]) -> tuple[ProcessCpu, ...]:
-    return (ProcessCpu("client", result.cpu_fraction), *(ProcessCpu(r, f) for r, f in sorted(others.items())))
+    return (
+        ProcessCpu("client", result.cpu_fraction),
+        *(ProcessCpu(r, f) for r, f in sorted(others.items())),
+    )
 
 
 def _meta(started_at: str, direct: bool) -> dict[str, Any]:

@@ -42,7 +42,9 @@ def parse_duration_ms(text: str, *, option: str = "duration") -> float:
     """Parse "20ms", "1.5ms", "0.02s", "0" into milliseconds (a float >= 0)."""
     match = _DURATION_RE.match(str(text))
     if match is None:
-        raise UsageError(f"{option}: cannot read {text!r} as a duration (examples: 20ms, 1.5ms, 0.02s, 0)")
+        raise UsageError(
+            f"{option}: cannot read {text!r} as a duration (examples: 20ms, 1.5ms, 0.02s, 0)"
+        )
     value = float(match.group("all"))
     unit = match.group("unit")
     factor = _DURATION_UNITS_MS.get(unit)
@@ -62,10 +64,14 @@ def parse_size_bytes(text: str, *, option: str = "size") -> int:
     """Parse "64KiB", "4MiB", "65536", "1KB" (decimal) into a whole number of bytes."""
     match = _SIZE_RE.match(str(text))
     if match is None:
-        raise UsageError(f"{option}: cannot read {text!r} as a size (examples: 64KiB, 4MiB, 65536, 1KB)")
+        raise UsageError(
+            f"{option}: cannot read {text!r} as a size (examples: 64KiB, 4MiB, 65536, 1KB)"
+        )
     unit = match.group("unit").lower()
     if unit not in _SIZE_UNITS_BYTES:
-        raise UsageError(f"{option}: unknown size unit {match.group('unit')!r} in {text!r} (use B, KiB, MiB, GiB, KB, MB, GB)")
+        raise UsageError(
+            f"{option}: unknown size unit {match.group('unit')!r} in {text!r} (use B, KiB, MiB, GiB, KB, MB, GB)"
+        )
     value = float(match.group("all")) * _SIZE_UNITS_BYTES[unit]
     if value != value or value == float("inf") or value > 2**62:
         raise UsageError(f"{option}: {text!r} is too large")

@@ -23,10 +23,10 @@ from typing import Any
 
 import grpc
 
+from kit._proto import throughput_pb2 as pb
 from kit.errors import KitError, TopologyError
 from kit.grpc_options import merge_options, parse_option, window_options
 from kit.plan import ServerConfig
-from kit._proto import throughput_pb2 as pb
 
 SERVICE = "kit.throughput.Throughput"
 MAX_MESSAGE_BYTES = 128 * 1024 * 1024
@@ -63,8 +63,12 @@ def _handler() -> grpc.GenericRpcHandler:
         "Download": grpc.unary_stream_rpc_method_handler(
             _download, request_deserializer=pb.DownloadRequest.FromString
         ),
-        "Ping": grpc.unary_unary_rpc_method_handler(_ping, request_deserializer=pb.PingRequest.FromString),
-        "Upload": grpc.stream_unary_rpc_method_handler(_upload, request_deserializer=pb.Chunk.FromString),
+        "Ping": grpc.unary_unary_rpc_method_handler(
+            _ping, request_deserializer=pb.PingRequest.FromString
+        ),
+        "Upload": grpc.stream_unary_rpc_method_handler(
+            _upload, request_deserializer=pb.Chunk.FromString
+        ),
     }
     return grpc.method_handlers_generic_handler(SERVICE, methods)
 
@@ -79,7 +83,9 @@ def server_options(config: ServerConfig) -> list[tuple[str, Any]]:
     return merge_options(base, config.channel_options)
 
 
-def start_server(config: ServerConfig, host: str, port: int, workers: int = 64) -> tuple[grpc.Server, int]:
+def start_server(
+    config: ServerConfig, host: str, port: int, workers: int = 64
+) -> tuple[grpc.Server, int]:
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers),
         options=server_options(config),
@@ -89,7 +95,9 @@ def start_server(config: ServerConfig, host: str, port: int, workers: int = 64) 
     try:
         bound = server.add_insecure_port(f"{host}:{port}")
     except RuntimeError as exc:
-        raise TopologyError(f"server: cannot listen on {host}:{port} ({exc}); is the port in use?") from None
+        raise TopologyError(
+            f"server: cannot listen on {host}:{port} ({exc}); is the port in use?"
+        ) from None
     if bound == 0:
         raise TopologyError(f"server: cannot listen on {host}:{port}; is the port in use?")
     server.start()
@@ -110,7 +118,9 @@ def serve_until_signal(config: ServerConfig, host: str, port: int, announce: Any
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m servers.grpcio_server")
     parser.add_argument("--listen", default="127.0.0.1:0")
-    parser.add_argument("--window-mode", default="dynamic", choices=["dynamic", "static", "bdp-off"])
+    parser.add_argument(
+        "--window-mode", default="dynamic", choices=["dynamic", "static", "bdp-off"]
+    )
     parser.add_argument("--window-bytes", type=int, default=None)
     parser.add_argument("--option", action="append", default=[])
     return parser.parse_args(argv)

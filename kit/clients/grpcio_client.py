@@ -61,7 +61,9 @@ def _open_channel(target: str, config: ClientConfig, index: int, timeout_s: floa
         raise TopologyError(f"grpcio client: cannot reach {target} within {wait_s:g} s") from None
     return _Channel(
         channel=channel,
-        download=channel.unary_stream(DOWNLOAD, request_serializer=pb.DownloadRequest.SerializeToString),
+        download=channel.unary_stream(
+            DOWNLOAD, request_serializer=pb.DownloadRequest.SerializeToString
+        ),
         ping=channel.unary_unary(PING, request_serializer=pb.PingRequest.SerializeToString),
         upload=channel.stream_unary(UPLOAD, response_deserializer=pb.UploadSummary.FromString),
     )
@@ -69,7 +71,9 @@ def _open_channel(target: str, config: ClientConfig, index: int, timeout_s: floa
 
 def _warm(ch: _Channel, message_bytes: int, timeout_s: float) -> None:
     ch.ping(pb.PingRequest(payload=b"warm"), timeout=timeout_s)
-    for _ in ch.download(pb.DownloadRequest(message_count=2, message_bytes=message_bytes), timeout=timeout_s):
+    for _ in ch.download(
+        pb.DownloadRequest(message_count=2, message_bytes=message_bytes), timeout=timeout_s
+    ):
         pass
 
 
@@ -89,7 +93,9 @@ class _DownloadRun:
     tallies: list[_StreamTally] = field(default_factory=list)
 
     def stream(self, ch: _Channel, tally: _StreamTally, timeout_s: float) -> None:
-        request = pb.DownloadRequest(message_count=self.message_count, message_bytes=self.message_bytes)
+        request = pb.DownloadRequest(
+            message_count=self.message_count, message_bytes=self.message_bytes
+        )
         call = ch.download(request, timeout=timeout_s)
         try:
             for _ in call:

@@ -9,7 +9,15 @@ from tabulate import tabulate
 
 from kit.measure import Measurement
 from kit.plan import Trial
-from kit.report.common import cpu_warning, efficiency, fmt_mib_s, fmt_ms, fmt_window, mode_label, ping_rtt_ms
+from kit.report.common import (
+    cpu_warning,
+    efficiency,
+    fmt_mib_s,
+    fmt_ms,
+    fmt_window,
+    mode_label,
+    ping_rtt_ms,
+)
 from kit.units import format_bytes
 
 
@@ -62,8 +70,14 @@ def run_table(m: Measurement) -> str:
     rows: list[tuple[str, str]] = [
         ("client", f"{data['client']} {mode_label(m.trial)}"),
         ("workload", _workload_text(data)),
-        ("RTT", f"{data['rtt_ms']:g} ms (up {data['delay_up_ms']:g} + down {data['delay_down_ms']:g})"),
-        ("stream / connection window", f"{fmt_window(data['window_bytes'])} / {fmt_window(data['conn_window_bytes'])}"),
+        (
+            "RTT",
+            f"{data['rtt_ms']:g} ms (up {data['delay_up_ms']:g} + down {data['delay_down_ms']:g})",
+        ),
+        (
+            "stream / connection window",
+            f"{fmt_window(data['window_bytes'])} / {fmt_window(data['conn_window_bytes'])}",
+        ),
     ]
     if m.status != "ok":
         rows.append(("FAILED", m.error))
@@ -86,17 +100,34 @@ def _result_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
     rows = []
     if data["latency_ms"]:
         lat = data["latency_ms"]
-        rows.append(("unary latency", f"mean {lat['mean']:.2f} ms, p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms over {data['messages']} calls"))
+        rows.append(
+            (
+                "unary latency",
+                f"mean {lat['mean']:.2f} ms, p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms over {data['messages']} calls",
+            )
+        )
     else:
-        rows.append(("throughput", f"{fmt_mib_s(data['throughput_mib_s'])} MiB/s ({format_bytes(data['bytes'] or 0)} in {data['elapsed_s']:.2f} s)"))
-        rows.append(("theory = window / RTT", "-" if data["theory_mib_s"] is None else f"{fmt_mib_s(data['theory_mib_s'])} MiB/s"))
+        rows.append(
+            (
+                "throughput",
+                f"{fmt_mib_s(data['throughput_mib_s'])} MiB/s ({format_bytes(data['bytes'] or 0)} in {data['elapsed_s']:.2f} s)",
+            )
+        )
+        rows.append(
+            (
+                "theory = window / RTT",
+                "-" if data["theory_mib_s"] is None else f"{fmt_mib_s(data['theory_mib_s'])} MiB/s",
+            )
+        )
         eff = data["efficiency"]
         rows.append(("efficiency", "-" if eff is None else f"{eff:.2f}"))
         finish = data["stream_finish_s"] or []
         if len(finish) > 1:
             rows.append(("stream finish times", f"{min(finish):.3f} .. {max(finish):.3f} s"))
     rows.append(("PING RTT during transfer", f"{fmt_ms(data['ping_rtt_ms'])} ms"))
-    rows.append(("CPU (fraction of a core)", ", ".join(f"{k} {v:.0%}" for k, v in data["cpu"].items())))
+    rows.append(
+        ("CPU (fraction of a core)", ", ".join(f"{k} {v:.0%}" for k, v in data["cpu"].items()))
+    )
     return rows
 
 
@@ -108,10 +139,16 @@ def _frame_rows(frames: dict[str, Any]) -> list[tuple[str, str]]:
     growth = frames.get("window_growth") or []
     rows = [
         ("client SETTINGS (first)", settings),
-        ("conn WINDOW_UPDATEs sent", f"{wu['count']}; first: {' '.join(str(i) for i in wu['first'])}"),
+        (
+            "conn WINDOW_UPDATEs sent",
+            f"{wu['count']}; first: {' '.join(str(i) for i in wu['first'])}",
+        ),
         ("stream WINDOW_UPDATEs sent", str(frames["stream_window_updates"]["count"])),
         ("PINGs sent by client", str(frames["pings_sent"])),
-        ("DATA frames received", f"{frames['data_down']['frames']} (max {format_bytes(frames['data_down']['max_frame'])})"),
+        (
+            "DATA frames received",
+            f"{frames['data_down']['frames']} (max {format_bytes(frames['data_down']['max_frame'])})",
+        ),
     ]
     if len(growth) > 1:
         rows.append(("stream window growth", " -> ".join(format_bytes(g) for g in growth)))

@@ -48,7 +48,9 @@ def test_static_window_is_on_the_wire_and_bounded(topo: Topology) -> None:
     # the window plus that credit per RTT, plus one initial window, bounds the transfer.
     elapsed = m.client_result.elapsed_s  # type: ignore[union-attr]
     rtt_s = RTT_MS / 1000
-    ceiling = (window + min(trial.workload.message_bytes, CCORE_EXTRA_CREDIT_BYTES)) * (elapsed / rtt_s + 1)
+    ceiling = (window + min(trial.workload.message_bytes, CCORE_EXTRA_CREDIT_BYTES)) * (
+        elapsed / rtt_s + 1
+    )
     assert m.client_result.bytes <= ceiling * 1.05  # type: ignore[union-attr]
     # ... and the window does bind: far below loopback speed.
     assert m.throughput_mib_s is not None and m.throughput_mib_s < 100

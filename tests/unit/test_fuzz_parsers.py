@@ -16,7 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -15,17 +15,26 @@ def test_link_rtt_is_the_sum_of_both_directions() -> None:
 
 
 def test_theory_is_window_over_rtt() -> None:
-    trial = Trial(link=Link.from_rtt(20), client=ClientConfig(kind="h2", window_mode="static", window_bytes=65536))
+    trial = Trial(
+        link=Link.from_rtt(20),
+        client=ClientConfig(kind="h2", window_mode="static", window_bytes=65536),
+    )
     assert theory_mib_s(trial) == pytest.approx(65536 / 0.020 / 2**20)
 
 
 def test_theory_takes_the_binding_layer() -> None:
     # 4 streams x 1 MiB stream window, but a 64 KiB connection window binds.
-    client = ClientConfig(kind="h2", window_mode="static", window_bytes=2**20, conn_window_bytes=65536)
+    client = ClientConfig(
+        kind="h2", window_mode="static", window_bytes=2**20, conn_window_bytes=65536
+    )
     trial = Trial(link=Link.from_rtt(5), client=client, workload=Workload(streams=4))
     assert theory_mib_s(trial) == pytest.approx(65536 / 0.005 / 2**20)
     # Default connection window = stream window x streams: the stream layer binds.
-    wide = Trial(link=Link.from_rtt(5), client=ClientConfig(kind="h2", window_mode="static", window_bytes=2**20), workload=Workload(streams=4))
+    wide = Trial(
+        link=Link.from_rtt(5),
+        client=ClientConfig(kind="h2", window_mode="static", window_bytes=2**20),
+        workload=Workload(streams=4),
+    )
     assert theory_mib_s(wide) == pytest.approx(4 * 2**20 / 0.005 / 2**20)
 
 
@@ -78,7 +87,10 @@ def test_timed_duration_is_at_least_20_rtts() -> None:
 def test_grpcio_window_options() -> None:
     assert window_options("dynamic", None) == []
     assert window_options("bdp-off", None) == [("grpc.http2.bdp_probe", 0)]
-    assert window_options("static", 65536) == [("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 65536)]
+    assert window_options("static", 65536) == [
+        ("grpc.http2.bdp_probe", 0),
+        ("grpc.http2.lookahead_bytes", 65536),
+    ]
 
 
 def test_parse_option_and_merge() -> None:

@@ -3,12 +3,26 @@ from __future__ import annotations
 import pytest
 
 from kit.errors import UsageError
-from kit.units import HTTP2_MAX_WINDOW_BYTES, format_bytes, parse_duration_ms, parse_size_bytes, parse_window_bytes
+from kit.units import (
+    HTTP2_MAX_WINDOW_BYTES,
+    format_bytes,
+    parse_duration_ms,
+    parse_size_bytes,
+    parse_window_bytes,
+)
 
 
 @pytest.mark.parametrize(
     ("text", "ms"),
-    [("20ms", 20.0), ("1.5ms", 1.5), ("0", 0.0), ("0.02s", 20.0), ("250us", 0.25), ("2s", 2000.0), (" 5 ms ", 5.0)],
+    [
+        ("20ms", 20.0),
+        ("1.5ms", 1.5),
+        ("0", 0.0),
+        ("0.02s", 20.0),
+        ("250us", 0.25),
+        ("2s", 2000.0),
+        (" 5 ms ", 5.0),
+    ],
 )
 def test_durations(text: str, ms: float) -> None:
     assert parse_duration_ms(text) == pytest.approx(ms)
@@ -22,7 +36,14 @@ def test_bad_durations_name_the_option(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "n"),
-    [("64KiB", 65536), ("4MiB", 4 * 2**20), ("65536", 65536), ("1KB", 1000), ("1.5MiB", 1572864), ("2GiB", 2**31)],
+    [
+        ("64KiB", 65536),
+        ("4MiB", 4 * 2**20),
+        ("65536", 65536),
+        ("1KB", 1000),
+        ("1.5MiB", 1572864),
+        ("2GiB", 2**31),
+    ],
 )
 def test_sizes(text: str, n: int) -> None:
     assert parse_size_bytes(text) == n
