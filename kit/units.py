@@ -99,7 +99,7 @@ def format_bytes(n_bytes: float) -> str:
     for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if n_bytes >= size:
             value = n_bytes / size
-            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.2g} {unit}"
+            return f"{value:.2f}".rstrip("0").rstrip(".") + f" {unit}"
     return f"{n_bytes:.0f} B"
 
 

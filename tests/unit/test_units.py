@@ -66,3 +66,9 @@ def test_format_bytes() -> None:
     assert format_bytes(65536) == "64 KiB"
     assert format_bytes(4 * 2**20) == "4 MiB"
     assert format_bytes(1000) == "1000 B"
+
+
+def test_format_bytes_never_uses_exponents() -> None:
+    assert format_bytes(130.5 * 1024) == "130.5 KiB"
+    assert format_bytes(1.5 * 2**20) == "1.5 MiB"
+    assert "e+" not in format_bytes(999.99 * 1024)

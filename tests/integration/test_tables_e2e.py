@@ -1,0 +1,62 @@
+"""`kit tables --quick` end to end over loopback, reduced to table 4 (the smallest table).
+
+Real grpcio server, real delay line, real client processes. Asserts on the files and the
+schedule (records exist, the control ran twice in the round), never on speeds.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+TIMEOUT_S = 50
+
+
+def kit(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kit.cli", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+
+
+def test_quick_table4_writes_tables_and_records(tmp_path: Path) -> None:
+    records, out = tmp_path / "tables.jsonl", tmp_path / "tables.md"
+    done = kit("tables", "--quick", "--only", "4", "--records", str(records), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "[0/5]" in done.stderr and "left ~" in done.stderr  # the progress display
+
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    plan, session = lines[0], lines[-1]
+    assert plan["kind"] == "tables-plan" and plan["quick"] is True and plan["rounds"] == 1
+    assert session["kind"] == "tables-session" and session["complete"] is True
+    cells = [line for line in lines if "trial" in line]
+    keys = [c["tags"]["key"] for c in cells]
+    assert sorted(keys) == sorted(
+        ["grpcio-dynamic", "grpcio-dynamic", "grpcio-static-64KiB", "h2-dynamic", "h2-static-64KiB"]
+    )
+    assert {c["tags"]["round"] for c in cells} == {0}
+    assert all(c["trial"]["link"]["delay_up_ms"] == 2.5 for c in cells)
+    assert all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
+
+    text = out.read_text()
+    assert "## Table 4" in text and "Noise floor (control `grpcio-dynamic`)" in text
+    assert "## Table 1" not in text
+
+    rerendered = kit("report", str(records))
+    assert rerendered.returncode == 0 and rerendered.stdout == text
+
+    again = kit("tables", "--resume", "--records", str(records), "--out", str(out))
+    assert again.returncode == 0, again.stderr
+    assert "0 cells" in again.stderr
+    assert len([1 for line in records.read_text().splitlines() if '"trial"' in line]) == 5

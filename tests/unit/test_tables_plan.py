@@ -1,0 +1,144 @@
+"""kit.tables: the reference tables as campaigns - cells, sizing, selection, schedule."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from kit.errors import UsageError
+from kit.plan import Link
+from kit.tables import (
+    DEFAULT_TIMING,
+    QUICK_TIMING,
+    SHORT_TRANSFER_BYTES,
+    TablesSettings,
+    parse_only,
+    plan_tables,
+    sized_transfer_bytes,
+    starvation_cells,
+    table1_cells,
+    timed_duration_s,
+    unary_cells,
+)
+
+MIB = 2**20
+
+
+def test_parse_only() -> None:
+    assert parse_only(None) == (1, 2, 3, 4)
+    assert parse_only("3,1") == (1, 3)
+    assert parse_only(" 2 ") == (2,)
+    for bad in ("", "5", "1,x", "0"):
+        with pytest.raises(UsageError, match="--only"):
+            parse_only(bad)
+
+
+def test_settings_validate_and_round_trip() -> None:
+    with pytest.raises(UsageError, match="--rounds"):
+        TablesSettings(rounds=0)
+    with pytest.raises(UsageError, match="--only"):
+        TablesSettings(only=(7,))
+    settings = TablesSettings(quick=True, rounds=2, seed=9, only=(1, 4))
+    assert TablesSettings.from_record(settings.to_record()) == settings
+    assert settings.timing == QUICK_TIMING
+
+
+def test_timed_duration_is_at_least_20_rtts_and_capped() -> None:
+    assert timed_duration_s(0.0, None, DEFAULT_TIMING) == DEFAULT_TIMING.base_s
+    # A slow cell runs longer to carry min_bytes, but never past the cap...
+    assert timed_duration_s(20.0, 3.125, DEFAULT_TIMING) == pytest.approx(4 / 3.125)
+    assert timed_duration_s(20.0, 0.5, DEFAULT_TIMING) == DEFAULT_TIMING.max_s
+    # ...except that 20 RTTs always fit.
+    assert timed_duration_s(100.0, None, QUICK_TIMING) == pytest.approx(2.0)
+
+
+def test_sized_transfer_is_whole_messages() -> None:
+    assert sized_transfer_bytes(3.125, 1.28) == 16 * 256 * 1024
+    assert sized_transfer_bytes(0.01, 1.0) == 4 * 256 * 1024  # never fewer than 4 messages
+
+
+def test_table1_rows_per_rtt() -> None:
+    cells = {c.key: c.payload for c in table1_cells(20.0, DEFAULT_TIMING)}
+    assert len(cells) == 12
+    for kind in ("grpcio", "h2"):
+        assert cells[f"{kind}-dynamic-8MiB"].workload.bytes_per_stream == SHORT_TRANSFER_BYTES
+        assert cells[f"{kind}-dynamic-timed"].workload.bytes_per_stream is None
+        for window in ("64KiB", "256KiB", "1MiB", "4MiB"):
+            trial = cells[f"{kind}-static-{window}"]
+            assert trial.client.kind == kind and trial.client.window_mode == "static"
+    assert all(t.link == Link.from_rtt(20.0) for t in cells.values())
+    # h2 static rows up to 200 MiB/s carry a sized fixed transfer; grpcio rows are timed.
+    assert cells["h2-static-64KiB"].workload.bytes_per_stream == 16 * 256 * 1024
+    assert cells["h2-static-4MiB"].workload.bytes_per_stream == 200 * MIB
+    assert cells["grpcio-static-64KiB"].workload.duration_s == pytest.approx(1.28)
+    loopback = {c.key: c.payload for c in table1_cells(0.0, DEFAULT_TIMING)}
+    assert loopback["h2-static-64KiB"].workload.bytes_per_stream is None  # no theory at RTT 0
+
+
+def test_every_cell_has_a_hard_timeout_above_its_expected_time() -> None:
+    settings = TablesSettings()
+    for campaign in plan_tables(settings):
+        for cell in campaign.spec.cells:
+            workload = cell.payload.workload
+            assert workload.timeout_s >= DEFAULT_TIMING.timeout_floor_s
+            if workload.duration_s is not None:
+                assert workload.timeout_s > workload.duration_s
+
+
+def test_starvation_and_unary_cells() -> None:
+    starving = {c.key: c.payload for c in starvation_cells(DEFAULT_TIMING)}
+    assert sorted(starving) == ["h2-conn-4MiB", "h2-conn-64KiB"]
+    slow = starving["h2-conn-64KiB"]
+    assert (slow.workload.streams, slow.workload.bytes_per_stream) == (4, 4 * MIB)
+    assert (slow.client.window_bytes, slow.client.conn_window_bytes) == (MIB, 65536)
+    assert slow.theory_mib_s() == pytest.approx(12.5)
+    unary = {c.key: c.payload for c in unary_cells(QUICK_TIMING)}
+    assert set(unary) == {"grpcio-dynamic", "grpcio-static-64KiB", "h2-dynamic", "h2-static-64KiB"}
+    assert all(t.workload.kind == "unary" and t.link.rtt_ms == 5.0 for t in unary.values())
+
+
+@pytest.mark.parametrize(
+    ("only", "names"),
+    [
+        (
+            (1, 2, 3, 4),
+            [
+                "table1-loopback",
+                "table1-rtt5ms",
+                "table1-rtt20ms",
+                "table3-starvation",
+                "table4-unary",
+            ],
+        ),
+        ((2,), ["table1-rtt20ms"]),
+        ((1,), ["table1-loopback", "table1-rtt5ms", "table1-rtt20ms"]),
+        ((3, 4), ["table3-starvation", "table4-unary"]),
+    ],
+)
+def test_selection_runs_only_the_campaigns_needed(only: tuple[int, ...], names: list[str]) -> None:
+    assert [c.name for c in plan_tables(TablesSettings(only=only))] == names
+
+
+def test_schedule_has_the_control_twice_per_round_in_a_seeded_reshuffled_order() -> None:
+    campaign = plan_tables(TablesSettings(rounds=3, seed=4, only=(4,)))[0]
+    schedule = campaign.spec.schedule()
+    by_round: dict[int, list[str]] = {}
+    for run in schedule:
+        by_round.setdefault(run.round_index, []).append(run.key)
+    assert len(by_round) == 3
+    for keys in by_round.values():
+        assert Counter(keys)["grpcio-dynamic"] == 2
+        assert Counter(keys) - Counter({"grpcio-dynamic": 2}) == Counter(
+            {"grpcio-static-64KiB": 1, "h2-dynamic": 1, "h2-static-64KiB": 1}
+        )
+    assert [r.run_id for r in schedule] == [r.run_id for r in campaign.spec.schedule()]
+    assert len({tuple(keys) for keys in by_round.values()}) > 1  # reshuffled
+
+
+def test_warm_trial_is_a_short_copy_of_the_control() -> None:
+    campaign = plan_tables(TablesSettings(only=(2,)))[0]
+    warm = campaign.warm_trial()
+    control = next(c.payload for c in campaign.spec.cells if c.key == campaign.spec.control_key)
+    assert warm.link == control.link and warm.client == control.client
+    assert warm.label == "warm-up"
