@@ -1,0 +1,121 @@
+"""`kit compare` and `kit knee` over real loopback: server, delay line, client processes.
+
+Assertions are on verdicts and physics with wide margins (a 16x window difference at
+10 ms), never on absolute speeds. Runs are short (0.2-0.3 s timed) to keep the file fast.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kit.compare import parse_candidate, plan_from_settings, run_plan
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def kit(*args: str, timeout_s: float = 90.0) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "kit.cli", *args]
+    return subprocess.run(
+        cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout_s, check=False
+    )
+
+
+def test_identical_candidate_is_within_noise_in_9_of_10_comparisons(tmp_path: Path) -> None:
+    """Ten identical candidates against the baseline, interleaved in one campaign.
+
+    Each candidate is a separate cell with its own runs, so each verdict is a separate
+    comparison; they share the baseline's samples and floor (which makes them correlated:
+    a bad baseline would fail many at once, so the 9-of-10 bar is not weakened by it).
+    """
+    spec = "h2:window=256KiB,conn-window=256KiB"
+    same = [parse_candidate(spec, f"same-{i}") for i in range(10)]
+    settings = {"rtt": "4ms", "duration": "250ms", "rounds": 3, "seed": 7}
+    plan = plan_from_settings(settings, parse_candidate(spec), same, title="identical")
+    records = tmp_path / "identical.jsonl"
+    report = run_plan(plan, records, progress=None)
+    assert report.floor is not None
+    labels = {row.key: row.label for row in report.rows if row.key != "baseline"}
+    assert all(row.runs_ok == 3 for row in report.rows if row.key != "baseline"), report.rows
+    within = sum(label == "within noise" for label in labels.values())
+    assert within >= 9, f"identical candidates: {labels}; {report.floor.describe()}"
+
+
+def test_compare_end_to_end_finds_the_larger_window_faster(tmp_path: Path) -> None:
+    records, markdown = tmp_path / "cmp.jsonl", tmp_path / "cmp.md"
+    out = kit(
+        "compare", "--rtt", "10ms", "--duration", "300ms", "--rounds", "3",
+        "--baseline", "h2:window=64KiB,conn-window=64KiB",
+        "--candidate", "h2:window=1MiB,conn-window=1MiB",
+        "--candidate", "grpcio:grpc.http2.bdp_probe=0,grpc.http2.lookahead_bytes=65536",
+        "--records", str(records), "--markdown", str(markdown), "--json",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    rows = {r["name"]: r for r in data["rows"]}
+    big = rows["h2:window=1MiB,conn-window=1MiB"]
+    assert big["label"] == "faster" and big["change_pct"] > 100  # 16x the window
+    base = rows["baseline"]
+    # Physics: a 64 KiB window at 10 ms cannot beat 6.25 MiB/s (+10% for timer slop).
+    assert base["median"] <= base["theory_mib_s"] * 1.10
+    assert base["runs_ok"] == 6 and data["noise_floor"]["copies"] == 2
+    assert data["rounds_done"] == 3
+    assert "| baseline" in markdown.read_text(encoding="utf-8")
+    lines = records.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 3 * 4  # 3 rounds x (2 candidates + 2 control copies)
+
+
+def test_unary_compare_resumes_with_more_rounds(tmp_path: Path) -> None:
+    records = tmp_path / "unary.jsonl"
+    args = ["compare", "--rtt", "2ms", "--workload", "unary", "--calls", "20",
+            "--candidate", "grpcio:grpc.http2.bdp_probe=0", "--records", str(records)]  # fmt: skip
+    first = kit(*args, "--rounds", "2")
+    assert first.returncode == 0, first.stderr
+    again = kit(*args, "--rounds", "2")
+    assert again.returncode == 2 and "--resume" in again.stderr
+    more = kit(*args, "--rounds", "3", "--resume", "--json")
+    assert more.returncode == 0, more.stderr
+    data = json.loads(more.stdout)
+    assert data["metric"] == "latency" and data["rounds_done"] == 3
+    base = data["rows"][0]
+    assert base["runs_ok"] == 6
+    assert base["median"] >= 2.0  # a unary call waits at least one 2 ms round trip
+
+
+def test_knee_end_to_end(tmp_path: Path) -> None:
+    out = kit(
+        "knee", "--rtt", "4ms", "--streams", "2", "--min-window", "64KiB", "--max-window", "256KiB",
+        "--rounds", "1", "--duration", "200ms", "--records", str(tmp_path / "knee.jsonl"), "--json",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    sweeps = json.loads(out.stdout)
+    assert [s["swept"] for s in sweeps] == ["stream window", "connection window"]
+    for sweep in sweeps:
+        windows = [p["window_bytes"] for p in sweep["points"]]
+        assert windows == [64 << 10, 128 << 10, 256 << 10]
+        assert sweep["knee_window_bytes"] in windows
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["compare", "--candidate", "curl"], "client 'curl' is not one of"),
+        (["compare", "--preset", "windows", "--streams", "4"], "cannot be combined"),
+        (["compare", "--preset", "speed"], "not one of windows"),
+        (["compare", "--candidate", "h2", "--rtt", "fast"], "--rtt"),
+        (["compare", "--candidate", "h2", "--resume"], "--resume"),
+        (["compare", "--file", "missing.toml"], "does not exist"),
+        (["knee", "--min-window", "1MiB", "--max-window", "1MiB"], "at least two windows"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
+    out = kit(*args, timeout_s=30)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kit: error:") and message in lines[0]

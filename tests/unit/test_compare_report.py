@@ -1,0 +1,204 @@
+"""kit.report.compare, kit.report.knee, kit.report.matrix: records -> verdicts - pure."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pytest
+
+from kit.errors import UsageError
+from kit.measure import ClientResult, Measurement, ProcessCpu
+from kit.presets import BOTH, DEFAULTS, STREAM_ONLY
+from kit.report.compare import (
+    CompareMeta,
+    build_report,
+    render_markdown,
+    render_text,
+    report_json,
+)
+from kit.report.knee import KneePoint, find_knee, knee_json, knee_sentence, render_knee
+from kit.report.matrix import matrix_findings
+
+BASE = "baseline"
+
+
+def record(key: str, rnd: int, value: float | None, copy: int = 0, cpu: float = 0.3) -> Measurement:
+    """A run as the campaign tags it; ``value`` MiB/s over 1 s, None = a failed run."""
+    tags = {"campaign": "t", "key": key, "round": rnd, "copy": copy, "control": key == BASE}
+    if value is None:
+        return Measurement(trial={}, status="failed", error="client timed out", tags=tags)
+    result = ClientResult(client="h2", bytes=int(value * 2**20), elapsed_s=1.0)
+    cpu_rows = (ProcessCpu("client", cpu),)
+    return Measurement(
+        trial={}, status="ok", result=result.to_dict(), cpu=cpu_rows, theory_mib_s=100.0, tags=tags
+    )
+
+
+def latency_record(key: str, rnd: int, ms: float, copy: int = 0) -> Measurement:
+    tags = {"campaign": "t", "key": key, "round": rnd, "copy": copy, "control": key == BASE}
+    result = ClientResult(
+        client="grpcio", messages=3, elapsed_s=1.0, latencies_ms=(ms - 0.1, ms, ms + 5)
+    )
+    return Measurement(trial={}, status="ok", result=result.to_dict(), tags=tags)
+
+
+def campaign(
+    base_pairs: Sequence[tuple[float, float]], **cells: Sequence[float | None]
+) -> list[Measurement]:
+    out = []
+    for rnd, (a, b) in enumerate(base_pairs):
+        out += [record(BASE, rnd, a, 0), record(BASE, rnd, b, 1)]
+    for key, values in cells.items():
+        out += [record(key, rnd, v) for rnd, v in enumerate(values)]
+    return out
+
+
+def meta(*keys: str, metric: str = "throughput") -> CompareMeta:
+    specs = {BASE: "grpcio", **{k: f"spec-{k}" for k in keys}}
+    return CompareMeta("t", BASE, (BASE, *keys), specs, metric, rounds=3, setup="RTT 10 ms")  # type: ignore[arg-type]
+
+
+STEADY = [(100.0, 101.0), (99.0, 100.0), (100.0, 102.0)]  # floor ~3%
+
+
+def test_clear_gain_is_faster_and_the_floor_comes_from_the_copies() -> None:
+    report = build_report(meta("fast"), campaign(STEADY, fast=[150.0, 152.0, 149.0]))
+    assert report.floor is not None
+    assert report.floor.floor_pct == pytest.approx(3.0, abs=0.01)  # (102 - 99) / 100
+    row = report.row("fast")
+    assert row.label == "faster" and row.change_pct == pytest.approx(50.0)
+    assert row.verdict.startswith("+50.0% faster")
+    base = report.row(BASE)
+    assert base.runs_ok == 6 and base.summary is not None and base.summary.median == 100.0
+
+
+def test_identical_values_are_within_noise_without_a_bare_percentage() -> None:
+    report = build_report(meta("same"), campaign(STEADY, same=[100.0, 101.0, 99.5]))
+    row = report.row("same")
+    assert row.label == "within noise"
+    assert row.verdict.startswith("within noise")
+    text = render_text(report)
+    assert "(+0.0%)" in text or "(-0.2%)" in text or "(+0.2%)" in text  # in parentheses only
+
+
+def test_slower_and_change_above_floor_but_overlapping_rounds() -> None:
+    cells = {"slow": [50.0, 51.0, 50.5], "wobbly": [90.0, 130.0, 150.0]}
+    report = build_report(meta("slow", "wobbly"), campaign(STEADY, **cells))
+    assert report.row("slow").label == "slower"
+    wobbly = report.row("wobbly")
+    assert wobbly.label == "within noise" and "rounds overlap" in wobbly.verdict
+    # More rounds could resolve a 30% effect at this spread: say how many.
+    assert any("needs about" in w for w in wobbly.warnings)
+
+
+def test_no_rounds_warning_for_a_change_below_the_floor() -> None:
+    report = build_report(meta("same"), campaign(STEADY, same=[100.0, 100.5, 99.0]))
+    assert report.row("same").warnings == ()
+
+
+def test_latency_lower_is_faster() -> None:
+    runs = []
+    for rnd in range(3):
+        runs += [latency_record(BASE, rnd, 10.0, 0), latency_record(BASE, rnd, 10.2, 1)]
+        runs.append(latency_record("quick", rnd, 5.0))
+    report = build_report(meta("quick", metric="latency"), runs)
+    row = report.row("quick")
+    assert row.label == "faster" and row.change_pct is not None and row.change_pct < -40
+    assert "ms (p50 per run)" in render_text(report)
+
+
+def test_failed_runs_are_counted_and_named() -> None:
+    report = build_report(
+        meta("flaky", "dead"), campaign(STEADY, flaky=[150.0, None, 151.0], dead=[None, None, None])
+    )
+    flaky = report.row("flaky")
+    assert (flaky.runs_ok, flaky.runs_failed, flaky.label) == (2, 1, "faster")
+    assert any("client timed out" in w for w in flaky.warnings)
+    assert report.row("dead").verdict == "no result (every run failed)"
+
+
+def test_without_two_control_copies_there_is_no_verdict() -> None:
+    runs = [record(BASE, 0, 100.0), record("x", 0, 150.0)]
+    report = build_report(meta("x"), runs)
+    assert report.floor is None
+    assert report.row("x").verdict == "no verdict (no noise floor)"
+    assert any("no noise floor" in w for w in report.warnings)
+    assert any("only 1 round" in w for w in report.warnings)
+
+
+def test_loud_floor_and_cpu_bound_runs_are_flagged() -> None:
+    runs = campaign([(100.0, 130.0), (90.0, 100.0), (100.0, 100.0)], x=[100.0, 100.0, 100.0])
+    runs.append(record("hot", 0, 100.0, cpu=0.99))
+    report = build_report(meta("x", "hot"), runs)
+    assert any("noise floor is ±" in w for w in report.warnings)
+    assert any("CPU-bound" in w for w in report.warnings)
+    assert report.row("hot").cpu_bound_roles == ("client",)
+
+
+def test_markdown_and_json_forms() -> None:
+    report = build_report(meta("fast"), campaign(STEADY, fast=[150.0, 152.0, 149.0]))
+    md = render_markdown(report)
+    assert md.startswith("### t") and "| fast" in md and "noise floor ±3.0%" in md
+    data = json.loads(json.dumps(report_json(report)))
+    assert data["noise_floor"]["floor_pct"] == pytest.approx(3.0, abs=0.01)
+    fast = next(r for r in data["rows"] if r["name"] == "fast")
+    assert fast["label"] == "faster" and fast["median"] == pytest.approx(150.0)
+    assert data["rows"][0]["name"] == BASE and data["rows"][0]["change_pct"] is None
+
+
+# --- knee ---------------------------------------------------------------------------------
+
+
+def point(window: int, median: float, cpu_bound: bool = False) -> KneePoint:
+    return KneePoint(window, median, median * 0.98, median * 1.02, None, cpu_bound)
+
+
+def test_knee_is_the_smallest_window_at_90_percent_of_the_best() -> None:
+    knee = find_knee(
+        [point(4, 380.0), point(1, 100.0), point(2, 200.0), point(8, 400.0), point(16, 395.0)]
+    )
+    assert knee.best.window_bytes == 8 and knee.knee.window_bytes == 4
+    assert [p.window_bytes for p in knee.points] == [1, 2, 4, 8, 16]
+
+
+def test_knee_says_when_the_best_is_cpu_bound() -> None:
+    knee = find_knee([point(1, 50.0), point(2, 90.0, cpu_bound=True)])
+    assert "CPU-bound" in knee_sentence(knee, "stream window")
+    assert "CPU-bound" not in knee_sentence(find_knee([point(1, 50.0), point(2, 90.0)]), "w")
+
+
+def test_knee_errors() -> None:
+    with pytest.raises(UsageError, match="no window"):
+        find_knee([])
+    with pytest.raises(UsageError, match="fraction"):
+        find_knee([point(1, 1.0)], fraction=0.0)
+
+
+def test_knee_from_a_report() -> None:
+    runs = campaign(STEADY, **{"64KiB": [25.0, 26.0, 25.0], "1MiB": [95.0, 97.0, 96.0]})
+    report = build_report(meta("64KiB", "1MiB"), runs)
+    windows = {BASE: 4 << 20, "64KiB": 64 << 10, "1MiB": 1 << 20}
+    text = render_knee(report, windows, "stream window")
+    assert "1 MiB <- knee" in text
+    assert knee_json(report, windows, "stream window")["knee_window_bytes"] == 1 << 20
+
+
+def test_matrix_findings_name_ratio_and_verdict() -> None:
+    runs = campaign(STEADY, **{BOTH: [400.0, 410.0, 405.0], STREAM_ONLY: [100.0, 99.0, 101.0]})
+    report = build_report(meta(BOTH, STREAM_ONLY), runs)
+    text = matrix_findings([(32, report)])
+    assert "32 concurrent download(s)" in text
+    assert f"both raised: x4.05 of {DEFAULTS} - +305.0% faster" in text
+    assert "stream window raised alone: x1.00" in text and "within noise" in text
+
+
+def test_knee_flags_queued_pings_and_a_knee_at_the_top_of_the_ladder() -> None:
+    queued = KneePoint(2, 90.0, 88.0, 92.0, None, False, ping_rtt_ms=45.0)
+    knee = find_knee([point(1, 50.0), queued])
+    text = knee_sentence(knee, "connection window", rtt_ms=20.0)
+    assert "PINGs at 45 ms against 20 ms" in text
+    assert "may lie beyond" in text
+    calm = find_knee([point(1, 95.0), KneePoint(2, 100.0, 99.0, 101.0, None, False, 21.0)])
+    assert "PINGs" not in knee_sentence(calm, "w", rtt_ms=20.0)
+    assert "may lie beyond" not in knee_sentence(calm, "w", rtt_ms=20.0)
