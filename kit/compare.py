@@ -21,7 +21,7 @@ import json
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -31,14 +31,12 @@ from kit.grpc_options import parse_option
 from kit.plan import CLIENT_KINDS, ClientConfig, Link, OptionValue, Trial, Workload
 from kit.report.compare import CompareMeta, CompareReport, build_report
 from kit.rounds import Cell
-from kit.topology import Topology
 from kit.units import parse_duration_ms, parse_size_bytes, parse_window_bytes
 
 BASELINE_KEY = "baseline"
 COMPARE_WORKLOADS = ("download", "unary")
 DEFAULT_RTT = "20ms"
 DEFAULT_ROUNDS = 5
-WARMUP_S = 0.5
 H2_KEYS = ("window", "conn-window", "credit", "max-frame", "connections", "mode")
 GRPCIO_KIT_KEYS = ("window", "mode", "connections")
 SETTING_KEYS = (
@@ -267,31 +265,13 @@ def run_plan(
     resume: bool = False,
     progress: TextIO | None = sys.stderr,
 ) -> CompareReport:
-    """Run what is missing of the plan's campaign on a pre-warmed topology; report it."""
-    warmup = replace(
-        plan.trial(plan.baseline), workload=replace(plan.workload, duration_s=WARMUP_S)
-    )
-    measurements = run_campaign(
-        plan.campaign(), records_path, resume=resume, progress=progress,
-        topology_factory=lambda: warmed_topology(warmup),
-    )  # fmt: skip
-    return build_report(plan.meta(), measurements)
+    """Run what is missing of the plan's campaign; report it.
 
-
-def warmed_topology(warmup: Trial) -> Topology:
-    """A topology whose server and delay line have carried one unrecorded run.
-
-    The first run through a fresh server and delay line is slow (measured in the window
-    matrix: 29.7 and 33.3 MiB/s against a 42-47 MiB/s median for the same cell); whichever
-    cell the first round puts first would absorb it, and it inflates the noise floor.
+    The Topology warms its server and delay line with one unrecorded run first (the first
+    run through fresh ones measured 29.7 and 33.3 MiB/s against a 42-47 MiB/s median).
     """
-    topo = Topology()
-    try:
-        topo.measure(warmup, tags={"warmup": True})
-    except BaseException:
-        topo.close()
-        raise
-    return topo
+    measurements = run_campaign(plan.campaign(), records_path, resume=resume, progress=progress)
+    return build_report(plan.meta(), measurements)
 
 
 def describe_setup(link: Link, workload: Workload) -> str:

@@ -38,12 +38,35 @@ def _cpu_at(samples: Sequence[Sample], t_ns: int) -> float:
     return c0 + (c1 - c0) * (t_ns - t0) / (t1 - t0) if t1 > t0 else c1
 
 
+def machine_load(
+    machine: Sequence[Sample], t_start_ns: int, t_end_ns: int, path_cores: float
+) -> dict[str, float] | None:
+    """How many cores the whole machine kept busy in a timed window, and how many of them
+    the measurement path (client, proxy, server) does not account for: on 2 cores, other
+    work skews every cell even when no process of ours is CPU-bound."""
+    busy = cpu_fraction(machine, t_start_ns, t_end_ns)
+    if busy is None:
+        return None
+    return {
+        "busy_cores": round(busy, 3),
+        "path_cores": round(path_cores, 3),
+        "other_cores": round(max(0.0, busy - path_cores), 3),
+        "cpus": float(psutil.cpu_count() or 0),
+    }
+
+
+def _machine_busy_s() -> float:
+    times = psutil.cpu_times()
+    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
+
+
 class CpuSampler:
-    """Samples the CPU time of some PIDs until stopped (a context manager)."""
+    """Samples the CPU time of some PIDs, and of the whole machine, until stopped."""
 
     def __init__(self, pids: dict[str, int]) -> None:
         self._procs = {role: psutil.Process(pid) for role, pid in pids.items()}
         self.samples: dict[str, list[Sample]] = {role: [] for role in pids}
+        self.machine: list[Sample] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -63,6 +86,8 @@ class CpuSampler:
 
     def _sample(self) -> None:
         now = time.monotonic_ns()
+        with contextlib.suppress(psutil.Error, OSError):
+            self.machine.append((now, _machine_busy_s()))
         for role, proc in self._procs.items():
             with contextlib.suppress(psutil.Error):
                 times = proc.cpu_times()

@@ -161,16 +161,6 @@ class TableCampaign:
     def name(self) -> str:
         return self.spec.name
 
-    def warm_trial(self) -> Trial:
-        """A discarded trial run once per (server, link) before the first timed cell."""
-        control = next(c.payload for c in self.spec.cells if c.key == self.spec.control_key)
-        workload = control.workload
-        if workload.kind == "download" and workload.bytes_per_stream is None:
-            workload = replace(
-                workload, duration_s=min(workload.timed_duration_s(control.link.rtt_ms), 0.5)
-            )
-        return replace(control, workload=workload, label="warm-up")
-
 
 def _window_key(window_bytes: int) -> str:
     return f"{window_bytes // MIB}MiB" if window_bytes >= MIB else f"{window_bytes // KIB}KiB"

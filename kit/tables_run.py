@@ -9,25 +9,20 @@ and the path's own processes cannot show it.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import statistics
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-import psutil
-
 from kit.campaign import campaign_records, run_campaign
-from kit.cpu import Sample, cpu_fraction
 from kit.errors import UsageError
 from kit.measure import Measurement
-from kit.plan import Link, Trial
+from kit.plan import Trial
 from kit.records import append_record, read_records
 from kit.rounds import ScheduledRun, remaining
 from kit.tables import (
@@ -39,8 +34,6 @@ from kit.tables import (
     plan_tables,
 )
 from kit.topology import Topology
-
-MACHINE_SAMPLE_S = 0.05
 
 
 class TablesProgress:
@@ -90,81 +83,22 @@ class TablesProgress:
             self.out.flush()
 
 
-class MachineSampler:
-    """Busy CPU seconds of the whole machine (all cores), sampled until stopped."""
+class ProgressTopology(Topology):
+    """A topology that reports each cell to the tables' progress line.
 
-    def __init__(self) -> None:
-        self.samples: list[Sample] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> MachineSampler:
-        self._sample()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=2.0)
-        self._sample()
-
-    def _run(self) -> None:
-        while not self._stop.wait(MACHINE_SAMPLE_S):
-            self._sample()
-
-    def _sample(self) -> None:
-        with contextlib.suppress(psutil.Error, OSError):
-            times = psutil.cpu_times()
-            idle = times.idle + getattr(times, "iowait", 0.0)
-            self.samples.append((time.monotonic_ns(), sum(times) - idle))
-
-
-def with_machine_load(m: Measurement, samples: list[Sample]) -> Measurement:
-    """The record with how many cores the whole machine kept busy in its timed window,
-    and how many of them the path's own processes (client, proxy, server) account for."""
-    result = m.client_result
-    if result is None:
-        return m
-    busy = cpu_fraction(samples, result.t_start_ns, result.t_end_ns)
-    if busy is None:
-        return m
-    path = sum(c.cpu_fraction for c in m.cpu)
-    machine = {
-        "busy_cores": round(busy, 3),
-        "path_cores": round(path, 3),
-        "other_cores": round(max(0.0, busy - path), 3),
-        "cpus": os.cpu_count(),
-    }
-    return replace(m, tags={**m.tags, "machine": machine})
-
-
-class WarmTopology(Topology):
-    """A topology that runs one discarded warm-up trial per (server, link) before measuring.
-
-    Why: the first cell after start-up measured ~30% low (server and proxy code paths cold);
-    clients already warm their own connection, this warms the processes they pass through.
+    Warm-up runs and machine-load sampling are the Topology's own (kit.topology).
     """
 
     def __init__(self, campaign: TableCampaign, progress: TablesProgress) -> None:
         super().__init__()
         self.campaign, self.progress = campaign, progress
-        self._warmed: set[tuple[Any, Link]] = set()
 
     def measure(self, trial: Trial, tags: dict[str, Any] | None = None) -> Measurement:
         tags = dict(tags or {})
-        where = (trial.server, trial.link)
-        if where not in self._warmed:
-            self._warmed.add(where)
-            self.progress.show(f"{self.campaign.name}: warm-up")
-            super().measure(
-                replace(self.campaign.warm_trial(), link=trial.link, server=trial.server)
-            )
         label = f"{self.campaign.name} round {int(tags.get('round', 0)) + 1}: {tags.get('key')}"
         self.progress.show(label)
         started = time.monotonic()
-        with MachineSampler() as machine:
-            measurement = super().measure(trial, tags)
-        measurement = with_machine_load(measurement, machine.samples)
+        measurement = super().measure(trial, tags)
         self.progress.finished(
             self.campaign.name, str(tags.get("run_id")), time.monotonic() - started
         )
@@ -222,7 +156,7 @@ def run_tables(
     *,
     resume: bool = False,
     progress: TextIO | None = sys.stderr,
-    topology_factory: Callable[[TableCampaign, TablesProgress], Topology] = WarmTopology,
+    topology_factory: Callable[[TableCampaign, TablesProgress], Topology] = ProgressTopology,
 ) -> TablesOutcome:
     """Run every missing cell of the selected tables; records are appended as they are made."""
     campaigns = plan_tables(settings)

@@ -123,8 +123,13 @@ OTHER_LOAD_CORES = 0.5
 
 
 def _machine(m: Measurement) -> dict[str, float]:
-    machine = m.tags.get("machine")
+    """The machine's load in the timed window (Topology's meta; older records: tags)."""
+    machine = m.meta.get("machine", m.tags.get("machine"))
     return machine if isinstance(machine, dict) else {}
+
+
+def has_machine_load(m: Measurement) -> bool:
+    return bool(_machine(m))
 
 
 def machine_busy_cores(m: Measurement) -> float:

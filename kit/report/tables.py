@@ -23,6 +23,7 @@ from kit.report.cells import (
     Metric,
     fmt_range,
     group_campaigns,
+    has_machine_load,
     mean_latency_ms,
     other_cores,
     throughput,
@@ -452,7 +453,7 @@ def _session_text(others: Sequence[dict[str, Any]], measurements: Sequence[Measu
         return f"Machine: {machine}."
     minutes, seconds = divmod(elapsed, 60)
     loads = [x for sess in sessions for x in sess.get("load_1min") or [] if x is not None]
-    other_load = sorted(other_cores(m) for m in measurements if m.ok and "machine" in m.tags)
+    other_load = sorted(other_cores(m) for m in measurements if m.ok and has_machine_load(m))
     if other_load:
         load_others = (
             f" Other processes used {statistics.median(other_load):.2f} cores in the "

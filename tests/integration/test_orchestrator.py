@@ -265,7 +265,7 @@ def test_a_frozen_client_is_killed_at_the_timeout_and_recorded_as_failed(
             time.sleep(0.01)
 
     watcher = threading.Thread(target=freeze_client, daemon=True)
-    with Topology() as topo:
+    with Topology(warm_up=False) as topo:  # the first client seen must be the measured one
         topo.proxy(ServerConfig(), Link(0.5, 0.5))
         watcher.start()
         started = time.monotonic()

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from kit.cpu import cpu_fraction
+from kit.cpu import cpu_fraction, machine_load
 
 
 def test_cpu_fraction_interpolates_between_samples() -> None:
@@ -15,3 +15,14 @@ def test_cpu_fraction_interpolates_between_samples() -> None:
 def test_cpu_fraction_needs_two_samples_and_a_window() -> None:
     assert cpu_fraction([(0, 0.0)], 0, 10) is None
     assert cpu_fraction([(0, 0.0), (10, 1.0)], 5, 5) is None
+
+
+def test_machine_load_is_the_whole_machine_minus_the_path() -> None:
+    # 1.9 busy core-seconds over a 1 s window; the path's processes used 0.7 of them.
+    samples = [(0, 10.0), (3_000_000_000, 15.7)]
+    load = machine_load(samples, 1_000_000_000, 2_000_000_000, path_cores=0.7)
+    assert load is not None
+    assert load["busy_cores"] == pytest.approx(1.9)
+    assert load["path_cores"] == pytest.approx(0.7)
+    assert load["other_cores"] == pytest.approx(1.2)
+    assert machine_load(samples[:1], 0, 1, 0.0) is None

@@ -134,11 +134,3 @@ def test_schedule_has_the_control_twice_per_round_in_a_seeded_reshuffled_order()
         )
     assert [r.run_id for r in schedule] == [r.run_id for r in campaign.spec.schedule()]
     assert len({tuple(keys) for keys in by_round.values()}) > 1  # reshuffled
-
-
-def test_warm_trial_is_a_short_copy_of_the_control() -> None:
-    campaign = plan_tables(TablesSettings(only=(2,)))[0]
-    warm = campaign.warm_trial()
-    control = next(c.payload for c in campaign.spec.cells if c.key == campaign.spec.control_key)
-    assert warm.link == control.link and warm.client == control.client
-    assert warm.label == "warm-up"

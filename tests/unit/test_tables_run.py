@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -14,18 +13,17 @@ from kit.errors import UsageError
 from kit.measure import Measurement
 from kit.plan import Trial
 from kit.records import read_records
-from kit.tables import SESSION_KIND, TableCampaign, TablesSettings, plan_tables
+from kit.tables import SESSION_KIND, TableCampaign, TablesSettings
 from kit.tables_run import (
+    ProgressTopology,
     TablesProgress,
-    WarmTopology,
     check_records_file,
     run_tables,
-    with_machine_load,
 )
 
 
-class FakeProcesses(WarmTopology):
-    """WarmTopology over a fake Topology.measure: no server, proxy or client is started."""
+class FakeProcesses(ProgressTopology):
+    """ProgressTopology over a fake Topology.measure: no server, proxy or client is started."""
 
     calls: ClassVar[list[tuple[str, str]]] = []
     stop_after: ClassVar[int | None] = None
@@ -51,14 +49,14 @@ class FakeProcesses(WarmTopology):
 def _patch_measure(monkeypatch: pytest.MonkeyPatch) -> None:
     FakeProcesses.calls = []
     FakeProcesses.stop_after = None
-    # WarmTopology.measure calls Topology.measure for both the warm-up and the cell.
+    # ProgressTopology.measure calls Topology.measure once per cell.
     monkeypatch.setattr("kit.topology.Topology.measure", FakeProcesses._fake)
 
 
 SETTINGS = TablesSettings(quick=True, rounds=2, seed=3, only=(3, 4))
 
 
-def test_records_appended_with_one_warm_up_per_link(
+def test_records_appended_as_made_with_plan_and_session(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     _patch_measure(monkeypatch)
@@ -68,10 +66,6 @@ def test_records_appended_with_one_warm_up_per_link(
     read = read_records(path)
     # table 3: 2 cells + control copy; table 4: 4 cells + control copy; 2 rounds each.
     assert outcome.cells_run == 2 * 3 + 2 * 5 == len(read.measurements)
-    warmups = [c for c in FakeProcesses.calls if c[1] == "warm-up"]
-    assert sorted(warmups) == [("table3-starvation", "warm-up"), ("table4-unary", "warm-up")]
-    # The warm-up ran before the campaign's first cell.
-    assert FakeProcesses.calls[0] == ("table3-starvation", "warm-up")
     kinds = [o["kind"] for o in read.others]
     assert kinds == ["tables-plan", SESSION_KIND]
     assert read.others[1]["cells_run"] == 16 and read.others[1]["complete"] is True
@@ -109,20 +103,3 @@ def test_records_file_rules(tmp_path: Path) -> None:
         check_records_file(path, SETTINGS, resume=False)
 
 
-def test_machine_load_is_the_whole_machine_minus_the_path() -> None:
-    trial = TablesSettings(only=(4,))
-    campaign = plan_tables(trial)[0]
-    cell = campaign.spec.cells[0]
-    m = synthetic(cell.payload, {"key": cell.key}, mib_s=5.0)
-    result = m.client_result
-    assert result is not None
-    timed = replace(result, t_start_ns=1_000_000_000, t_end_ns=2_000_000_000)
-    m = replace(m, result=timed.to_dict())
-    # 1.9 busy core-seconds over the 1 s timed window; the path used 0.7 of them.
-    samples = [(0, 10.0), (3_000_000_000, 15.7)]
-    tagged = with_machine_load(m, samples)
-    machine = tagged.tags["machine"]
-    assert machine["busy_cores"] == pytest.approx(1.9)
-    assert machine["path_cores"] == pytest.approx(0.7)
-    assert machine["other_cores"] == pytest.approx(1.2)
-    assert tagged.tags["key"] == cell.key
