@@ -34,6 +34,15 @@ def echo_err(message: str) -> None:
     typer.echo(message, err=True)
 
 
+def write_text(path: Path, text: str, option: str) -> None:
+    """Write an output file the user named; failures are one-line errors naming the option."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{option}: cannot write {path}: {exc.strerror or exc}") from None
+
+
 def parse_link(rtt: str, delay_up: str | None, delay_down: str | None) -> Link:
     """--rtt splits evenly; --delay-up / --delay-down override one direction each."""
     half = parse_duration_ms(rtt, option="--rtt") / 2

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
+from kit.cli import write_text
 from kit.compare import (
     ComparePlan,
     PlanFile,
@@ -247,21 +248,13 @@ def _emit(
         typer.echo("\n\n".join([*texts, *([summary] if summary else [])]))
     if markdown is not None:
         md = "\n".join(render_markdown(r) for _, r in reports)
-        _write(markdown, md + (f"\n```\n{summary}\n```\n" if summary else ""))
+        write_text(markdown, md + (f"\n```\n{summary}\n```\n" if summary else ""), "--markdown")
 
 
 def _findings(reports: list[tuple[ComparePlan, CompareReport]]) -> str:
     from kit.report.matrix import matrix_findings
 
     return matrix_findings([(p.workload.streams, r) for p, r in reports])
-
-
-def _write(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--markdown: cannot write {path}: {exc.strerror or exc}") from None
 
 
 def knee(
@@ -309,7 +302,7 @@ def knee(
             )
         )
     if markdown is not None:
-        _write(markdown, "\n".join(render_markdown(r) for _, r in reports))
+        write_text(markdown, "\n".join(render_markdown(r) for _, r in reports), "--markdown")
 
 
 def _swept(plan: ComparePlan) -> str:

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from kit.cli import write_text
 from kit.errors import UsageError
 from kit.records import read_records
 from kit.report.tables import render_tables
@@ -64,14 +65,6 @@ def _check_resume_options(
             )
 
 
-def _write(out: Path, text: str) -> None:
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--out: cannot write {out}: {exc.strerror or exc}") from None
-
-
 def tables(
     quick: Annotated[
         bool,
@@ -106,7 +99,7 @@ def tables(
     typer.echo(f"kit tables: records -> {path}", err=True)
     outcome = run_tables(settings, path, resume=resume)
     read = read_records(path)
-    _write(out, render_tables(read.measurements, read.others, str(path)))
+    write_text(out, render_tables(read.measurements, read.others, str(path)), "--out")
     failed = sum(1 for m in outcome.measurements if not m.ok)
     typer.echo(
         f"kit tables: {outcome.cells_run} cells in {outcome.elapsed_s:.0f} s; "
@@ -127,7 +120,7 @@ def report(
         raise UsageError(f"{file} holds no kit tables records")
     text = render_tables(read.measurements, read.others, str(file))
     if out is not None:
-        _write(out, text)
+        write_text(out, text, "--out")
     typer.echo(text, nl=False)
 
 

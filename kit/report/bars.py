@@ -73,18 +73,6 @@ def starvation_bar(views: dict[str, CampaignView]) -> Bar:
     return Bar(name, ratio >= STARVATION_BAR, f"{ratio:.1f}x")
 
 
-def _dynamic_of(view: CampaignView, cell: CellView) -> CellView | None:
-    kind = cell.trial.client.kind
-    return next(
-        (
-            c
-            for c in view.cells
-            if c.trial.client.kind == kind and c.trial.client.window_mode == "dynamic"
-        ),
-        None,
-    )
-
-
 def unary_bar(views: dict[str, CampaignView]) -> Bar:
     """Each static 64 KiB row against the same client's dynamic row (the window effect)."""
     name = f"unary: window differences < max(noise floor, {UNARY_MIN_PCT:g}%)"
@@ -95,7 +83,7 @@ def unary_bar(views: dict[str, CampaignView]) -> Bar:
     limit = max(floor.floor_pct, UNARY_MIN_PCT)
     changes, missing = {}, []
     for cell in (c for c in view.cells if c.trial.client.window_mode == "static"):
-        base = _dynamic_of(view, cell)
+        base = view.dynamic_of(cell)
         base_values = base.values(mean_latency_ms) if base else []
         values = cell.values(mean_latency_ms)
         if not base_values or not values or base is None:

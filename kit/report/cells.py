@@ -162,6 +162,18 @@ class CampaignView:
     def control(self) -> CellView | None:
         return next((c for c in self.cells if c.is_control), None)
 
+    def dynamic_of(self, cell: CellView) -> CellView | None:
+        """The window-effect baseline of a cell: the dynamic row of the same client."""
+        kind = cell.trial.client.kind
+        return next(
+            (
+                c
+                for c in self.cells
+                if c.trial.client.kind == kind and c.trial.client.window_mode == "dynamic"
+            ),
+            None,
+        )
+
     def floor(self, metric: Metric) -> NoiseFloor | None:
         """The noise floor from the control's copies, or None when no round has two."""
         control = self.control

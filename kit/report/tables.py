@@ -365,19 +365,6 @@ def _pooled_latencies(cell: CellView) -> list[float]:
     return [lat for m in cell.ok if (r := m.client_result) for lat in r.latencies_ms]
 
 
-def same_client_dynamic(view: CampaignView, cell: CellView) -> CellView | None:
-    """The window-effect baseline of a cell: the dynamic row of the same client."""
-    kind = cell.trial.client.kind
-    return next(
-        (
-            c
-            for c in view.cells
-            if c.trial.client.kind == kind and c.trial.client.window_mode == "dynamic"
-        ),
-        None,
-    )
-
-
 def unary_verdict_text(view: CampaignView, cell: CellView, baseline: CellView | None) -> str:
     if baseline is None or baseline.key == cell.key:
         return "baseline"
@@ -398,7 +385,7 @@ def _unary_row(view: CampaignView, cell: CellView) -> list[str]:
         _failed_or(cell, fmt_range(cell.summary(mean_latency_ms), lambda v: f"{v:.2f}")),
         f"{percentile(pooled, 50):.2f}" if pooled else "-",
         f"{percentile(pooled, 99):.2f}" if pooled else "-",
-        unary_verdict_text(view, cell, same_client_dynamic(view, cell)),
+        unary_verdict_text(view, cell, view.dynamic_of(cell)),
         unary_verdict_text(view, cell, view.control),
         "-" if reference is None else f"{reference:.2f}",
         "; ".join(cell.notes(mean_latency_ms)),
