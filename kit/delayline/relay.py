@@ -5,10 +5,10 @@ This module only moves bytes and keeps counters.
 
 Why it looks the way it does (see STACK-FACTS "Timers and the delay line", "Relay pitfall"):
 
-- asyncio's selector rounds timeouts up to whole milliseconds, so the writer sleeps until
-  ~1.5 ms before a chunk is due, then yields with ``asyncio.sleep(0)`` re-reading
-  ``time.monotonic_ns()`` until it is due (~0.1 ms accuracy, at the cost of CPU near due
-  times). Everything due at that moment is written in one ``write``.
+- asyncio's selector rounds timeouts up to whole milliseconds, so the writer waits for a
+  chunk's due time on ``kit.delayline.timer``: one Linux timerfd per proxy with absolute
+  CLOCK_MONOTONIC deadlines (precise, no CPU while waiting); elsewhere it sleeps whole ms
+  and spins the last ~1.5 ms. Everything due when it wakes is written in one ``write``.
 - The client's bytes are read (and stamped) from the moment the connection is accepted,
   even before the upstream connection exists; they wait in the up queue. Each pump has a
   fixed source and destination, so a direction's bytes can never go back to their sender.
@@ -35,12 +35,12 @@ from typing import IO, Any
 from kit.capture.frametap import FrameTap
 from kit.capture.summary import conn_record, proxy_record
 from kit.delayline.schedule import DEFAULT_CAP_BYTES, DelayQueue
+from kit.delayline.timer import Sleeper, SpinSleeper, make_sleeper
 from kit.errors import TopologyError, UsageError
 
 MIB = 1024 * 1024
 MAX_DELAY_MS = 10_000.0
 DEFAULT_READ_BYTES = MIB
-SPIN_NS = 1_500_000  # spin (sleep(0) + clock) at least this long before a chunk is due
 WRITE_HIGH_WATER_BYTES = 16 * MIB
 SHUTDOWN_GRACE_S = 2.0
 REFUSED_LINGER_S = 2.0
@@ -134,8 +134,10 @@ def _log(message: str) -> None:
 class _Pump:
     """One direction: a reader task fills the delay queue, a writer task empties it."""
 
-    def __init__(self, name: str, delay_ms: float, config: ProxyConfig, stats: ProxyStats) -> None:
+    def __init__(self, name: str, delay_ms: float, config: ProxyConfig, stats: ProxyStats,
+                 sleeper: Sleeper) -> None:
         self.name = name
+        self.sleeper = sleeper
         self.queue = DelayQueue(round(delay_ms * 1e6), config.buffer_cap_bytes)
         self.tap = FrameTap("up" if name == "up" else "down") if config.tap_path else None
         self.read_bytes = config.read_bytes
@@ -182,12 +184,8 @@ class _Pump:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            wait_ns = due_ns - clock()
-            sleep_s = _coarse_sleep_s(wait_ns)
-            if sleep_s > 0:
-                await asyncio.sleep(sleep_s)
-            elif wait_ns > 0:
-                await asyncio.sleep(0)
+            if due_ns > clock():
+                await self.sleeper.sleep_until(due_ns)
             elif await self._release(dst, clock()):
                 return
 
@@ -218,17 +216,6 @@ class _Pump:
             dst.write(b"".join(chunks))
 
 
-def _coarse_sleep_s(wait_ns: int) -> float:
-    """Whole milliseconds to sleep before spinning the rest; 0.0 means spin now.
-
-    asyncio rounds the selector timeout up to whole ms, and a fractional request can be
-    rounded up twice: an 8.5 ms sleep woke 1.8 ms late on a 2-vCPU VM. Whole-ms requests woke
-    0.2-0.8 ms late, inside the spin margin (which grows a little with longer waits).
-    """
-    whole_ms = (wait_ns - SPIN_NS - wait_ns // 32) // 1_000_000
-    return whole_ms / 1000 if whole_ms >= 1 else 0.0
-
-
 async def _quietly(awaitable: Awaitable[None]) -> None:
     with contextlib.suppress(Exception):
         await awaitable
@@ -254,8 +241,8 @@ class _Connection:
         self.upstream_writer: asyncio.StreamWriter | None = None
         self.opened_ns = time.monotonic_ns()
         config, stats = proxy.config, proxy.stats
-        self.up = _Pump("up", config.delay_up_ms, config, stats)
-        self.down = _Pump("down", config.delay_down_ms, config, stats)
+        self.up = _Pump("up", config.delay_up_ms, config, stats, proxy.sleeper)
+        self.down = _Pump("down", config.delay_down_ms, config, stats, proxy.sleeper)
         self.tasks: list[asyncio.Task[None]] = []
         self.closing = False
 
@@ -378,6 +365,7 @@ class DelayLine:
         self._conns: dict[_Connection, asyncio.Task[None]] = {}
         self._next_id = 0
         self._tap_file: IO[str] | None = None
+        self.sleeper: Sleeper = SpinSleeper()  # replaced by the best available in start()
 
     async def start(self) -> int:
         """Listen (and open the tap file); TopologyError naming what failed."""
@@ -398,6 +386,7 @@ class DelayLine:
             where = f"{config.listen_host}:{config.listen_port}"
             raise TopologyError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
         self.port = self._server.sockets[0].getsockname()[1]
+        self.sleeper = make_sleeper()  # chosen once: a timerfd on Linux, else sleep + spin
         return self.port
 
     def _close_tap_file(self) -> None:
@@ -440,6 +429,7 @@ class DelayLine:
         self._write_record(proxy_record(s.accepted, s.bytes_up, s.bytes_down,
                                         s.peak_buffered_bytes, s.errors))
         self._close_tap_file()
+        self.sleeper.close()
 
 
 async def serve_proxy(

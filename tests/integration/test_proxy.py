@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Itera
 from pathlib import Path
 from typing import Any, TypeVar
 
+import psutil
 import pytest
 from hyperframe.frame import DataFrame, PingFrame, SettingsFrame, WindowUpdateFrame
 
@@ -439,6 +440,67 @@ def test_added_delay_is_accurate(rtt_ms: float, pings: int, forwarding_rtt_ms: f
         if abs(p50) < 1.0:
             return
     pytest.fail(f"median added-delay error {p50:.3f} ms (tolerance 1 ms) twice in a row")
+
+
+@contextlib.contextmanager
+def sink_thread(lateness_ns: list[int], delay_ns: int) -> Iterator[int]:
+    """Reads 8-byte send stamps (time.monotonic_ns, one clock for every process) and records
+    how late each arrived beyond ``delay_ns``."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(10)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            conn, _ = listener.accept()
+            with conn:
+                pending = b""
+                while data := conn.recv(65536):
+                    now_ns = time.monotonic_ns()
+                    pending += data
+                    whole = len(pending) // 8 * 8
+                    for (sent_ns,) in struct.iter_unpack("!q", pending[:whole]):
+                        lateness_ns.append(now_ns - sent_ns - delay_ns)
+                    pending = pending[whole:]
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield int(listener.getsockname()[1])
+    finally:
+        listener.close()
+        thread.join(5)
+
+
+def test_paced_traffic_is_delayed_exactly_without_burning_a_core() -> None:
+    """~1500 small chunks/s one way at 5 ms: each due time is 0.5-1 ms after the previous
+    one, so a writer that spins the last ~1.5 ms before each due time never stops spinning
+    (measured ~0.9 core); a timer-driven writer sleeps in between (measured ~0.15 core)."""
+    delay_ms, duration_s, gap_s = 5.0, 1.5, 0.0005
+    lateness_ns: list[int] = []
+    with sink_thread(lateness_ns, round(delay_ms * 1e6)) as port, proxy_process(
+        "--upstream", f"127.0.0.1:{port}", "--delay-up-ms", f"{delay_ms:g}"
+    ) as (proc, ready), socket.create_connection(("127.0.0.1", ready["port"]), timeout=5) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        proxy = psutil.Process(proc.pid)
+        sock.sendall(struct.pack("!q", time.monotonic_ns()))  # connection set-up, not timed
+        time.sleep(0.1)
+        cpu_before, t0 = sum(proxy.cpu_times()[:2]), time.monotonic()
+        while time.monotonic() - t0 < duration_s:
+            sock.sendall(struct.pack("!q", time.monotonic_ns()))
+            time.sleep(gap_s)
+        time.sleep(2 * delay_ms / 1000)
+        cpu_fraction = (sum(proxy.cpu_times()[:2]) - cpu_before) / (time.monotonic() - t0)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    late_ms = sorted(ns / 1e6 for ns in lateness_ns[1:])
+    p50 = statistics.median(late_ms)
+    print(f"\npaced {len(late_ms)} chunks at {delay_ms:g} ms: proxy CPU {cpu_fraction:.2f} core; "
+          f"lateness min {late_ms[0]:.3f} p50 {p50:.3f} "
+          f"p99 {late_ms[round(0.99 * (len(late_ms) - 1))]:.3f} ms")
+    assert len(late_ms) > 500
+    assert late_ms[0] >= 0.0, "a chunk was released before its due time"
+    assert p50 < 1.0, "the median chunk was more than 1 ms late"
+    assert cpu_fraction < 0.5, "the delay line spins: most of a core for ~1500 chunks/s"
 
 
 def test_listen_host_other_than_loopback_is_flagged() -> None:
