@@ -114,6 +114,8 @@ class H2GrpcConnection:
         self._stream_window = options.stream_window_bytes
         self._conn_window = DEFAULT_WINDOW_BYTES
         self._conn_credit = Credit(DEFAULT_WINDOW_BYTES, options.credit_policy)
+        self._owed_conn = 0
+        self._owed_streams: dict[int, int] = {}
         self._probe_sent: dict[bytes, int] = {}
         self._probe_count = 0
         self._buffer = bytearray(RECV_BUFFER_BYTES)
@@ -212,6 +214,7 @@ class H2GrpcConnection:
                 self._on_data(event, now_ns)
             else:
                 self._on_event(event, now_ns)
+        self._send_credit()
         self.flush()
 
     def _on_data(self, event: h2.events.DataReceived, now_ns: int) -> None:
@@ -227,22 +230,37 @@ class H2GrpcConnection:
             self._h2.ping(BDP_PING_DATA)
 
     def _return_credit(self, call: Call | None, size: int, ended: bool) -> None:
+        """Work out the credit owed; ``_send_credit`` sends it once per socket read.
+
+        One WINDOW_UPDATE per read instead of per DATA frame: the bytes go out in the same
+        send either way (one flush per read), so the timing is the same at a fraction of
+        the CPU (per-frame increments were ~19% of the client's CPU at 1.5 GiB/s).
+        """
         if size <= 0:
             return
-        conn_due = self._conn_credit.consumed(size)
-        if conn_due:
-            self._h2.increment_flow_control_window(conn_due)
-        # A stream that has ended or that we reset needs no more credit. h2 hands us the
-        # events of a whole read at once, so trailers later in that read may already have
-        # closed the stream: ask h2, not the event.
+        self._owed_conn += self._conn_credit.consumed(size)
         if call is None or call.credit is None or ended or call.cancelled:
-            return
-        stream = self._h2.streams.get(call.stream_id)
-        if stream is None or stream.closed:
             return
         stream_due = call.credit.consumed(size)
         if stream_due:
-            self._h2.increment_flow_control_window(stream_due, stream_id=call.stream_id)
+            self._owed_streams[call.stream_id] = (
+                self._owed_streams.get(call.stream_id, 0) + stream_due
+            )
+
+    def _send_credit(self) -> None:
+        if self._owed_conn:
+            self._h2.increment_flow_control_window(self._owed_conn)
+            self._owed_conn = 0
+        for stream_id, due in self._owed_streams.items():
+            # A stream that has ended or that we reset needs no more credit. h2 hands us
+            # the events of a whole read at once, so trailers later in that read may
+            # already have closed the stream: ask h2, not the event.
+            stream = self._h2.streams.get(stream_id)
+            call = self.calls.get(stream_id)
+            if stream is None or stream.closed or call is None or call.cancelled:
+                continue
+            self._h2.increment_flow_control_window(due, stream_id=stream_id)
+        self._owed_streams.clear()
 
     def _on_event(self, event: h2.events.Event, now_ns: int) -> None:
         if isinstance(event, h2.events.PingAckReceived):
@@ -321,4 +339,3 @@ class H2GrpcConnection:
                 call.credit.window_bytes = window_bytes
         self._set_conn_window(window_bytes)
         self.window_trace.append((now_ns, window_bytes))
-
