@@ -15,7 +15,7 @@ import typer
 from kit.cli import write_text
 from kit.errors import UsageError
 from kit.records import read_records
-from kit.report.tables import render_tables
+from kit.report.tables import render_bars_of, render_tables
 from kit.tables import TablesSettings, parse_only
 from kit.tables_run import check_records_file, run_tables
 
@@ -106,6 +106,7 @@ def tables(
         f"{failed} failed; tables -> {out}",
         err=True,
     )
+    typer.echo(render_bars_of(read.measurements))
 
 
 def report(

@@ -252,6 +252,13 @@ class Trial:
     workload: Workload = field(default_factory=Workload)
     label: str = ""
 
+    def __post_init__(self) -> None:
+        _require(
+            not (self.client.kind == "h2" and self.workload.kind == "upload"),
+            "--workload upload: the h2 client measures downloads and unary calls; "
+            "use --client grpcio for uploads (the server's receive window governs them)",
+        )
+
     @property
     def name(self) -> str:
         return self.label or self.client.label

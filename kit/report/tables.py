@@ -510,6 +510,11 @@ def _renderers(views: dict[str, CampaignView]) -> dict[int, Callable[[], str | N
     }
 
 
+def render_bars_of(measurements: Sequence[Measurement]) -> str:
+    """Just the bars, for the terminal at the end of a run."""
+    return render_bars(evaluate_bars(group_campaigns(measurements)))
+
+
 def render_tables(
     measurements: Sequence[Measurement], others: Sequence[dict[str, Any]], records_name: str
 ) -> str:

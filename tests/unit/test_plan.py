@@ -101,3 +101,8 @@ def test_parse_option_and_merge() -> None:
         with pytest.raises(UsageError, match="--option"):
             parse_option(bad)
     assert merge_options([("a", 1), ("b", 2)], [("a", 3)]) == [("a", 3), ("b", 2)]
+
+
+def test_h2_client_refuses_uploads() -> None:
+    with pytest.raises(UsageError, match="upload"):
+        Trial(client=ClientConfig(kind="h2"), workload=Workload(kind="upload"))
