@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kit.cli import write_text
+from kit.cli import DelayDown, DelayUp, write_text
 from kit.compare import (
     ComparePlan,
     PlanFile,
@@ -38,12 +38,6 @@ RESULTS_DIR = Path("results")
 Rtt = Annotated[
     str | None,
     typer.Option("--rtt", help="RTT of the delay line (compare: 20ms; --preset windows: 10ms)."),
-]
-DelayUp = Annotated[
-    str | None, typer.Option("--delay-up", help="Client->server delay (overrides half of --rtt).")
-]
-DelayDown = Annotated[
-    str | None, typer.Option("--delay-down", help="Server->client delay (overrides half of --rtt).")
 ]
 MessageSize = Annotated[
     str | None, typer.Option("--message-size", help="gRPC message size (default 256KiB).")

@@ -215,16 +215,21 @@ def sized_transfer_bytes(
 TABLE1_CONTROL = "h2-static-1MiB"
 
 
-def table1_campaign(rtt_ms: float, settings: TablesSettings) -> TableCampaign:
-    spec = CampaignSpec(
-        name=f"table1-{rtt_name(rtt_ms)}",
-        cells=tuple(table1_cells(rtt_ms, settings.timing)),
-        control_key=TABLE1_CONTROL,
-        rounds=settings.rounds,
-        seed=settings.seed,
-    )
-    tables = (1, 2) if rtt_ms == 20.0 else (1,)
+def _campaign(
+    name: str,
+    cells: list[Cell[Trial]],
+    control_key: str,
+    settings: TablesSettings,
+    tables: tuple[int, ...],
+) -> TableCampaign:
+    spec = CampaignSpec(name, tuple(cells), control_key, settings.rounds, settings.seed)
     return TableCampaign(spec, tables)
+
+
+def table1_campaign(rtt_ms: float, settings: TablesSettings) -> TableCampaign:
+    cells = table1_cells(rtt_ms, settings.timing)
+    tables = (1, 2) if rtt_ms == 20.0 else (1,)
+    return _campaign(f"table1-{rtt_name(rtt_ms)}", cells, TABLE1_CONTROL, settings, tables)
 
 
 def starvation_cells(timing: CellTiming) -> list[Cell[Trial]]:
@@ -253,14 +258,8 @@ STARVATION_CONTROL = "h2-conn-64KiB"  # the window-bound cell: a 40 ms cell's sp
 
 
 def starvation_campaign(settings: TablesSettings) -> TableCampaign:
-    spec = CampaignSpec(
-        name="table3-starvation",
-        cells=tuple(starvation_cells(settings.timing)),
-        control_key=STARVATION_CONTROL,
-        rounds=settings.rounds,
-        seed=settings.seed,
-    )
-    return TableCampaign(spec, (3,))
+    cells = starvation_cells(settings.timing)
+    return _campaign("table3-starvation", cells, STARVATION_CONTROL, settings, (3,))
 
 
 def unary_cells(timing: CellTiming) -> list[Cell[Trial]]:
@@ -293,14 +292,7 @@ UNARY_BASELINE = "grpcio-dynamic"
 
 
 def unary_campaign(settings: TablesSettings) -> TableCampaign:
-    spec = CampaignSpec(
-        name="table4-unary",
-        cells=tuple(unary_cells(settings.timing)),
-        control_key=UNARY_BASELINE,
-        rounds=settings.rounds,
-        seed=settings.seed,
-    )
-    return TableCampaign(spec, (4,))
+    return _campaign("table4-unary", unary_cells(settings.timing), UNARY_BASELINE, settings, (4,))
 
 
 def plan_tables(settings: TablesSettings) -> list[TableCampaign]:

@@ -8,24 +8,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import random
-import select
 import signal
 import socket
 import statistics
 import struct
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import psutil
 import pytest
 from hyperframe.frame import DataFrame, PingFrame, SettingsFrame, WindowUpdateFrame
+from relay_support import delay_line, proxy_process, read_all, run, upstream
 
 from kit.capture.frametap import CLIENT_PREFACE
 from kit.capture.summary import read_tap, summarize
@@ -33,39 +30,6 @@ from kit.delayline.relay import DelayLine, ProxyConfig
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[2]
-T = TypeVar("T")
-Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
-
-
-def run(coro: Coroutine[Any, Any, T], timeout_s: float = 20.0) -> T:
-    return asyncio.run(asyncio.wait_for(coro, timeout_s))
-
-
-@contextlib.asynccontextmanager
-async def upstream(handler: Handler) -> AsyncIterator[int]:
-    server = await asyncio.start_server(handler, "127.0.0.1", 0)
-    try:
-        yield server.sockets[0].getsockname()[1]
-    finally:
-        server.close()
-
-
-@contextlib.asynccontextmanager
-async def delay_line(upstream_port: int, **options: Any) -> AsyncIterator[DelayLine]:
-    proxy = DelayLine(ProxyConfig(upstream_port=upstream_port, **options))
-    await proxy.start()
-    try:
-        yield proxy
-    finally:
-        await proxy.aclose()
-
-
-async def read_all(reader: asyncio.StreamReader) -> bytes:
-    parts = []
-    while chunk := await reader.read(1 << 20):
-        parts.append(chunk)
-    return b"".join(parts)
 
 
 def free_port() -> int:
@@ -321,23 +285,6 @@ def test_http2_frames_are_summarized_with_ping_rtt(tmp_path: Path) -> None:
 
 
 # -- the process contract and delay accuracy ----------------------------------------------
-
-
-@contextlib.contextmanager
-def proxy_process(*args: str) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any]]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kit.delayline", *args], cwd=REPO, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )
-    try:
-        ready_fds, _, _ = select.select([proc.stdout], [], [], 15)
-        assert ready_fds, "no ready line within 15 s"
-        assert proc.stdout is not None
-        yield proc, json.loads(proc.stdout.readline())
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(10)
 
 
 @contextlib.contextmanager
