@@ -20,6 +20,7 @@ Tap file (JSON lines, written by ``kit.delayline.relay``; ``up`` = client->serve
      "conn_window_updates": {"count": int, "total": int, "first": [inc, ...]},  # "up", first 10
      "stream_window_updates": {"count": int, "total": int},                   # "up"
      "pings_sent": int,                      # non-ack PINGs on "up"
+     "rtt_probe_pings": int,                 # of those, the kit's own RTT probes (seen ones)
      "ping_rtt_ms": {"proxy": {"count", "median", "p90"},    # t(ack on down) - t(ping on up)
                      "client": {"count", "median", "p90"}},  # proxy + delay_down_ms
      "data_down": {"frames": int, "bytes": int, "max_frame": int},
@@ -42,22 +43,39 @@ from typing import Any
 from kit.errors import RecordsError
 
 FIRST_CONN_WINDOW_UPDATES = 10
+# Opaque data prefix of the PINGs our h2 client sends only to measure RTT (not for BDP), so
+# reports can tell them from a stack's own PINGs.
+RTT_PROBE_PING_TAG = b"kr"
 
 
 def conn_record(
     conn: int, opened_ns: int, closed_ns: int, up: dict[str, Any], down: dict[str, Any]
 ) -> dict[str, Any]:
-    return {"kind": "conn", "conn": conn, "opened_ns": opened_ns, "closed_ns": closed_ns,
-            "up": up, "down": down}
+    return {
+        "kind": "conn",
+        "conn": conn,
+        "opened_ns": opened_ns,
+        "closed_ns": closed_ns,
+        "up": up,
+        "down": down,
+    }
 
 
 def proxy_record(
-    connections: int, bytes_up: int, bytes_down: int, peak_buffered_bytes: int,
+    connections: int,
+    bytes_up: int,
+    bytes_down: int,
+    peak_buffered_bytes: int,
     errors: Sequence[str],
 ) -> dict[str, Any]:
-    return {"kind": "proxy", "connections": connections, "bytes_up": bytes_up,
-            "bytes_down": bytes_down, "peak_buffered_bytes": peak_buffered_bytes,
-            "errors": list(errors)}
+    return {
+        "kind": "proxy",
+        "connections": connections,
+        "bytes_up": bytes_up,
+        "bytes_down": bytes_down,
+        "peak_buffered_bytes": peak_buffered_bytes,
+        "errors": list(errors),
+    }
 
 
 def parse_tap_lines(text: str) -> list[dict[str, Any]]:
@@ -85,8 +103,10 @@ def read_tap(path: str | Path) -> list[dict[str, Any]]:
 
 
 def conn_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted((r for r in records if r.get("kind") == "conn"),
-                  key=lambda r: (r.get("opened_ns", 0), r.get("conn", 0)))
+    return sorted(
+        (r for r in records if r.get("kind") == "conn"),
+        key=lambda r: (r.get("opened_ns", 0), r.get("conn", 0)),
+    )
 
 
 def summarize(records: Iterable[dict[str, Any]], delay_down_ms: float) -> dict[str, Any]:
@@ -106,6 +126,7 @@ def summarize(records: Iterable[dict[str, Any]], delay_down_ms: float) -> dict[s
             "total": sum(u["stream_window_updates"]["total"] for u in ups),
         },
         "pings_sent": sum(u["pings"]["count"] for u in ups),
+        "rtt_probe_pings": _rtt_probe_pings(ups),
         "ping_rtt_ms": {
             "proxy": distribution(proxy_rtts),
             "client": distribution([rtt + delay_down_ms for rtt in proxy_rtts]),
@@ -135,8 +156,11 @@ def distribution(values_ms: Sequence[float]) -> dict[str, Any]:
     if not values_ms:
         return {"count": 0, "median": None, "p90": None}
     ordered = sorted(values_ms)
-    return {"count": len(ordered), "median": round(percentile(ordered, 50), 3),
-            "p90": round(percentile(ordered, 90), 3)}
+    return {
+        "count": len(ordered),
+        "median": round(percentile(ordered, 50), 3),
+        "p90": round(percentile(ordered, 90), 3),
+    }
 
 
 def percentile(ordered: Sequence[float], pct: float) -> float:
@@ -146,9 +170,23 @@ def percentile(ordered: Sequence[float], pct: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
 
 
+def _rtt_probe_pings(ups: list[dict[str, Any]]) -> int:
+    tag = RTT_PROBE_PING_TAG.hex()
+    return sum(
+        1
+        for u in ups
+        for _, is_ack, opaque in u["pings"]["events"]
+        if not is_ack and str(opaque).startswith(tag)
+    )
+
+
 def _undecodable(conns: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"conn": c.get("conn"), "direction": d, "reason": c[d].get("undecodable_reason", "")}
-            for c in conns for d in ("up", "down") if not c[d].get("decodable", False)]
+    return [
+        {"conn": c.get("conn"), "direction": d, "reason": c[d].get("undecodable_reason", "")}
+        for c in conns
+        for d in ("up", "down")
+        if not c[d].get("decodable", False)
+    ]
 
 
 def _client_settings_sent(up: dict[str, Any]) -> list[dict[str, Any]]:
@@ -171,8 +209,11 @@ def _conn_window_updates(ups: list[dict[str, Any]]) -> dict[str, Any]:
     timed = sorted(
         (t_ns, inc)
         for up in ups
-        for t_ns, inc in zip(up["conn_window_updates"]["first_t_ns"],
-                             up["conn_window_updates"]["first"], strict=False)
+        for t_ns, inc in zip(
+            up["conn_window_updates"]["first_t_ns"],
+            up["conn_window_updates"]["first"],
+            strict=False,
+        )
     )
     return {
         "count": sum(u["conn_window_updates"]["count"] for u in ups),

@@ -20,6 +20,7 @@ import h2.exceptions
 import h2.settings
 from hyperframe import frame as hframe
 
+from kit.capture.summary import RTT_PROBE_PING_TAG
 from kit.clients import h2_wire
 from kit.clients.bdp import BDP_PING_DATA, INITIAL_BDP_BYTES, BdpEstimator
 from kit.clients.h2_credit import Credit
@@ -29,7 +30,8 @@ from kit.plan import CreditPolicy
 DEFAULT_WINDOW_BYTES = 65_535  # RFC 9113: every window starts here
 RECV_BUFFER_BYTES = 4 * 1024 * 1024
 MAX_RTT_SAMPLES = 1_000  # per connection; loopback BDP pings would otherwise record thousands
-PROBE_TAG = b"kr"  # RTT probe PINGs: b"kr" + 6-byte counter; BDP PINGs use grpc-go's payload
+# RTT probe PINGs: tag + 6-byte counter (the tap counts them apart); BDP PINGs use grpc-go's.
+PROBE_TAG = RTT_PROBE_PING_TAG
 SettingCodes = h2.settings.SettingCodes
 
 

@@ -53,3 +53,10 @@ def mode_label(trial: dict[str, Any]) -> str:
     if mode == "dynamic":
         return "dynamic (grpc-go-style BDP)" if client["kind"] == "h2" else "dynamic (C-core BDP)"
     return mode
+
+
+def pings_text(frames: dict[str, Any]) -> str:
+    """PINGs the client sent, saying how many were the kit's own RTT probes."""
+    sent = int(frames.get("pings_sent", 0))
+    probes = int(frames.get("rtt_probe_pings", 0))
+    return f"{sent} ({probes} kit RTT probes)" if probes else str(sent)

@@ -17,6 +17,7 @@ from kit.report.common import (
     fmt_window,
     mode_label,
     ping_rtt_ms,
+    pings_text,
 )
 from kit.units import format_bytes
 
@@ -144,7 +145,7 @@ def _frame_rows(frames: dict[str, Any]) -> list[tuple[str, str]]:
             f"{wu['count']}; first: {' '.join(str(i) for i in wu['first'])}",
         ),
         ("stream WINDOW_UPDATEs sent", str(frames["stream_window_updates"]["count"])),
-        ("PINGs sent by client", str(frames["pings_sent"])),
+        ("PINGs sent by client", pings_text(frames)),
         (
             "DATA frames received",
             f"{frames['data_down']['frames']} (max {format_bytes(frames['data_down']['max_frame'])})",

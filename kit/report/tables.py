@@ -29,7 +29,7 @@ from kit.report.cells import (
     throughput,
     total_time_ms,
 )
-from kit.report.common import fmt_mib_s, mode_label, ping_rtt_ms
+from kit.report.common import fmt_mib_s, mode_label, ping_rtt_ms, pings_text
 from kit.stats import percentile, verdict
 from kit.units import format_bytes
 
@@ -233,7 +233,7 @@ def _wire_row(cell: CellView) -> list[str]:
         str(conn["count"]),
         " ".join(str(i) for i in conn["first"]),
         str(frames["stream_window_updates"]["count"]),
-        str(frames["pings_sent"]),
+        pings_text(frames),
         _growth_text(frames, cell),
         fmt_mib_s(run.throughput_mib_s if run else None),
     ]

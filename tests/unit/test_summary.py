@@ -11,6 +11,7 @@ from hyperframe.frame import DataFrame, PingFrame, SettingsFrame, WindowUpdateFr
 
 from kit.capture.frametap import CLIENT_PREFACE, FrameTap
 from kit.capture.summary import (
+    RTT_PROBE_PING_TAG,
     conn_record,
     parse_tap_lines,
     percentile,
@@ -122,3 +123,15 @@ def test_corrupt_middle_line_is_an_error() -> None:
 def test_missing_tap_file_is_a_records_error(tmp_path: Path) -> None:
     with pytest.raises(RecordsError):
         read_tap(tmp_path / "missing.jsonl")
+
+
+def test_kit_rtt_probe_pings_are_counted_apart() -> None:
+    up, down = FrameTap("up"), FrameTap("down")
+    up.feed(CLIENT_PREFACE + SettingsFrame(0, settings={4: 65536}).serialize(), 0)
+    down.feed(SettingsFrame(0, settings={}).serialize(), 0)
+    probe = RTT_PROBE_PING_TAG + (1).to_bytes(6, "big")
+    up.feed(PingFrame(0, opaque_data=probe).serialize(), 1)
+    up.feed(_ping(42), 2)  # a stack's own (e.g. BDP) PING
+    down.feed(PingFrame(0, opaque_data=probe, flags=["ACK"]).serialize(), 3)
+    s = summarize([conn_record(1, 0, 10, up.summary(), down.summary())], delay_down_ms=0.0)
+    assert s["pings_sent"] == 2 and s["rtt_probe_pings"] == 1
