@@ -5,7 +5,7 @@ from __future__ import annotations
 from statistics import median
 from typing import Any
 
-from kit.measure import Measurement
+from kit.measure import CPU_BOUND_FRACTION, Measurement
 from kit.units import format_bytes
 
 
@@ -40,11 +40,23 @@ def ping_rtt_ms(m: Measurement) -> float | None:
 
 
 def cpu_warning(m: Measurement) -> str:
-    roles = m.cpu_bound_roles
-    if not roles:
-        return ""
-    shares = ", ".join(f"{c.role} {c.cpu_fraction:.0%}" for c in m.cpu if c.bound)
-    return f"CPU-bound ({shares} of a core): this result is not window-bound"
+    """Why a result may be CPU-bound rather than window-bound, or "" when nothing says so.
+
+    One process near a full core is the classic case; on a 2-core machine three busy
+    processes saturate the machine without any one of them reaching it.
+    """
+    if m.cpu_bound_roles:
+        shares = ", ".join(f"{c.role} {c.cpu_fraction:.0%}" for c in m.cpu if c.bound)
+        return f"CPU-bound ({shares} of a core): this result is not window-bound"
+    machine = m.meta.get("machine") or {}
+    busy, cpus = float(machine.get("busy_cores", 0.0)), float(machine.get("cpus", 0.0))
+    if cpus and busy >= CPU_BOUND_FRACTION * cpus:
+        other = float(machine.get("other_cores", 0.0))
+        return (
+            f"CPU-saturated machine ({busy:.2f} of {cpus:.0f} cores busy, {other:.2f} outside "
+            "the measurement path): this result is not window-bound"
+        )
+    return ""
 
 
 def mode_label(trial: dict[str, Any]) -> str:
