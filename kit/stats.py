@@ -315,6 +315,6 @@ def too_few_rounds(
     if rounds_done >= needed:
         return None
     return (
-        f"only {rounds_done} rounds: resolving a {target_effect_pct:g}% effect at this spread "
+        f"only {rounds_done} rounds: resolving a {target_effect_pct:.1f}% effect at this spread "
         f"needs about {needed}"
     )
