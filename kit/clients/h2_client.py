@@ -26,6 +26,9 @@ from kit.errors import KitError, MeasurementError, TopologyError
 from kit.measure import ClientResult, now_ns
 from kit.plan import Trial
 
+# A single-threaded reader pauses to parse what it read; a kernel buffer of a few MiB lets
+# the sender keep writing meanwhile (measured: the relay's partial-write path went away).
+KERNEL_RECV_BUFFER_BYTES = 4 * 1024 * 1024
 CONNECT_TIMEOUT_S = 10.0
 PROBE_INTERVAL_NS = 50_000_000  # RTT probes during a static-window transfer
 WARMUP_MESSAGES = 2
@@ -108,6 +111,7 @@ class _Session:
         for _ in range(self.trial.client.connections):
             sock = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, KERNEL_RECV_BUFFER_BYTES)
             sock.settimeout(max(1.0, self.trial.workload.timeout_s))
             conn = H2GrpcConnection(sock, f"{host}:{port}", self.options)
             self.conns.append(conn)
