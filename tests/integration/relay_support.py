@@ -95,12 +95,17 @@ def proxy_process(*args: str) -> Iterator[tuple[subprocess.Popen[str], dict[str,
         assert ready_fds, "no ready line within 15 s"
         yield proc, json.loads(proc.stdout.readline())
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(10)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+        kill_and_reap(proc)
+
+
+def kill_and_reap(proc: subprocess.Popen[str]) -> None:
+    """Kill a process a test started (if still alive), reap it, close its pipes."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait(10)
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
 
 
 def tap_records(path: Path) -> list[dict[str, Any]]:

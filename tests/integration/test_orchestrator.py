@@ -21,6 +21,7 @@ from pathlib import Path
 import psutil
 import pytest
 from conftest import descendants, wait_gone
+from relay_support import kill_and_reap
 
 import kit.topology
 from kit.campaign import CampaignSpec, run_campaign
@@ -66,12 +67,7 @@ def kit_cli(*args: str, cwd: Path | None = None,
     try:
         yield proc, mark
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(10)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+        kill_and_reap(proc)
         for pid in marked(mark):  # never leave a leak to the next test
             with contextlib.suppress(psutil.Error):
                 psutil.Process(pid).kill()
