@@ -40,23 +40,34 @@ LOOPBACK = "127.0.0.1"
 class _Proxy:
     def __init__(self, child: Child, tap_path: Path, link: Link) -> None:
         self.child, self.tap_path, self.link = child, tap_path, link
-        self.offset = 0
+        self._offset = 0  # end of the last whole line already parsed
+        self._records: list[dict[str, Any]] = []
 
     def new_records(self, since_ns: int, expect: int, timeout_s: float) -> list[dict[str, Any]]:
         """Connection records of connections opened since ``since_ns`` (waits for ``expect``)."""
         deadline = time.monotonic() + timeout_s
-        found: list[dict[str, Any]] = []
         while True:
-            found = [r for r in conn_records(self._read_all()) if r.get("opened_ns", 0) >= since_ns]
+            self._read_new()
+            found = [r for r in conn_records(self._records) if r.get("opened_ns", 0) >= since_ns]
             if len(found) >= expect or time.monotonic() >= deadline:
                 return found
             time.sleep(0.02)
 
-    def _read_all(self) -> list[dict[str, Any]]:
+    def _read_new(self) -> None:
+        """Parse only the whole lines appended since the last call: the tap file grows over a
+        whole table run, and this is polled every 20 ms after every cell."""
         try:
-            return parse_tap_lines(self.tap_path.read_text(encoding="utf-8", errors="replace"))
-        except (OSError, KitError):
-            return []
+            with self.tap_path.open("rb") as tap:
+                tap.seek(self._offset)
+                chunk = tap.read()
+        except OSError:
+            return
+        whole = chunk.rfind(b"\n") + 1
+        if whole == 0:
+            return
+        self._offset += whole
+        with contextlib.suppress(KitError):
+            self._records += parse_tap_lines(chunk[:whole].decode("utf-8", errors="replace"))
 
 
 class Topology:
