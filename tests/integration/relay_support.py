@@ -7,8 +7,10 @@ import contextlib
 import json
 import os
 import select
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from pathlib import Path
@@ -96,6 +98,28 @@ def proxy_process(*args: str) -> Iterator[tuple[subprocess.Popen[str], dict[str,
         yield proc, json.loads(proc.stdout.readline())
     finally:
         kill_and_reap(proc)
+
+
+@contextlib.contextmanager
+def one_connection_server(handle: Callable[[socket.socket], None], join_s: float = 10.0) -> Iterator[int]:
+    """A blocking server in its own thread: accepts one connection (10 s at most), hands it to
+    ``handle`` and closes it; yields the port. Any OSError ends the server quietly."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(10)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            conn, _ = listener.accept()
+            with conn, contextlib.suppress(OSError):
+                handle(conn)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield int(listener.getsockname()[1])
+    finally:
+        listener.close()
+        thread.join(join_s)
 
 
 def kill_and_reap(proc: subprocess.Popen[str]) -> None:

@@ -13,16 +13,15 @@ import signal
 import socket
 import statistics
 import struct
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
 from hyperframe.frame import DataFrame, PingFrame, SettingsFrame, WindowUpdateFrame
-from relay_support import delay_line, proxy_process, read_all, run, upstream
+from relay_support import delay_line, one_connection_server, proxy_process, read_all, run, upstream
 
 from kit.capture.frametap import CLIENT_PREFACE
 from kit.capture.summary import read_tap, summarize
@@ -287,27 +286,15 @@ def test_http2_frames_are_summarized_with_ping_rtt(tmp_path: Path) -> None:
 # -- the process contract and delay accuracy ----------------------------------------------
 
 
-@contextlib.contextmanager
-def echo_thread() -> Iterator[int]:
+def echo_thread() -> contextlib.AbstractContextManager[int]:
     """A blocking echo server in a thread (the proxy under test runs in another process)."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(10)
 
-    def serve() -> None:
-        with contextlib.suppress(OSError):
-            conn, _ = listener.accept()
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            with conn:
-                while data := conn.recv(65536):
-                    conn.sendall(data)
+    def echo(conn: socket.socket) -> None:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        while data := conn.recv(65536):
+            conn.sendall(data)
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield int(listener.getsockname()[1])
-    finally:
-        listener.close()
-        thread.join(5)
+    return one_connection_server(echo, join_s=5)
 
 
 def test_process_prints_ready_line_and_exits_0_on_sigterm(tmp_path: Path) -> None:
@@ -389,33 +376,21 @@ def test_added_delay_is_accurate(rtt_ms: float, pings: int, forwarding_rtt_ms: f
     pytest.fail(f"median added-delay error {p50:.3f} ms (tolerance 1 ms) twice in a row")
 
 
-@contextlib.contextmanager
-def sink_thread(lateness_ns: list[int], delay_ns: int) -> Iterator[int]:
+def sink_thread(lateness_ns: list[int], delay_ns: int) -> contextlib.AbstractContextManager[int]:
     """Reads 8-byte send stamps (time.monotonic_ns, one clock for every process) and records
     how late each arrived beyond ``delay_ns``."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(10)
 
-    def serve() -> None:
-        with contextlib.suppress(OSError):
-            conn, _ = listener.accept()
-            with conn:
-                pending = b""
-                while data := conn.recv(65536):
-                    now_ns = time.monotonic_ns()
-                    pending += data
-                    whole = len(pending) // 8 * 8
-                    for (sent_ns,) in struct.iter_unpack("!q", pending[:whole]):
-                        lateness_ns.append(now_ns - sent_ns - delay_ns)
-                    pending = pending[whole:]
+    def sink(conn: socket.socket) -> None:
+        pending = b""
+        while data := conn.recv(65536):
+            now_ns = time.monotonic_ns()
+            pending += data
+            whole = len(pending) // 8 * 8
+            for (sent_ns,) in struct.iter_unpack("!q", pending[:whole]):
+                lateness_ns.append(now_ns - sent_ns - delay_ns)
+            pending = pending[whole:]
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield int(listener.getsockname()[1])
-    finally:
-        listener.close()
-        thread.join(5)
+    return one_connection_server(sink, join_s=5)
 
 
 def test_paced_traffic_is_delayed_exactly_without_burning_a_core() -> None:

@@ -18,15 +18,14 @@ import socket
 import struct
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hyperframe.frame import SettingsFrame
 from relay_support import (
     delay_line,
+    one_connection_server,
     proxy_process,
     read_all,
     run,
@@ -311,29 +310,17 @@ def test_truncated_frame_from_the_server_is_marked_on_the_down_direction(
 # -- SIGINT / SIGTERM on the proxy process --------------------------------------------------
 
 
-@contextlib.contextmanager
-def pushing_server(payload: bytes) -> Iterator[int]:
+def pushing_server(payload: bytes) -> contextlib.AbstractContextManager[int]:
     """A blocking server (own thread) that pushes ``payload`` at whoever connects."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(10)
 
-    def serve() -> None:
-        with contextlib.suppress(OSError):
-            conn, _ = listener.accept()
-            conn.settimeout(10)
-            with conn, contextlib.suppress(OSError):
-                conn.sendall(payload)
-                conn.shutdown(socket.SHUT_WR)
-                while conn.recv(65536):
-                    pass
+    def push(conn: socket.socket) -> None:
+        conn.settimeout(10)
+        conn.sendall(payload)
+        conn.shutdown(socket.SHUT_WR)
+        while conn.recv(65536):
+            pass
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield int(listener.getsockname()[1])
-    finally:
-        listener.close()
-        thread.join(10)
+    return one_connection_server(push)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
