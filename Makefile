@@ -25,7 +25,8 @@ test: install
 
 lint: install
 	$(BIN)/ruff check kit servers tests
-	$(BIN)/mypy kit servers
+	$(BIN)/ruff format --check kit servers tests
+	$(BIN)/mypy --strict kit servers
 
 # Regenerate the protobuf/gRPC code (committed, so installs need no extra step).
 protos: install
@@ -35,14 +36,14 @@ protos: install
 
 # Speed and accuracy of the measurement path, as ratios measured side by side.
 bench: install
-	$(BIN)/python -m kit.bench
+	$(BIN)/python -m kit.tools.bench
 
 # Minutes of mixed traffic through the delay line, checksummed end to end (not in CI).
 # SOAK_ARGS="--duration 30s" for a short run.
 soak: install
-	$(BIN)/python -m kit.soak $(SOAK_ARGS)
+	$(BIN)/python -m kit.tools.soak $(SOAK_ARGS)
 
-# The reference study's tables (../shared/reference/SEEDS.md section A) with our stacks:
+# The reference study's tables (the grpc-go window study) with our stacks:
 # results/tables.md plus records in results/tables-<time>.jsonl (~5 min; --quick < 1 min).
 # Interrupted? `kit tables --resume` finishes the newest records file.
 tables: install

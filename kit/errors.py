@@ -7,6 +7,10 @@ h2 protocol errors) are translated into these at the IO shell, in one place each
 
 from __future__ import annotations
 
+import contextlib
+import signal
+from collections.abc import Iterator
+
 
 class KitError(Exception):
     """Base of every error the kit raises on purpose."""
@@ -15,9 +19,16 @@ class KitError(Exception):
 
 
 class UsageError(KitError):
-    """Bad user input: an unknown unit, a window out of range, a malformed option."""
+    """Bad user input: an unknown unit, a window out of range, a malformed option.
+
+    ``contexts`` are the places already named in the message (see ``prefixed``).
+    """
 
     exit_code = 2
+
+    def __init__(self, message: str, contexts: frozenset[str] = frozenset()) -> None:
+        super().__init__(message)
+        self.contexts = contexts
 
 
 class TopologyError(KitError):
@@ -42,9 +53,22 @@ class Interrupted(KitError):
     """SIGINT or SIGTERM: raised from the signal handler so every ``with`` block tears down."""
 
     def __init__(self, signum: int) -> None:
-        import signal
-
         super().__init__(
             f"interrupted by {signal.Signals(signum).name}; every process the kit started was stopped"
         )
         self.exit_code = 128 + signum
+
+
+@contextlib.contextmanager
+def prefixed(context: str) -> Iterator[None]:
+    """Say where a usage error arose: ``candidate 'h2:...': window: ...``, once.
+
+    Nested contexts do not stack the same prefix twice (a candidate built inside a plan
+    file names the candidate, not the candidate twice).
+    """
+    try:
+        yield
+    except UsageError as exc:
+        if context in exc.contexts:
+            raise
+        raise UsageError(f"{context}: {exc}", exc.contexts | {context}) from None

@@ -3,9 +3,11 @@
 Responses are sent pre-serialized (bytes, no protobuf work per message) so the server
 spends its CPU on HTTP/2, not on building 256 KiB messages.
 
-Process contract with the orchestrator: once listening, print one JSON line
+Process contract with the orchestrator: ``python -m servers.grpcio_server --config '<json>'``
+(a ``kit.plan.processes.ServerProcess``); once listening, print one JSON line
 ``{"ready": true, "port": N, "pid": P}``; on a start-up failure print
-``{"ready": false, "error": "..."}`` and exit 3. SIGTERM/SIGINT stop it with exit 0.
+``{"ready": false, "error": "..."}`` and exit 2 (bad config) or 3 (cannot listen).
+SIGTERM/SIGINT stop it with exit 0.
 """
 
 from __future__ import annotations
@@ -17,16 +19,18 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent import futures
 from typing import Any
 
 import grpc
 
 from kit._proto import throughput_pb2 as pb
-from kit.errors import KitError, TopologyError
-from kit.grpc_options import merge_options, parse_option, window_options
-from kit.plan import ServerConfig
+from kit.errors import KitError, TopologyError, UsageError
+from kit.plan.grpc_args import merge_options, window_options
+from kit.plan.processes import ServerProcess
+from kit.plan.trial import ServerConfig
+from kit.results.codec import from_json, to_json
 
 SERVICE = "kit.throughput.Throughput"
 MAX_MESSAGE_BYTES = 128 * 1024 * 1024
@@ -83,12 +87,11 @@ def server_options(config: ServerConfig) -> list[tuple[str, Any]]:
     return merge_options(base, config.channel_options)
 
 
-def start_server(
-    config: ServerConfig, host: str, port: int, workers: int = 64
-) -> tuple[grpc.Server, int]:
+def start_server(process: ServerProcess) -> tuple[grpc.Server, int]:
+    host, port, workers = process.listen_host, process.listen_port, process.workers
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers),
-        options=server_options(config),
+        options=server_options(process.config),
         maximum_concurrent_rpcs=workers - 4,
     )
     server.add_generic_rpc_handlers((_handler(),))
@@ -104,9 +107,9 @@ def start_server(
     return server, bound
 
 
-def serve_until_signal(config: ServerConfig, host: str, port: int, announce: Any = print) -> None:
+def serve_until_signal(process: ServerProcess, announce: Callable[[str], None] = print) -> None:
     """Run in the foreground until SIGINT/SIGTERM; announce the ready line first."""
-    server, bound = start_server(config, host, port)
+    server, bound = start_server(process)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -115,30 +118,29 @@ def serve_until_signal(config: ServerConfig, host: str, port: int, announce: Any
     server.stop(grace=0.5).wait(2.0)
 
 
-def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+def child_args(process: ServerProcess) -> list[str]:
+    """The ``python -m`` arguments that start this server with ``process`` (the one place)."""
+    return ["servers.grpcio_server", "--config", json.dumps(to_json(process))]
+
+
+def _parse_args(argv: list[str] | None) -> ServerProcess:
     parser = argparse.ArgumentParser(prog="python -m servers.grpcio_server")
-    parser.add_argument("--listen", default="127.0.0.1:0")
-    parser.add_argument(
-        "--window-mode", default="dynamic", choices=["dynamic", "static", "bdp-off"]
-    )
-    parser.add_argument("--window-bytes", type=int, default=None)
-    parser.add_argument("--option", action="append", default=[])
-    return parser.parse_args(argv)
+    parser.add_argument("--config", required=True, help="a ServerProcess as JSON")
+    args = parser.parse_args(argv)
+    try:
+        data = json.loads(args.config)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--config: not JSON ({exc.msg})") from None
+    return from_json(ServerProcess, data, "server config")
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parse_args(argv)
     try:
-        host, _, port_text = args.listen.rpartition(":")
-        config = ServerConfig(
-            window_mode=args.window_mode,
-            window_bytes=args.window_bytes,
-            channel_options=tuple(parse_option(o) for o in args.option),
-        )
-        serve_until_signal(config, host or "127.0.0.1", int(port_text), announce=_announce)
-    except (KitError, ValueError) as exc:
+        process = _parse_args(argv)
+        serve_until_signal(process, announce=_announce)
+    except KitError as exc:
         _announce(json.dumps({"ready": False, "error": str(exc)}))
-        return getattr(exc, "exit_code", 2)
+        return exc.exit_code
     return 0
 
 

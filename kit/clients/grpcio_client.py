@@ -6,6 +6,7 @@ spend its CPU on HTTP/2, as the server does.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -15,15 +16,17 @@ from typing import Any
 import grpc
 
 from kit._proto import throughput_pb2 as pb
+from kit.clients.process import main
 from kit.errors import MeasurementError, TopologyError
-from kit.grpc_options import STATIC_WINDOW_NOTE, merge_options, window_options
-from kit.measure import ClientResult, now_ns
-from kit.plan import ClientConfig, Trial
+from kit.plan.grpc_args import STATIC_WINDOW_NOTE, merge_options, window_options
+from kit.plan.trial import ClientConfig, Trial
+from kit.plan.units import MIB
+from kit.results.client import ClientResult, now_ns
 
 DOWNLOAD = "/kit.throughput.Throughput/Download"
 PING = "/kit.throughput.Throughput/Ping"
 UPLOAD = "/kit.throughput.Throughput/Upload"
-MAX_MESSAGE_BYTES = 128 * 1024 * 1024
+MAX_MESSAGE_BYTES = 128 * MIB
 CONNECT_TIMEOUT_S = 10.0
 
 
@@ -220,3 +223,7 @@ def run_grpcio(host: str, port: int, trial: Trial) -> ClientResult:
     finally:
         for ch in channels:
             ch.channel.close()
+
+
+if __name__ == "__main__":  # python -m kit.clients.grpcio_client (kit.clients.process)
+    sys.exit(main(run_grpcio, "kit.clients.grpcio_client"))

@@ -1,9 +1,11 @@
 """The delay line's asyncio shell: accept, dial upstream, one reader and one writer per direction.
 
-Scheduling lives in ``kit.delayline.schedule`` (pure); frame decoding in ``kit.capture``.
-This module only moves bytes and keeps counters.
+Scheduling lives in ``kit.delayline.schedule`` (pure); frame decoding in ``kit.capture``;
+the frozen ``ProxyConfig`` in ``kit.plan.processes``. This module only moves bytes and keeps
+counters. With a tap file, each connection appends one ``TapConnection`` line when it
+closes and the proxy one ``ProxyTotals`` line at shutdown (``kit.results.codec``).
 
-Why it looks the way it does (see STACK-FACTS "Timers and the delay line", "Relay pitfall"):
+Why it looks the way it does (measured on this kind of machine, see the timer and tests):
 
 - asyncio's selector rounds timeouts up to whole milliseconds, so the writer waits for a
   chunk's due time on ``kit.delayline.timer``: one Linux timerfd per proxy with absolute
@@ -23,82 +25,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import json
 import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO
 
 from kit.capture.frametap import FrameTap
-from kit.capture.summary import conn_record, proxy_record
-from kit.delayline.schedule import DEFAULT_CAP_BYTES, DelayQueue
+from kit.capture.tapfile import TapLine, encode_tap_line
+from kit.delayline.schedule import DelayQueue
 from kit.delayline.timer import Sleeper, SpinSleeper, make_sleeper
-from kit.errors import TopologyError, UsageError
+from kit.errors import TopologyError
+from kit.plan.processes import ProxyConfig
+from kit.plan.units import MIB
+from kit.results.records import DirectionSummary, ProxyTotals, TapConnection
 
-MIB = 1024 * 1024
-MAX_DELAY_MS = 10_000.0
-DEFAULT_READ_BYTES = MIB
 WRITE_HIGH_WATER_BYTES = 16 * MIB
 SHUTDOWN_GRACE_S = 2.0
 REFUSED_LINGER_S = 2.0
 DIAL_TIMEOUT_S = 10.0
 MAX_ERRORS_KEPT = 100
-
-
-@dataclass(frozen=True, kw_only=True)
-class ProxyConfig:
-    """One delay line: listen address, upstream address, per-direction delays, tap file."""
-
-    listen_host: str = "127.0.0.1"
-    listen_port: int = 0
-    upstream_host: str = "127.0.0.1"
-    upstream_port: int
-    delay_up_ms: float = 0.0
-    delay_down_ms: float = 0.0
-    read_bytes: int = DEFAULT_READ_BYTES
-    buffer_cap_bytes: int = DEFAULT_CAP_BYTES
-    tap_path: str | None = None
-
-    def __post_init__(self) -> None:
-        _check(bool(self.listen_host), "listen_host: must not be empty")
-        _check(bool(self.upstream_host), "upstream_host: must not be empty")
-        _check_int("listen_port", self.listen_port, 0, 65535)
-        _check_int("upstream_port", self.upstream_port, 1, 65535)
-        for name in ("delay_up_ms", "delay_down_ms"):
-            value = getattr(self, name)
-            _check(
-                isinstance(value, int | float) and 0.0 <= value <= MAX_DELAY_MS,
-                f"{name}: {value!r} ms is outside 0..{MAX_DELAY_MS:g} ms",
-            )
-        _check_int("read_bytes", self.read_bytes, 1024, 64 * MIB)
-        _check_int("buffer_cap_bytes", self.buffer_cap_bytes, self.read_bytes, 2**40)
-        _check(self.tap_path is None or bool(self.tap_path), "tap_path: must not be empty")
-
-    @property
-    def is_loopback(self) -> bool:
-        return is_loopback_host(self.listen_host)
-
-
-def _check(ok: bool, message: str) -> None:
-    if not ok:
-        raise UsageError(message)
-
-
-def _check_int(name: str, value: object, low: int, high: int) -> None:
-    ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-    _check(ok, f"{name}: {value!r} is outside {low}..{high}")
-
-
-def is_loopback_host(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def startup_warnings(config: ProxyConfig) -> list[str]:
@@ -126,6 +74,16 @@ class ProxyStats:
         if len(self.errors) < MAX_ERRORS_KEPT:
             self.errors.append(message)
 
+    def totals(self) -> ProxyTotals:
+        """The frozen record written as the tap file's last line."""
+        return ProxyTotals(
+            connections=self.accepted,
+            bytes_up=self.bytes_up,
+            bytes_down=self.bytes_down,
+            peak_buffered_bytes=self.peak_buffered_bytes,
+            errors=tuple(self.errors),
+        )
+
 
 def _log(message: str) -> None:
     print(f"kit.delayline: {message}", file=sys.stderr, flush=True)
@@ -134,8 +92,9 @@ def _log(message: str) -> None:
 class _Pump:
     """One direction: a reader task fills the delay queue, a writer task empties it."""
 
-    def __init__(self, name: str, delay_ms: float, config: ProxyConfig, stats: ProxyStats,
-                 sleeper: Sleeper) -> None:
+    def __init__(
+        self, name: str, delay_ms: float, config: ProxyConfig, stats: ProxyStats, sleeper: Sleeper
+    ) -> None:
         self.name = name
         self.sleeper = sleeper
         self.queue = DelayQueue(round(delay_ms * 1e6), config.buffer_cap_bytes)
@@ -157,7 +116,7 @@ class _Pump:
             now_ns = clock()
             if not data:
                 if tap is not None:
-                    tap.end(now_ns)
+                    tap.end()
                 queue.push_eof(now_ns)
                 self._wake.set()
                 return
@@ -234,8 +193,13 @@ def _tune(writer: asyncio.StreamWriter, read_bytes: int) -> None:
 class _Connection:
     """One accepted client connection and its upstream twin."""
 
-    def __init__(self, proxy: DelayLine, conn_id: int,
-                 reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self,
+        proxy: DelayLine,
+        conn_id: int,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
         self.proxy, self.conn_id = proxy, conn_id
         self.client_reader, self.client_writer = reader, writer
         self.upstream_writer: asyncio.StreamWriter | None = None
@@ -274,9 +238,11 @@ class _Connection:
                 DIAL_TIMEOUT_S,
             )
         except OSError as exc:  # refused, unreachable, or TimeoutError (an OSError)
-            message = (f"conn {self.conn_id}: upstream {config.upstream_host}:"
-                       f"{config.upstream_port} unreachable ({exc.strerror or exc}); "
-                       "closed the client connection")
+            message = (
+                f"conn {self.conn_id}: upstream {config.upstream_host}:"
+                f"{config.upstream_port} unreachable ({exc.strerror or exc}); "
+                "closed the client connection"
+            )
             _log(message)
             self.proxy.stats.add_error(message)
             return None
@@ -293,8 +259,9 @@ class _Connection:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(self.tasks[0]), REFUSED_LINGER_S)
 
-    async def _relay(self, up_reader: asyncio.StreamReader,
-                     up_writer: asyncio.StreamWriter) -> None:
+    async def _relay(
+        self, up_reader: asyncio.StreamReader, up_writer: asyncio.StreamWriter
+    ) -> None:
         self.upstream_writer = up_writer
         _tune(self.client_writer, self.proxy.config.read_bytes)
         _tune(up_writer, self.proxy.config.read_bytes)
@@ -348,10 +315,15 @@ class _Connection:
                 wait.cancel()
                 writer.transport.abort()
 
-    def record(self) -> dict[str, Any]:
-        up = self.up.tap.summary() if self.up.tap else {}
-        down = self.down.tap.summary() if self.down.tap else {}
-        return conn_record(self.conn_id, self.opened_ns, time.monotonic_ns(), up, down)
+    def record(self) -> TapConnection:
+        up, down = self.up.tap, self.down.tap
+        return TapConnection(
+            conn=self.conn_id,
+            opened_ns=self.opened_ns,
+            closed_ns=time.monotonic_ns(),
+            up=up.summary() if up is not None else DirectionSummary(),
+            down=down.summary() if down is not None else DirectionSummary(),
+        )
 
 
 class DelayLine:
@@ -374,12 +346,17 @@ class DelayLine:
             try:
                 self._tap_file = open(config.tap_path, "a", encoding="utf-8")  # noqa: SIM115
             except OSError as exc:
-                raise TopologyError(f"cannot open tap file {config.tap_path}: "
-                                    f"{exc.strerror or exc}") from exc
+                raise TopologyError(
+                    f"cannot open tap file {config.tap_path}: {exc.strerror or exc}"
+                ) from exc
         try:
             self._server = await asyncio.start_server(
-                self._accept, config.listen_host, config.listen_port,
-                limit=config.read_bytes, backlog=1024, reuse_address=True,
+                self._accept,
+                config.listen_host,
+                config.listen_port,
+                limit=config.read_bytes,
+                backlog=1024,
+                reuse_address=True,
             )
         except OSError as exc:
             self._close_tap_file()
@@ -409,9 +386,10 @@ class DelayLine:
             self.stats.active -= 1
             self._write_record(conn.record())
 
-    def _write_record(self, record: dict[str, Any]) -> None:
+    def _write_record(self, line: TapLine) -> None:
         if self._tap_file is not None:
-            self._tap_file.write(json.dumps(record, separators=(",", ":")) + "\n")
+            text = json.dumps(encode_tap_line(line), separators=(",", ":"))
+            self._tap_file.write(text + "\n")
             self._tap_file.flush()
 
     async def aclose(self) -> None:
@@ -425,9 +403,7 @@ class DelayLine:
             await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S + 1.0)
         for conn in list(self._conns):  # did not finish in time: record them anyway
             self.connection_done(conn)
-        s = self.stats
-        self._write_record(proxy_record(s.accepted, s.bytes_up, s.bytes_down,
-                                        s.peak_buffered_bytes, s.errors))
+        self._write_record(self.stats.totals())
         self._close_tap_file()
         self.sleeper.close()
 
@@ -474,9 +450,11 @@ def _remove_signal_handlers() -> None:
 
 
 def describe(config: ProxyConfig, port: int) -> str:
-    return (f"delay line listening on {config.listen_host}:{port} -> "
-            f"{config.upstream_host}:{config.upstream_port}, delay up "
-            f"{config.delay_up_ms:g} ms, down {config.delay_down_ms:g} ms")
+    return (
+        f"delay line listening on {config.listen_host}:{port} -> "
+        f"{config.upstream_host}:{config.upstream_port}, delay up "
+        f"{config.delay_up_ms:g} ms, down {config.delay_down_ms:g} ms"
+    )
 
 
 def run_proxy_blocking(config: ProxyConfig, announce: Callable[[str], None]) -> None:

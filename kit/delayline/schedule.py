@@ -19,8 +19,7 @@ from __future__ import annotations
 from collections import deque
 
 from kit.errors import UsageError
-
-DEFAULT_CAP_BYTES = 64 * 1024 * 1024
+from kit.plan.processes import DEFAULT_BUFFER_CAP_BYTES
 
 # An entry is (due_ns, chunk); chunk None is the end-of-stream marker.
 _Entry = tuple[int, bytes | None]
@@ -29,7 +28,7 @@ _Entry = tuple[int, bytes | None]
 class DelayQueue:
     """FIFO of (due time, chunk) for one direction of one connection."""
 
-    def __init__(self, delay_ns: int, cap_bytes: int = DEFAULT_CAP_BYTES) -> None:
+    def __init__(self, delay_ns: int, cap_bytes: int = DEFAULT_BUFFER_CAP_BYTES) -> None:
         if delay_ns < 0:
             raise UsageError(f"delay_ns: {delay_ns} is negative; delays are 0 or more")
         if cap_bytes < 1:
@@ -80,10 +79,6 @@ class DelayQueue:
         if self._paused and self.buffered_bytes < self.cap_bytes // 2:
             self._paused = False
         return out
-
-    def pop_all(self) -> list[bytes]:
-        """Everything queued, due or not (used only when a connection must close now)."""
-        return self.pop_due(2**63)
 
     def next_due_ns(self) -> int | None:
         """Due time of the oldest entry (data or end-of-stream), or None when empty."""

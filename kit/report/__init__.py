@@ -1,1 +1,1 @@
-"""Pure rendering: measurement records in, tables (tabulate) and JSON-ready dicts out."""
+"""Pure rendering: analysed records in, tables (tabulate), markdown and JSON-ready dicts out."""

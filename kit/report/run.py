@@ -1,32 +1,32 @@
-"""Pure: one measurement -> the ``kit run`` table and its ``--json`` object."""
+"""Pure rendering: one measurement -> the ``kit run`` table and its ``--json`` object."""
 
 from __future__ import annotations
 
-from statistics import median
+from dataclasses import asdict
 from typing import Any
 
 from tabulate import tabulate
 
-from kit.measure import Measurement
-from kit.plan import Trial
-from kit.report.common import (
+from kit.analysis.cells import cpu_limit, efficiency, latency_stats, ping_rtt_ms
+from kit.plan.units import format_bytes
+from kit.report.format import (
     cpu_warning,
-    efficiency,
     fmt_mib_s,
     fmt_ms,
     fmt_window,
     mode_label,
-    ping_rtt_ms,
     pings_text,
+    settings_text,
 )
-from kit.units import format_bytes
+from kit.results.codec import to_json
+from kit.results.records import FrameSummary, Measurement
 
 
 def run_json(m: Measurement) -> dict[str, Any]:
-    trial = Trial.from_dict(m.trial)
-    result = m.client_result
+    trial = m.trial
+    result = m.result
     throughput = result.throughput_mib_s if result else None
-    streams_per_conn = max(1, -(-trial.workload.streams // trial.client.connections))
+    latency = latency_stats(result.latencies_ms) if result else None
     return {
         "status": m.status,
         "error": m.error or None,
@@ -39,7 +39,7 @@ def run_json(m: Measurement) -> dict[str, Any]:
         "delay_up_ms": trial.link.delay_up_ms,
         "delay_down_ms": trial.link.delay_down_ms,
         "window_bytes": trial.client.window_bytes,
-        "conn_window_bytes": trial.client.conn_window_for(streams_per_conn),
+        "conn_window_bytes": trial.conn_window_bytes,
         "throughput_mib_s": throughput,
         "theory_mib_s": m.theory_mib_s,
         "efficiency": efficiency(throughput, m.theory_mib_s),
@@ -47,22 +47,15 @@ def run_json(m: Measurement) -> dict[str, Any]:
         "bytes": result.bytes if result else None,
         "messages": result.messages if result else None,
         "elapsed_s": result.elapsed_s if result else None,
-        "latency_ms": _latency(result.latencies_ms) if result and result.latencies_ms else None,
+        "latency_ms": None
+        if latency is None
+        else {"mean": latency.mean_ms, "p50": latency.p50_ms, "p99": latency.p99_ms},
         "stream_finish_s": list(result.stream_finish_s) if result else None,
         "cpu": {c.role: round(c.cpu_fraction, 3) for c in m.cpu},
         "cpu_bound": list(m.cpu_bound_roles),
-        "frames": m.frames,
+        "frames": to_json(m.frames) if m.frames is not None else {},
         "notes": list(result.notes) if result else [],
-        "meta": m.meta,
-    }
-
-
-def _latency(latencies_ms: tuple[float, ...]) -> dict[str, float]:
-    ordered = sorted(latencies_ms)
-    return {
-        "mean": sum(ordered) / len(ordered),
-        "p50": float(median(ordered)),
-        "p99": ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))],
+        "meta": asdict(m.meta),
     }
 
 
@@ -84,9 +77,9 @@ def run_table(m: Measurement) -> str:
         rows.append(("FAILED", m.error))
         return tabulate(rows, tablefmt="simple")
     rows += _result_rows(data)
-    rows += _frame_rows(data["frames"])
+    rows += _frame_rows(m.frames)
     rows += [("note", n) for n in data["notes"]]
-    warning = cpu_warning(m)
+    warning = cpu_warning(cpu_limit(m))
     if warning:
         rows.append(("WARNING", warning))
     return tabulate(rows, tablefmt="simple")
@@ -132,27 +125,25 @@ def _result_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _frame_rows(frames: dict[str, Any]) -> list[tuple[str, str]]:
-    if not frames:
+def _frame_rows(frames: FrameSummary | None) -> list[tuple[str, str]]:
+    if frames is None:
         return [("frames", "no tap (direct connection)")]
-    wu = frames["conn_window_updates"]
-    settings = " ".join(f"{k}={v}" for k, v in frames["client_settings"].items()) or "(empty)"
-    growth = frames.get("window_growth") or []
+    wu = frames.conn_window_updates
+    growth = [step.window_bytes for step in frames.window_growth]
     rows = [
-        ("client SETTINGS (first)", settings),
-        (
-            "conn WINDOW_UPDATEs sent",
-            f"{wu['count']}; first: {' '.join(str(i) for i in wu['first'])}",
-        ),
-        ("stream WINDOW_UPDATEs sent", str(frames["stream_window_updates"]["count"])),
+        ("client SETTINGS (first)", settings_text(frames.client_settings)),
+        ("conn WINDOW_UPDATEs sent", f"{wu.count}; first: {' '.join(str(i) for i in wu.first)}"),
+        ("stream WINDOW_UPDATEs sent", str(frames.stream_window_updates.count)),
         ("PINGs sent by client", pings_text(frames)),
         (
             "DATA frames received",
-            f"{frames['data_down']['frames']} (max {format_bytes(frames['data_down']['max_frame'])})",
+            f"{frames.data_down.frames} (max {format_bytes(frames.data_down.max_frame)})",
         ),
     ]
     if len(growth) > 1:
         rows.append(("stream window growth", " -> ".join(format_bytes(g) for g in growth)))
-    if not frames["decodable"]:
+    if frames.tap_lines_skipped:
+        rows.append(("tap", f"{frames.tap_lines_skipped} corrupt tap-file line(s) skipped"))
+    if not frames.decodable:
         rows.append(("tap", "some frames could not be decoded"))
     return rows

@@ -1,42 +1,59 @@
-"""Pure: the records of a ``kit tables`` run -> results/tables.md (markdown, tabulate).
+"""Pure rendering: the records of a ``kit tables`` run -> results/tables.md (markdown).
 
-Each table sits beside the reference study's figure for the same row (``kit.report.reference``)
-and ends with its noise floor, from the duplicate control's copies. Cells show the median of
-rounds with min-max; CPU-bound rounds, spreads over 10% and failed rounds are marked in a
-notes column, and a cell whose every round failed reads FAILED, never 0.
+Each table sits beside the reference study's figure for the same row and ends with its
+noise floor, from the duplicate control's copies; the figures come from
+``kit.analysis.tables``. Cells show the median of rounds with min-max; CPU-bound rounds,
+spreads over 10% and failed rounds are marked in a notes column, and a cell whose every
+round failed reads FAILED, never 0.
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from tabulate import tabulate
 
-from kit.measure import Measurement
-from kit.report import reference as ref
-from kit.report.bars import evaluate_bars, render_bars
-from kit.report.cells import (
+from kit.analysis import reference as ref
+from kit.analysis.cells import (
     CampaignView,
     CellView,
     Metric,
-    fmt_range,
+    efficiency,
     group_campaigns,
-    has_machine_load,
     mean_latency_ms,
-    other_cores,
     throughput,
     total_time_ms,
 )
-from kit.report.common import fmt_mib_s, mode_label, ping_rtt_ms, pings_text
-from kit.stats import percentile, verdict
-from kit.units import format_bytes
-
-TABLE1_PREFIX = "table1-"
-WIRE_CAMPAIGN = "table1-rtt20ms"
-STARVATION_CAMPAIGN = "table3-starvation"
-UNARY_CAMPAIGN = "table4-unary"
+from kit.analysis.checks import evaluate_bars
+from kit.analysis.tables import (
+    SessionFacts,
+    pooled_latency_ms,
+    reference_throughput,
+    row_order,
+    session_facts,
+    starvation_cells,
+    starvation_ratio,
+    stream_finish_ms,
+    table1_views,
+    tables_in,
+    theory_time_ms,
+    unary_verdict,
+    window_ratio,
+)
+from kit.plan.tables import STARVATION_CAMPAIGN, UNARY_CAMPAIGN, WIRE_CAMPAIGN, TablesSettings
+from kit.plan.units import format_bytes
+from kit.report.checks import render_bars
+from kit.report.format import (
+    flags_text,
+    fmt_mib_s,
+    fmt_range,
+    mode_label,
+    pings_text,
+    settings_text,
+)
+from kit.results.records import FrameSummary, Measurement
+from kit.results.store import RecordsRead
 
 
 def _md(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
@@ -61,7 +78,7 @@ def _failed_or(cell: CellView, text: str) -> str:
 def _setting(cell: CellView) -> str:
     client = cell.trial.client
     if client.window_mode == "dynamic":
-        return f"{client.kind} {mode_label(cell.runs[0].trial)}"
+        return f"{client.kind} {mode_label(cell.trial)}"
     return client.label
 
 
@@ -75,44 +92,22 @@ def _transfer(cell: CellView) -> str:
     return f"{streams}timed {workload.timed_duration_s(cell.trial.link.rtt_ms):g} s"
 
 
-def _row_order(cell: CellView) -> tuple[int, int, bool, str]:
-    """The issue's row order: grpcio dynamic, h2 static, grpcio static, h2 dynamic."""
-    client, workload = cell.trial.client, cell.trial.workload
-    groups = {
-        ("grpcio", "dynamic"): 0,
-        ("h2", "static"): 1,
-        ("grpcio", "static"): 2,
-        ("h2", "dynamic"): 3,
-    }
-    group = groups.get((client.kind, client.window_mode), 4)
-    return group, client.window_bytes or 0, workload.bytes_per_stream is None, cell.key
-
-
 def _fmt_eff(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
 def _median_ping_ms(cell: CellView) -> str:
-    pings = [p for p in (ping_rtt_ms(m) for m in cell.ok) if p is not None]
-    return f"{statistics.median(pings):.1f}" if pings else "-"
+    ping = cell.median_ping_ms()
+    return "-" if ping is None else f"{ping:.1f}"
 
 
 # --- table 1 ------------------------------------------------------------------------------
 
 
-def reference_throughput(cell: CellView) -> float | None:
-    """The reference row for this cell: static rows by window; the dynamic row only for the
-    8 MiB transfer it was measured with (a timed dynamic row is a different experiment)."""
-    trial = cell.trial
-    if trial.client.window_mode == "dynamic" and trial.workload.bytes_per_stream != 8 * ref.MIB:
-        return None
-    return ref.THROUGHPUT_MIB_S.get((trial.link.rtt_ms, trial.client.window_bytes))
-
-
 def _table1_row(cell: CellView) -> list[str]:
     summary = cell.summary(throughput)
-    theory = cell.runs[0].theory_mib_s
-    eff = summary.median / theory if summary is not None and theory else None
+    theory = cell.theory_mib_s
+    eff = efficiency(summary.median if summary is not None else None, theory)
     reference = reference_throughput(cell)
     return [
         _setting(cell),
@@ -122,7 +117,7 @@ def _table1_row(cell: CellView) -> list[str]:
         _fmt_eff(eff),
         _median_ping_ms(cell),
         "-" if reference is None else fmt_mib_s(reference),
-        "; ".join(cell.notes(throughput)),
+        flags_text(cell.flags(throughput)),
     ]
 
 
@@ -144,32 +139,24 @@ def _rtt_title(rtt_ms: float) -> str:
 
 def render_table1(views: Sequence[CampaignView]) -> str:
     parts = ["## Table 1: window vs RTT (one stream, 256 KiB messages)"]
-    for view in sorted(views, key=lambda v: v.cells[0].trial.link.rtt_ms):
+    for view in views:
         rtt = view.cells[0].trial.link.rtt_ms
-        rows = [_table1_row(c) for c in sorted(view.cells, key=_row_order)]
+        rows = [_table1_row(c) for c in sorted(view.cells, key=row_order)]
         parts += [
             f"### {_rtt_title(rtt)}",
             _md(rows, TABLE1_HEADERS),
-            _ratio_line(view, rtt),
+            _ratio_line(view),
             _floor_line(view, throughput),
         ]
     parts.append(TABLE1_FOOTNOTES)
     return "\n\n".join(parts)
 
 
-def _ratio_line(view: CampaignView, rtt_ms: float) -> str:
-    large, small = view.cell("h2-static-4MiB"), view.cell("h2-static-64KiB")
-    ours = _median_ratio(large, small)
-    theirs = ref.window_ratio(rtt_ms) if (rtt_ms, 4 * ref.MIB) in ref.THROUGHPUT_MIB_S else None
+def _ratio_line(view: CampaignView) -> str:
+    ours, theirs = window_ratio(view)
     text = "-" if ours is None else f"{ours:.1f}x"
     suffix = "" if theirs is None else f" (reference: {theirs:.1f}x)"
     return f"h2 static 4 MiB / 64 KiB: **{text}**{suffix}."
-
-
-def _median_ratio(num: CellView | None, den: CellView | None) -> float | None:
-    a = num.summary(throughput) if num else None
-    b = den.summary(throughput) if den else None
-    return a.median / b.median if a and b and b.median > 0 else None
 
 
 TABLE1_FOOTNOTES = """\
@@ -195,25 +182,13 @@ Notes:
 # --- table 2 ------------------------------------------------------------------------------
 
 
-def _settings_text(settings: dict[str, Any]) -> str:
-    return " ".join(f"{k}={v}" for k, v in settings.items()) or "(empty)"
-
-
-def _window_text(n_bytes: int) -> str:
-    """65535 -> '64 KiB', 131070 -> '128 KiB' (format_bytes would print '1.3e+02 KiB')."""
-    for unit, size in (("MiB", 1024 * 1024), ("KiB", 1024)):
-        if n_bytes >= size:
-            return f"{n_bytes / size:.0f} {unit}"
-    return f"{n_bytes} B"
-
-
-def _growth_text(frames: dict[str, Any], cell: CellView) -> str:
-    growth = [int(g) for g in frames.get("window_growth") or []]
+def _growth_text(frames: FrameSummary, cell: CellView) -> str:
+    growth = [step.window_bytes for step in frames.window_growth]
     if len(growth) > 1:
-        steps = [_window_text(g) for g in growth]
+        steps = [format_bytes(g, digits=0) for g in growth]
         shown = steps if len(steps) <= 6 else [*steps[:3], "...", *steps[-2:]]
         return f"grew: {' -> '.join(shown)} ({len(growth)} SETTINGS)"
-    total = int((frames.get("conn_window_updates") or {}).get("total", 0))
+    total = frames.conn_window_updates.total
     if cell.trial.client.window_mode == "dynamic":
         return f"no SETTINGS growth; conn credit granted {format_bytes(total)}"
     return "fixed"
@@ -221,21 +196,21 @@ def _growth_text(frames: dict[str, Any], cell: CellView) -> str:
 
 def _wire_row(cell: CellView) -> list[str]:
     run = cell.median_run(throughput)
-    frames = run.frames if run is not None else {}
-    if not frames:
+    frames = run.frames if run is not None else None
+    if run is None or frames is None:
         why = "FAILED" if not cell.ok else "no tap records"
         return [_setting(cell), _transfer(cell), why, "-", "-", "-", "-", "-", "-"]
-    conn = frames["conn_window_updates"]
+    conn = frames.conn_window_updates
     return [
         _setting(cell),
         _transfer(cell),
-        _settings_text(frames["client_settings"]),
-        str(conn["count"]),
-        " ".join(str(i) for i in conn["first"]),
-        str(frames["stream_window_updates"]["count"]),
+        settings_text(frames.client_settings),
+        str(conn.count),
+        " ".join(str(i) for i in conn.first),
+        str(frames.stream_window_updates.count),
         pings_text(frames),
         _growth_text(frames, cell),
-        fmt_mib_s(run.throughput_mib_s if run else None),
+        fmt_mib_s(run.throughput_mib_s),
     ]
 
 
@@ -268,7 +243,7 @@ def _wire_reference_row() -> list[str]:
 
 
 def render_table2(view: CampaignView) -> str:
-    rows = [_wire_row(c) for c in sorted(view.cells, key=_row_order)]
+    rows = [_wire_row(c) for c in sorted(view.cells, key=row_order)]
     rows.append(_wire_reference_row())
     static_ref = ", ".join(
         f"static {format_bytes(w)}: {s}" for w, s in ref.CLIENT_SETTINGS.items() if w
@@ -290,11 +265,9 @@ def render_table2(view: CampaignView) -> str:
 
 
 def _finish_text(cell: CellView) -> str:
-    run = cell.median_run(total_time_ms)
-    result = run.client_result if run is not None else None
-    if result is None or not result.stream_finish_s:
+    finish = stream_finish_ms(cell)
+    if not finish:
         return "-"
-    finish = sorted(s * 1000 for s in result.stream_finish_s)
     spread = finish[-1] - finish[0]
     return f"{' / '.join(f'{f:.0f}' for f in finish)} (spread {spread:.0f})"
 
@@ -302,9 +275,7 @@ def _finish_text(cell: CellView) -> str:
 def _starvation_row(cell: CellView) -> list[str]:
     trial = cell.trial
     conn = trial.client.conn_window_bytes or 0
-    theory = cell.runs[0].theory_mib_s
-    total = (trial.workload.bytes_per_stream or 0) * trial.workload.streams
-    theory_ms = total / ref.MIB / theory * 1000 if theory else None
+    theory, theory_ms = cell.theory_mib_s, theory_time_ms(cell)
     reference = ref.STARVATION.get(conn)
     return [
         f"{format_bytes(conn)} ({conn} B)",
@@ -314,7 +285,7 @@ def _starvation_row(cell: CellView) -> list[str]:
         _finish_text(cell),
         f"{fmt_mib_s(theory)} ({theory_ms:.0f} ms)" if theory_ms else "-",
         "-" if reference is None else f"{reference[0]:.1f} ms, {fmt_mib_s(reference[1])} MiB/s",
-        "; ".join(cell.notes(throughput)),
+        flags_text(cell.flags(throughput)),
     ]
 
 
@@ -331,11 +302,9 @@ STARVATION_HEADERS = (
 
 
 def render_table3(view: CampaignView) -> str:
-    cells = sorted(view.cells, key=lambda c: c.trial.client.conn_window_bytes or 0)
+    cells = starvation_cells(view)
     rows = [_starvation_row(c) for c in cells]
-    slow, fast = (cells[0], cells[-1]) if len(cells) > 1 else (None, None)
-    ratio = _median_ratio(fast, slow)
-    ref_ratio = ref.STARVATION[64 * ref.KIB][0] / ref.STARVATION[4 * ref.MIB][0]
+    ratio, ref_ratio = starvation_ratio(view)
     shape = cells[0].trial if cells else None
     intro = (
         f"{shape.workload.streams} streams x {format_bytes(shape.workload.bytes_per_stream or 0)} "
@@ -361,34 +330,25 @@ def render_table3(view: CampaignView) -> str:
 # --- table 4 ------------------------------------------------------------------------------
 
 
-def _pooled_latencies(cell: CellView) -> list[float]:
-    return [lat for m in cell.ok if (r := m.client_result) for lat in r.latencies_ms]
-
-
 def unary_verdict_text(view: CampaignView, cell: CellView, baseline: CellView | None) -> str:
-    if baseline is None or baseline.key == cell.key:
-        return "baseline"
-    floor = view.floor(mean_latency_ms)
-    base, cand = baseline.values(mean_latency_ms), cell.values(mean_latency_ms)
-    if floor is None or not base or not cand:
-        return "not measured"
-    return verdict(base, cand, floor.floor_pct, higher_is_better=False).describe()
+    found = unary_verdict(view, cell, baseline)
+    return found if isinstance(found, str) else found.describe()
 
 
 def _unary_row(view: CampaignView, cell: CellView) -> list[str]:
-    pooled = _pooled_latencies(cell)
+    pooled = pooled_latency_ms(cell)
     client = cell.trial.client
     reference = ref.UNARY_MEAN_MS.get(client.window_bytes) if client.kind == "grpcio" else None
     return [
         _setting(cell),
         _transfer(cell),
         _failed_or(cell, fmt_range(cell.summary(mean_latency_ms), lambda v: f"{v:.2f}")),
-        f"{percentile(pooled, 50):.2f}" if pooled else "-",
-        f"{percentile(pooled, 99):.2f}" if pooled else "-",
+        f"{pooled[0]:.2f}" if pooled else "-",
+        f"{pooled[1]:.2f}" if pooled else "-",
         unary_verdict_text(view, cell, view.dynamic_of(cell)),
         unary_verdict_text(view, cell, view.control),
         "-" if reference is None else f"{reference:.2f}",
-        "; ".join(cell.notes(mean_latency_ms)),
+        flags_text(cell.flags(mean_latency_ms)),
     ]
 
 
@@ -406,7 +366,7 @@ UNARY_HEADERS = (
 
 
 def render_table4(view: CampaignView) -> str:
-    cells = sorted(view.cells, key=_row_order)
+    cells = sorted(view.cells, key=row_order)
     rtt = cells[0].trial.link.rtt_ms if cells else 0.0
     return "\n\n".join(
         [
@@ -427,46 +387,40 @@ def render_table4(view: CampaignView) -> str:
 # --- the whole document -------------------------------------------------------------------
 
 
-def _session_text(others: Sequence[dict[str, Any]], measurements: Sequence[Measurement]) -> str:
-    sessions = [o for o in others if o.get("kind") == "tables-session"]
-    elapsed = sum(float(s.get("elapsed_s", 0)) for s in sessions)
-    cells = sum(int(s.get("cells_run", 0)) for s in sessions)
-    meta = measurements[0].meta if measurements else {}
+def _session_text(facts: SessionFacts) -> str:
+    meta = facts.meta
     machine = (
-        f"{meta.get('cpus', '?')} CPUs, Python {meta.get('python', '?')}, grpcio "
-        f"{meta.get('grpcio', '?')}, h2 {meta.get('h2', '?')}, path: {meta.get('path', '?')}"
+        f"{meta.cpus if meta else '?'} CPUs, Python {meta.python if meta else '?'}, grpcio "
+        f"{meta.grpcio if meta else '?'}, h2 {meta.h2 if meta else '?'}, "
+        f"path: {meta.path if meta else '?'}"
     )
-    if not sessions:
+    if not facts.sessions:
         return f"Machine: {machine}."
-    minutes, seconds = divmod(elapsed, 60)
-    loads = [x for sess in sessions for x in sess.get("load_1min") or [] if x is not None]
-    other_load = sorted(other_cores(m) for m in measurements if m.ok and has_machine_load(m))
-    if other_load:
+    minutes, seconds = divmod(facts.elapsed_s, 60)
+    load_others = ""
+    if facts.other_cores is not None:
+        median, top = facts.other_cores
         load_others = (
-            f" Other processes used {statistics.median(other_load):.2f} cores in the "
-            f"median cell's timed window (max {other_load[-1]:.2f})."
+            f" Other processes used {median:.2f} cores in the median cell's timed window "
+            f"(max {top:.2f})."
         )
-    else:
-        load_others = ""
-    load = (
-        f" 1-min load average during the run: {min(loads):.1f}-{max(loads):.1f}." if loads else ""
-    )
+    load = ""
+    if facts.load_range is not None:
+        load = f" 1-min load average during the run: {facts.load_range[0]:.1f}-{facts.load_range[1]:.1f}."
     return (
-        f"Measured {cells} cells in {elapsed:.0f} s ({minutes:.0f} min {seconds:.0f} s, "
-        f"{len(sessions)} session(s), warm-ups included). Machine: {machine}.{load}{load_others}"
+        f"Measured {facts.cells_run} cells in {facts.elapsed_s:.0f} s ({minutes:.0f} min "
+        f"{seconds:.0f} s, {facts.sessions} session(s), warm-ups included). "
+        f"Machine: {machine}.{load}{load_others}"
     )
 
 
-def _plan_text(others: Sequence[dict[str, Any]]) -> str:
-    plans = [o for o in others if o.get("kind") == "tables-plan"]
+def _plan_text(plans: Sequence[TablesSettings]) -> str:
     if not plans:
         return "Settings: unknown (no plan record)."
     plan = plans[0]
-    mode = "--quick (short cells)" if plan.get("quick") else "default cells (1-1.5 s timed)"
-    only = ",".join(str(t) for t in plan.get("only", []))
-    return (
-        f"Settings: {mode}, {plan.get('rounds')} round(s), seed {plan.get('seed')}, tables {only}."
-    )
+    mode = "--quick (short cells)" if plan.quick else "default cells (1-1.5 s timed)"
+    only = ",".join(str(t) for t in plan.only)
+    return f"Settings: {mode}, {plan.rounds} round(s), seed {plan.seed}, tables {only}."
 
 
 METHOD = (
@@ -481,27 +435,11 @@ METHOD = (
 )
 
 
-def tables_in(others: Sequence[dict[str, Any]], views: dict[str, CampaignView]) -> list[int]:
-    """Which tables to render: the run's --only, else whatever the records hold."""
-    plans = [o for o in others if o.get("kind") == "tables-plan"]
-    if plans:
-        return [int(t) for t in plans[0].get("only", [])]
-    found = []
-    if any(n.startswith(TABLE1_PREFIX) for n in views):
-        found.append(1)
-    found += [
-        t
-        for t, n in ((2, WIRE_CAMPAIGN), (3, STARVATION_CAMPAIGN), (4, UNARY_CAMPAIGN))
-        if n in views
-    ]
-    return found
-
-
 def _renderers(views: dict[str, CampaignView]) -> dict[int, Callable[[], str | None]]:
     def one(name: str, render: Callable[[CampaignView], str]) -> Callable[[], str | None]:
         return lambda: render(views[name]) if name in views else None
 
-    table1 = [v for n, v in views.items() if n.startswith(TABLE1_PREFIX)]
+    table1 = table1_views(views)
     return {
         1: lambda: render_table1(table1) if table1 else None,
         2: one(WIRE_CAMPAIGN, render_table2),
@@ -511,22 +449,20 @@ def _renderers(views: dict[str, CampaignView]) -> dict[int, Callable[[], str | N
 
 
 def render_bars_of(measurements: Sequence[Measurement]) -> str:
-    """Just the bars, for the terminal at the end of a run."""
+    """Just the checks, for the terminal at the end of a run."""
     return render_bars(evaluate_bars(group_campaigns(measurements)))
 
 
-def render_tables(
-    measurements: Sequence[Measurement], others: Sequence[dict[str, Any]], records_name: str
-) -> str:
-    """The whole results/tables.md: header, the tables the run asked for, the bars."""
-    views = group_campaigns(measurements)
-    wanted = tables_in(others, views)
+def render_tables(read: RecordsRead, records_name: str) -> str:
+    """The whole results/tables.md: header, the tables the run asked for, the checks."""
+    views = group_campaigns(read.measurements)
+    wanted = tables_in(read.tables_plans, views)
     renderers = _renderers(views)
     parts = [
         "# The reference tables, reproduced with kit",
         f"Records: `{records_name}` (re-render with `kit report {records_name}`). "
-        + _plan_text(others),
-        _session_text(others, measurements),
+        + _plan_text(read.tables_plans),
+        _session_text(session_facts(read.sessions, read.measurements)),
         METHOD,
         f"Reference figures: {ref.SOURCE}.",
     ]

@@ -16,7 +16,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Itera
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kit.delayline.relay import DelayLine, ProxyConfig
+from kit.capture.tapfile import TapLine, parse_tap_lines
+from kit.delayline import child_args
+from kit.delayline.relay import DelayLine
+from kit.plan.processes import ProxyConfig
 
 REPO = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -29,8 +32,9 @@ def run(coro: Coroutine[Any, Any, T], timeout_s: float = 30.0) -> T:
 
 @contextlib.asynccontextmanager
 async def upstream(handler: Handler, port: int = 0) -> AsyncIterator[int]:
-    server = await asyncio.start_server(handler, "127.0.0.1", port, backlog=1024,
-                                        reuse_address=True)
+    server = await asyncio.start_server(
+        handler, "127.0.0.1", port, backlog=1024, reuse_address=True
+    )
     try:
         yield server.sockets[0].getsockname()[1]
     finally:
@@ -57,7 +61,7 @@ async def read_all(reader: asyncio.StreamReader) -> bytes:
 async def send_all(writer: asyncio.StreamWriter, payload: bytes, eof: bool = True) -> None:
     view = memoryview(payload)
     for start in range(0, len(payload), 1 << 16):
-        writer.write(view[start:start + (1 << 16)])
+        writer.write(view[start : start + (1 << 16)])
         await writer.drain()
     if eof:
         writer.write_eof()
@@ -85,11 +89,22 @@ def vm_kib(pid: int, field: str) -> int:
 
 
 @contextlib.contextmanager
-def proxy_process(*args: str) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any]]]:
+def proxy_process(**options: Any) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any]]]:
+    """``python -m kit.delayline --config`` of ``ProxyConfig(**options)``, as the orchestrator
+    starts it (``child_args``); yields (process, ready line). Killed if still alive."""
+    with raw_proxy_process(*child_args(ProxyConfig(**options))[1:]) as started:
+        yield started
+
+
+@contextlib.contextmanager
+def raw_proxy_process(*args: str) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any]]]:
     """``python -m kit.delayline ARGS``; yields (process, ready line). Killed if still alive."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kit.delayline", *args], cwd=REPO, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "kit.delayline", *args],
+        cwd=REPO,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         assert proc.stdout is not None
@@ -101,7 +116,9 @@ def proxy_process(*args: str) -> Iterator[tuple[subprocess.Popen[str], dict[str,
 
 
 @contextlib.contextmanager
-def one_connection_server(handle: Callable[[socket.socket], None], join_s: float = 10.0) -> Iterator[int]:
+def one_connection_server(
+    handle: Callable[[socket.socket], None], join_s: float = 10.0
+) -> Iterator[int]:
     """A blocking server in its own thread: accepts one connection (10 s at most), hands it to
     ``handle`` and closes it; yields the port. Any OSError ends the server quietly."""
     listener = socket.create_server(("127.0.0.1", 0))
@@ -132,7 +149,17 @@ def kill_and_reap(proc: subprocess.Popen[str]) -> None:
             stream.close()
 
 
-def tap_records(path: Path) -> list[dict[str, Any]]:
+def tap_line_count(path: Path) -> int:
+    """Whole lines in a tap file the proxy may still be writing (cheap enough to poll)."""
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def tap_records(path: Path) -> list[TapLine]:
+    """The typed lines of a tap file the proxy may still be writing: whole lines only (the
+    last one may be half written), and every whole line must decode."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    text = path.read_text(encoding="utf-8")
+    lines, skipped = parse_tap_lines(text[: text.rfind("\n") + 1])
+    assert skipped == 0, f"{skipped} corrupt line(s) in {path}"
+    return lines

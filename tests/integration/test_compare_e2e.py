@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from kit.compare import parse_candidate, plan_from_settings, run_plan
+from kit.analysis.compare import CompareMeta, build_report
+from kit.campaign.runner import run_campaigns
+from kit.plan.builder import parse_candidate
+from kit.plan.compare import plan_from_settings
 
 pytestmark = pytest.mark.integration
 
@@ -39,7 +42,8 @@ def test_identical_candidate_is_within_noise_in_9_of_10_comparisons(tmp_path: Pa
     settings = {"rtt": "4ms", "duration": "250ms", "rounds": 3, "seed": 7}
     plan = plan_from_settings(settings, parse_candidate(spec), same, title="identical")
     records = tmp_path / "identical.jsonl"
-    report = run_plan(plan, records, progress=None)
+    outcome = run_campaigns([plan.campaign()], records, progress=None)
+    report = build_report(CompareMeta.of(plan), outcome.measurements)
     assert report.floor is not None
     labels = {row.key: row.label for row in report.rows if row.key != "baseline"}
     assert all(row.runs_ok == 3 for row in report.rows if row.key != "baseline"), report.rows

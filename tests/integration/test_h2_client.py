@@ -18,25 +18,26 @@ from pathlib import Path
 
 import pytest
 
-from kit.clients import h2_wire
-from kit.clients.h2_client import run_h2
-from kit.clients.h2_conn import ConnOptions, H2GrpcConnection
+from kit.clients.h2 import wire
+from kit.clients.h2.client import NS_PER_S, Session, run_h2
 from kit.errors import MeasurementError, TopologyError
-from kit.measure import ClientResult
-from kit.plan import ClientConfig, Link, Trial, Workload
-from kit.topology import Topology
+from kit.plan.processes import ServerProcess
+from kit.plan.trial import ClientConfig, Link, Trial, Workload
+from kit.plan.units import KIB, MIB
+from kit.results.client import ClientResult, now_ns
+from kit.results.codec import from_json, to_json
+from kit.topology.topology import Topology
+from servers.grpcio_server import child_args
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-KIB = 1024
-MIB = 2**20
 
 
 @pytest.fixture(scope="module")
 def port() -> Iterator[int]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "servers.grpcio_server", "--listen", "127.0.0.1:0"],
+        [sys.executable, "-m", *child_args(ServerProcess())],
         cwd=REPO,
         stdout=subprocess.PIPE,
         text=True,
@@ -95,19 +96,6 @@ def test_data_still_flows_with_a_1_kib_window(port: int) -> None:
     assert any("cannot shrink" in n for n in r.notes)  # a 1 KiB connection window is impossible
 
 
-def test_settings_we_send_are_what_h2_holds() -> None:
-    options = ConnOptions(16 * KIB, 3 * MIB, 256 * KIB)
-    a, b = socket.socketpair()
-    with a, b:
-        conn = H2GrpcConnection(a, "x:1", options)
-        conn.start()
-        assert conn._h2.local_settings.initial_window_size == 16 * KIB
-        assert conn._h2.local_settings.max_frame_size == 256 * KIB
-        assert conn._h2.max_inbound_frame_size == 256 * KIB
-        assert conn._h2.inbound_flow_control_window == 3 * MIB
-        assert conn.conn_window_bytes == 3 * MIB
-
-
 def test_four_streams_on_one_connection_all_finish(port: int) -> None:
     workload = Workload(message_bytes=32 * KIB, streams=4, bytes_per_stream=MIB, timeout_s=20)
     r = run(port, workload, window_bytes=256 * KIB, conn_window_bytes=256 * KIB)
@@ -157,17 +145,53 @@ def test_unary_calls_return_latencies(port: int) -> None:
 
 
 def test_unknown_method_is_a_measurement_error(port: int) -> None:
-    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-    conn = H2GrpcConnection(sock, f"127.0.0.1:{port}", ConnOptions(65_535, 65_535, 16_384))
+    client = ClientConfig(kind="h2", window_mode="static", window_bytes=64 * KIB)
+    session = Session(Trial(client=client), now_ns() + 10 * NS_PER_S)
     try:
-        conn.start()
-        conn.start_call(h2_wire.SERVICE_PATH + "/Nope", h2_wire.ping_body(), 0)
-        conn.flush()
+        session.connect("127.0.0.1", port)
+        path = wire.SERVICE_PATH + "/Nope"
+        call = session.conns[0].start_call(path, wire.ping_body(), now_ns())
+        session.send_pending()
         with pytest.raises(MeasurementError, match="grpc-status 12"):
-            for _ in range(50):
-                conn.read(0)
+            session.drive(lambda: call.done)
     finally:
-        conn.close()
+        session.close()
+
+
+def run_process(target: str, trial_json: str) -> tuple[int, dict[str, object]]:
+    """``python -m kit.clients`` as the orchestrator runs it: exit code, last stdout line."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "kit.clients", "--target", target, "--trial", trial_json],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "Traceback" not in proc.stderr
+    return proc.returncode, json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_client_process_prints_its_result_as_the_last_line(port: int) -> None:
+    client = ClientConfig(kind="h2", window_mode="static", window_bytes=MIB)
+    trial = Trial(client=client, workload=Workload(message_bytes=64 * KIB, bytes_per_stream=MIB))
+    code, line = run_process(f"127.0.0.1:{port}", json.dumps(to_json(trial)))
+    assert code == 0, line
+    result = from_json(ClientResult, line["result"], "result")
+    assert result.client == "h2" and result.bytes == MIB
+
+
+@pytest.mark.parametrize(
+    ("trial_json", "says"),
+    [
+        ("{not json", "--trial: not JSON"),
+        ('{"client": {"kind": "h3"}}', "trial.client.kind"),
+        ('{"workload": {"streams": 0}}', "--streams"),
+    ],
+)
+def test_client_process_refuses_a_bad_trial_with_exit_2(trial_json: str, says: str) -> None:
+    code, line = run_process("127.0.0.1:1", trial_json)
+    assert code == 2 and line["exit_code"] == 2
+    assert says in str(line["error"])
 
 
 def test_silent_server_hits_the_hard_timeout() -> None:
@@ -205,10 +229,10 @@ def test_static_window_bounds_throughput_through_the_delay_line(topo: Topology) 
     trial = Trial(link=Link.from_rtt(RTT_MS), client=client, workload=Workload(duration_s=1.0))
     m = topo.measure(trial)
     assert m.ok, m.error
-    r = m.client_result
-    assert r is not None
-    assert m.frames["client_settings"]["INITIAL_WINDOW_SIZE"] == window
-    assert m.frames["conn_window_updates"]["first"][0] == window - 65_535
+    r, frames = m.result, m.frames
+    assert r is not None and frames is not None
+    assert frames.client_settings["INITIAL_WINDOW_SIZE"] == window
+    assert frames.conn_window_updates.first[0] == window - 65_535
     # At most one window per round trip, plus the first window: never faster than physics.
     assert r.bytes <= window * (r.elapsed_s / (RTT_MS / 1000) + 1) * 1.05
     assert r.throughput_mib_s > 0.4 * (m.theory_mib_s or 0)
@@ -220,11 +244,11 @@ def test_dynamic_window_grows_through_the_delay_line(topo: Topology) -> None:
     workload = Workload(bytes_per_stream=8 * MIB)
     m = topo.measure(Trial(link=Link.from_rtt(RTT_MS), client=client, workload=workload))
     assert m.ok, m.error
-    r = m.client_result
-    assert r is not None and r.bytes == 8 * MIB
+    r, frames = m.result, m.frames
+    assert r is not None and frames is not None and r.bytes == 8 * MIB
     windows = [w for _, w in r.window_trace]
     assert windows[0] == 65_535 and windows == sorted(windows) and windows[-1] >= MIB
-    assert m.frames["pings_sent"] >= len(windows) - 1
+    assert frames.pings_sent >= len(windows) - 1
     # Growth needs round trips: the window cannot double faster than once per RTT.
     for (t0, w0), (t1, w1) in itertools.pairwise(r.window_trace):
         assert w1 <= 3 * w0 and t1 - t0 >= RTT_MS * 0.9

@@ -23,14 +23,13 @@ import pytest
 from conftest import descendants, wait_gone
 from relay_support import kill_and_reap
 
-import kit.topology
-from kit.campaign import CampaignSpec, run_campaign
+from kit.campaign.runner import run_campaigns
 from kit.errors import TopologyError
-from kit.plan import ClientConfig, Link, ServerConfig, Trial, Workload
-from kit.processes import spawn
-from kit.records import read_records
-from kit.rounds import Cell
-from kit.topology import Topology
+from kit.plan.campaign import CampaignSpec, Cell
+from kit.plan.trial import ClientConfig, Link, ServerConfig, Trial, Workload
+from kit.results.store import read_records
+from kit.topology.processes import spawn
+from kit.topology.topology import Topology
 
 pytestmark = pytest.mark.integration
 
@@ -58,12 +57,19 @@ def marked(mark: str) -> list[int]:
 
 
 @contextlib.contextmanager
-def kit_cli(*args: str, cwd: Path | None = None,
-            env: dict[str, str] | None = None) -> Iterator[tuple[subprocess.Popen[str], str]]:
+def kit_cli(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """Run the installed ``kit`` script; yields (process, mark). Killed if still alive."""
     mark = uuid.uuid4().hex
-    proc = subprocess.Popen([KIT, *args], cwd=cwd, text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env={**os.environ, **(env or {}), MARK: mark})
+    proc = subprocess.Popen(
+        [KIT, *args],
+        cwd=cwd,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **(env or {}), MARK: mark},
+    )
     try:
         yield proc, mark
     finally:
@@ -73,14 +79,16 @@ def kit_cli(*args: str, cwd: Path | None = None,
                 psutil.Process(pid).kill()
 
 
-def h2_trial(server: ServerConfig | None = None, timeout_s: float = 10.0,
-             size: int = 2 * 1024 * 1024) -> Trial:
+def h2_trial(
+    server: ServerConfig | None = None, timeout_s: float = 10.0, size: int = 2 * 1024 * 1024
+) -> Trial:
     return Trial(
         link=Link(0.5, 0.5),
         client=ClientConfig(kind="h2", window_mode="static", window_bytes=1 << 20),
         server=server or ServerConfig(),
-        workload=Workload(bytes_per_stream=size, message_bytes=64 * 1024, timeout_s=timeout_s,
-                          warmup=False),
+        workload=Workload(
+            bytes_per_stream=size, message_bytes=64 * 1024, timeout_s=timeout_s, warmup=False
+        ),
     )
 
 
@@ -110,8 +118,19 @@ def test_kit_run_on_signal_stops_server_proxy_and_client(
     sig: signal.Signals, tmp_path: Path
 ) -> None:
     records = tmp_path / "runs.jsonl"
-    with kit_cli("run", "--rtt", "2ms", "--client", "h2", "--window", "1MiB", "--duration",
-                 "30s", "--records", str(records)) as (proc, mark):
+    with kit_cli(
+        "run",
+        "--rtt",
+        "2ms",
+        "--client",
+        "h2",
+        "--window",
+        "1MiB",
+        "--duration",
+        "30s",
+        "--records",
+        str(records),
+    ) as (proc, mark):
         roles = {"servers.grpcio_server": 0, "kit.delayline": 0, "kit.clients": 0}
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and not all(roles.values()):
@@ -152,12 +171,23 @@ def test_server_crashing_at_startup_one_line_exit_3_nothing_left(tmp_path: Path)
             import sys
             print("server: cannot allocate the listening socket", file=sys.stderr)
             sys.exit(7)
-        """))
+        """)
+    )
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
-    with kit_cli("run", "--rtt", "2ms", "--client", "h2", "--window", "1MiB",
-                 "--records", str(tmp_path / "runs.jsonl"), cwd=tmp_path,
-                 env={"TMPDIR": str(tmpdir)}) as (proc, mark):
+    with kit_cli(
+        "run",
+        "--rtt",
+        "2ms",
+        "--client",
+        "h2",
+        "--window",
+        "1MiB",
+        "--records",
+        str(tmp_path / "runs.jsonl"),
+        cwd=tmp_path,
+        env={"TMPDIR": str(tmpdir)},
+    ) as (proc, mark):
         _out, err = proc.communicate(timeout=30)
         assert proc.returncode == 3
         assert marked(mark) == []
@@ -187,16 +217,18 @@ def test_spawn_stops_a_child_that_never_says_ready() -> None:
     before = set(descendants())
     started = time.monotonic()
     with pytest.raises(TopologyError, match="no ready line within 1 s"):
-        spawn("server", ["timeit", "-n", "1", "-r", "1", "import time; time.sleep(60)"],
-              timeout_s=1.0)
+        spawn(
+            "server", ["timeit", "-n", "1", "-r", "1", "import time; time.sleep(60)"], timeout_s=1.0
+        )
     assert time.monotonic() - started < 6
     assert set(descendants()) - before == set()
 
 
 def test_spawn_reports_a_child_that_exits_before_ready() -> None:
     with pytest.raises(TopologyError) as info:
-        spawn("proxy", ["kit.delayline", "--upstream", "127.0.0.1:1", "--listen", "bad"])
+        spawn("proxy", ["kit.delayline", "--config", '{"upstream_port": 0}'])
     assert "proxy failed to start" in str(info.value) and "\n" not in str(info.value)
+    assert "upstream_port" in str(info.value)
 
 
 # -- hung cells become failed records; the campaign goes on ----------------------------------
@@ -223,17 +255,24 @@ def test_a_server_that_never_answers_fails_its_cell_and_the_campaign_goes_on(
     os.kill(frozen.pid, signal.SIGSTOP)
     topo.frozen = [frozen.pid]
     spec = CampaignSpec(
-        name="hang", rounds=1, seed=3, control_key="live",
-        cells=(Cell("frozen", h2_trial(frozen_cfg, timeout_s=1.0)),
-               Cell("live", h2_trial(live_cfg))),
+        name="hang",
+        rounds=1,
+        seed=3,
+        control_key="live",
+        cells=(
+            Cell("frozen", h2_trial(frozen_cfg, timeout_s=1.0)),
+            Cell("live", h2_trial(live_cfg)),
+        ),
     )
     records = tmp_path / "runs.jsonl"
     started = time.monotonic()
-    results = run_campaign(spec, records, progress=None, topology_factory=lambda: topo)
+    results = run_campaigns(
+        [spec], records, progress=None, topology_factory=lambda: topo
+    ).measurements
     elapsed = time.monotonic() - started
     by_key: dict[str, list[bool]] = {}
     for m in results:
-        by_key.setdefault(str(m.tags["key"]), []).append(m.ok)
+        by_key.setdefault(m.tags.key, []).append(m.ok)
     print(f"\ncampaign with a frozen server: {by_key} in {elapsed:.1f} s")
     assert by_key["frozen"] == [False]
     assert by_key["live"] and all(by_key["live"])
@@ -243,10 +282,7 @@ def test_a_server_that_never_answers_fails_its_cell_and_the_campaign_goes_on(
     assert wait_gone({frozen.pid}, 5.0) == set()
 
 
-def test_a_frozen_client_is_killed_at_the_timeout_and_recorded_as_failed(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(kit.topology, "CLIENT_GRACE_S", 0.5)  # the hard limit past timeout
+def test_a_frozen_client_is_killed_at_the_timeout_and_recorded_as_failed() -> None:
     stop = threading.Event()
     frozen: list[int] = []
 
@@ -261,7 +297,8 @@ def test_a_frozen_client_is_killed_at_the_timeout_and_recorded_as_failed(
             time.sleep(0.01)
 
     watcher = threading.Thread(target=freeze_client, daemon=True)
-    with Topology(warm_up=False) as topo:  # the first client seen must be the measured one
+    # The first client seen must be the measured one; 0.5 s: the hard limit past the timeout.
+    with Topology(warm_up=False, client_grace_s=0.5) as topo:
         topo.proxy(ServerConfig(), Link(0.5, 0.5))
         watcher.start()
         started = time.monotonic()
@@ -301,8 +338,11 @@ def test_bad_input_exits_2_with_one_line_and_no_traceback(tmp_path: Path) -> Non
     procs = []
     for args in BAD_INPUT:  # all at once: each is a separate, short-lived process
         args = [*args, "--records", str(tmp_path / "r.jsonl")] if args[0] == "run" else args
-        procs.append(subprocess.Popen([KIT, *args], text=True, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE))
+        procs.append(
+            subprocess.Popen(
+                [KIT, *args], text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+        )
     problems = []
     for args, proc in zip(BAD_INPUT, procs, strict=True):
         try:
@@ -311,8 +351,12 @@ def test_bad_input_exits_2_with_one_line_and_no_traceback(tmp_path: Path) -> Non
             proc.kill()
             out, err = proc.communicate(timeout=5)
         lines = err.strip().splitlines()
-        ok = (proc.returncode == 2 and "Traceback" not in err + out and len(lines) == 1
-              and lines[0].startswith("kit: error:"))
+        ok = (
+            proc.returncode == 2
+            and "Traceback" not in err + out
+            and len(lines) == 1
+            and lines[0].startswith("kit: error:")
+        )
         if not ok:
             problems.append(f"{args}: exit {proc.returncode}, stderr {err.strip()[-300:]!r}")
     assert problems == [], "\n".join(problems)

@@ -21,14 +21,25 @@ from typing import Any
 import psutil
 import pytest
 from hyperframe.frame import DataFrame, PingFrame, SettingsFrame, WindowUpdateFrame
-from relay_support import delay_line, one_connection_server, proxy_process, read_all, run, upstream
+from relay_support import (
+    delay_line,
+    one_connection_server,
+    proxy_process,
+    raw_proxy_process,
+    read_all,
+    run,
+    upstream,
+)
 
 from kit.capture.frametap import CLIENT_PREFACE
-from kit.capture.summary import read_tap, summarize
-from kit.delayline.relay import DelayLine, ProxyConfig
+from kit.capture.summary import summarize
+from kit.capture.tapfile import read_tap, tap_connections
+from kit.delayline.relay import DelayLine, startup_warnings
+from kit.errors import UsageError
+from kit.plan.processes import ProxyConfig
+from kit.results.records import DataTotals, ProxyTotals, TapConnection, WindowUpdates
 
 pytestmark = pytest.mark.integration
-
 
 
 def free_port() -> int:
@@ -82,7 +93,7 @@ def test_bytes_arrive_identical_and_in_order_both_ways(options: dict[str, Any]) 
 async def _send_then_eof(writer: asyncio.StreamWriter, payload: bytes) -> None:
     view = memoryview(payload)
     for start in range(0, len(payload), 1 << 18):
-        writer.write(view[start:start + (1 << 18)])
+        writer.write(view[start : start + (1 << 18)])
         await writer.drain()
     writer.write_eof()
 
@@ -128,8 +139,9 @@ def test_half_close_is_propagated_in_both_orders() -> None:
         writer.write_eof()
         writer.close()
 
-    async def server_closes_first(reader: asyncio.StreamReader,
-                                  writer: asyncio.StreamWriter) -> None:
+    async def server_closes_first(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         writer.write(b"bye")
         writer.write_eof()  # the server's half-close; it still reads
         late = await read_all(reader)
@@ -231,20 +243,25 @@ def test_non_http2_bytes_pass_untouched_and_tap_marks_undecodable(tmp_path: Path
             return data
 
     assert run(main()) == payload
-    records = read_tap(tap)
-    conn, final = records[0], records[-1]
-    assert conn["kind"] == "conn" and not conn["up"]["decodable"]
-    assert conn["up"]["bytes"] == len(payload) and conn["down"]["bytes"] == len(payload)
-    assert not conn["down"]["decodable"]
-    assert final["kind"] == "proxy" and final["connections"] == 1
+    (conn, final), skipped = read_tap(tap)
+    assert skipped == 0
+    assert isinstance(conn, TapConnection) and not conn.up.decodable
+    assert conn.up.bytes == len(payload) and conn.down.bytes == len(payload)
+    assert not conn.down.decodable
+    assert isinstance(final, ProxyTotals) and final.connections == 1
 
 
 def test_http2_frames_are_summarized_with_ping_rtt(tmp_path: Path) -> None:
     tap = tmp_path / "tap.jsonl"
-    client_frames = CLIENT_PREFACE + SettingsFrame(0, settings={4: 1 << 20}).serialize() + (
-        WindowUpdateFrame(0, window_increment=12345).serialize())
-    server_frames = SettingsFrame(0, settings={3: 100}).serialize() + DataFrame(
-        1, data=b"d" * 100_000).serialize()
+    client_frames = (
+        CLIENT_PREFACE
+        + SettingsFrame(0, settings={4: 1 << 20}).serialize()
+        + (WindowUpdateFrame(0, window_increment=12345).serialize())
+    )
+    server_frames = (
+        SettingsFrame(0, settings={3: 100}).serialize()
+        + DataFrame(1, data=b"d" * 100_000).serialize()
+    )
 
     async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.write(server_frames)
@@ -258,9 +275,10 @@ def test_http2_frames_are_summarized_with_ping_rtt(tmp_path: Path) -> None:
         writer.close()
 
     async def main() -> None:
-        async with upstream(server) as port, delay_line(
-            port, delay_up_ms=2.0, delay_down_ms=3.0, tap_path=str(tap)
-        ) as proxy:
+        async with (
+            upstream(server) as port,
+            delay_line(port, delay_up_ms=2.0, delay_down_ms=3.0, tap_path=str(tap)) as proxy,
+        ):
             reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
             writer.write(client_frames)
             await reader.readexactly(len(server_frames))
@@ -273,14 +291,19 @@ def test_http2_frames_are_summarized_with_ping_rtt(tmp_path: Path) -> None:
             await _until(lambda: proxy.stats.active == 0)
 
     run(main())
-    summary = summarize(read_tap(tap), delay_down_ms=3.0)
-    assert summary["decodable"]
-    assert summary["client_settings"] == {"INITIAL_WINDOW_SIZE": 1 << 20}
-    assert summary["conn_window_updates"]["first"] == [12345]
-    assert summary["pings_sent"] == 5
-    proxy_rtt = summary["ping_rtt_ms"]["proxy"]
-    assert proxy_rtt["count"] == 5 and 2.0 <= proxy_rtt["median"] < 6.0  # up delay + server
-    assert summary["data_down"] == {"frames": 1, "bytes": 100_000, "max_frame": 100_000}
+    lines, skipped = read_tap(tap)
+    summary = summarize(tap_connections(lines), delay_down_ms=3.0, skipped_lines=skipped)
+    assert summary.decodable and summary.connections == 1 and summary.tap_lines_skipped == 0
+    assert summary.client_settings == {"INITIAL_WINDOW_SIZE": 1 << 20}
+    assert summary.conn_window_updates.first == (12345,)
+    assert summary.window_growth[0].window_bytes == 1 << 20
+    assert summary.pings_sent == 5
+    proxy_rtt, client_rtt = summary.ping_rtt_ms.proxy, summary.ping_rtt_ms.client
+    assert proxy_rtt.count == 5 and proxy_rtt.median_ms is not None
+    assert 2.0 <= proxy_rtt.median_ms < 6.0  # up delay + server
+    assert client_rtt.median_ms == round(proxy_rtt.median_ms + 3.0, 3)  # + the down delay
+    assert summary.data_down == DataTotals(frames=1, bytes=100_000, max_frame=100_000)
+    assert summary.stream_window_updates == WindowUpdates()
 
 
 # -- the process contract and delay accuracy ----------------------------------------------
@@ -299,9 +322,10 @@ def echo_thread() -> contextlib.AbstractContextManager[int]:
 
 def test_process_prints_ready_line_and_exits_0_on_sigterm(tmp_path: Path) -> None:
     tap = tmp_path / "tap.jsonl"
-    with echo_thread() as port, proxy_process(
-        "--upstream", f"127.0.0.1:{port}", "--tap-file", str(tap)
-    ) as (proc, ready):
+    with (
+        echo_thread() as port,
+        proxy_process(upstream_port=port, tap_path=str(tap)) as (proc, ready),
+    ):
         assert ready == {"ready": True, "port": ready["port"], "pid": proc.pid}
         with socket.create_connection(("127.0.0.1", ready["port"]), timeout=5) as sock:
             sock.sendall(b"ping")
@@ -309,38 +333,51 @@ def test_process_prints_ready_line_and_exits_0_on_sigterm(tmp_path: Path) -> Non
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(10) == 0
         assert proc.stdout is not None and proc.stdout.read() == ""  # exactly one line
-    kinds = [r["kind"] for r in read_tap(tap)]
-    assert kinds == ["conn", "proxy"]  # the open connection was recorded at shutdown
+    lines, skipped = read_tap(tap)
+    assert [type(line) for line in lines] == [TapConnection, ProxyTotals]  # the open one too
+    assert skipped == 0
 
 
 @pytest.mark.parametrize(
-    ("args", "exit_code"),
-    [(["--upstream", "nonsense"], 2), (["--delay-up-ms", "-1", "--upstream", "127.0.0.1:1"], 2),
-     (["--bogus"], 2)],
+    ("args", "error"),
+    [
+        (["--config", '{"upstream_port": 0}'], "upstream_port"),
+        (["--config", '{"upstream_port": 1, "delay_up_ms": -1}'], "delay_up_ms"),
+        (["--config", '{"upstream_port": 1, "delay_up_ms": "20ms"}'], "delay_up_ms"),
+        (["--config", '{"upstream_port": 1, "bogus": 1}'], "bogus"),
+        (["--config", "{not json"], "not JSON"),
+        (["--config", "[1]"], "JSON object"),
+        (["--config"], "usage"),
+        (["--upstream", "127.0.0.1:1"], "usage"),
+        ([], "usage"),
+    ],
 )
-def test_process_reports_bad_arguments_as_one_json_line(args: list[str], exit_code: int) -> None:
-    with proxy_process(*args) as (proc, ready):
-        assert ready["ready"] is False and ready["error"]
-        assert proc.wait(10) == exit_code
+def test_process_reports_a_bad_config_as_one_json_line_and_exit_2(
+    args: list[str], error: str
+) -> None:
+    with raw_proxy_process(*args) as (proc, ready):
+        assert ready["ready"] is False and error in ready["error"]
+        assert proc.wait(10) == 2
+        assert proc.stdout is not None and proc.stdout.read() == ""  # exactly one line
         assert proc.stderr is not None and "Traceback" not in proc.stderr.read()
 
 
 def test_process_reports_port_in_use_with_exit_3() -> None:
     with socket.create_server(("127.0.0.1", 0)) as busy:
         port = busy.getsockname()[1]
-        with proxy_process("--listen", f"127.0.0.1:{port}", "--upstream", "127.0.0.1:1") as (
-            proc, ready,
-        ):
+        with proxy_process(listen_port=port, upstream_port=1) as (proc, ready):
             assert ready["ready"] is False and "cannot listen" in ready["error"]
             assert proc.wait(10) == 3
 
 
 def measure_rtt_errors_ms(rtt_ms: float, pings: int) -> list[float]:
     """Ping-pong 1 byte through a proxy process; measured RTT minus configured RTT."""
-    half = f"{rtt_ms / 2:g}"
-    with echo_thread() as port, proxy_process(
-        "--upstream", f"127.0.0.1:{port}", "--delay-up-ms", half, "--delay-down-ms", half
-    ) as (proc, ready), socket.create_connection(("127.0.0.1", ready["port"]), timeout=5) as sock:
+    half = rtt_ms / 2
+    with (
+        echo_thread() as port,
+        proxy_process(upstream_port=port, delay_up_ms=half, delay_down_ms=half) as (proc, ready),
+        socket.create_connection(("127.0.0.1", ready["port"]), timeout=5) as sock,
+    ):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         errors = []
         for i in range(pings + 3):
@@ -366,10 +403,12 @@ def test_added_delay_is_accurate(rtt_ms: float, pings: int, forwarding_rtt_ms: f
         raw = sorted(measure_rtt_errors_ms(rtt_ms, pings))
         added = [e - forwarding_rtt_ms for e in raw]  # added delay minus configured delay
         p50, p99 = statistics.median(added), added[round(0.99 * (len(added) - 1))]
-        print(f"\nRTT {rtt_ms:g} ms (attempt {attempt + 1}): forwarding {forwarding_rtt_ms:.3f} "
-              f"ms; raw error p50 {statistics.median(raw):.3f} "
-              f"p99 {raw[round(0.99 * (len(raw) - 1))]:.3f}; added-delay error "
-              f"p50 {p50:.3f} p99 {p99:.3f} ms")
+        print(
+            f"\nRTT {rtt_ms:g} ms (attempt {attempt + 1}): forwarding {forwarding_rtt_ms:.3f} "
+            f"ms; raw error p50 {statistics.median(raw):.3f} "
+            f"p99 {raw[round(0.99 * (len(raw) - 1))]:.3f}; added-delay error "
+            f"p50 {p50:.3f} p99 {p99:.3f} ms"
+        )
         assert raw[0] > -0.1, "a round trip was faster than the configured delay"
         if abs(p50) < 1.0:
             return
@@ -399,9 +438,11 @@ def test_paced_traffic_is_delayed_exactly_without_burning_a_core() -> None:
     (measured ~0.9 core); a timer-driven writer sleeps in between (measured ~0.15 core)."""
     delay_ms, duration_s, gap_s = 5.0, 1.5, 0.0005
     lateness_ns: list[int] = []
-    with sink_thread(lateness_ns, round(delay_ms * 1e6)) as port, proxy_process(
-        "--upstream", f"127.0.0.1:{port}", "--delay-up-ms", f"{delay_ms:g}"
-    ) as (proc, ready), socket.create_connection(("127.0.0.1", ready["port"]), timeout=5) as sock:
+    with (
+        sink_thread(lateness_ns, round(delay_ms * 1e6)) as port,
+        proxy_process(upstream_port=port, delay_up_ms=delay_ms) as (proc, ready),
+        socket.create_connection(("127.0.0.1", ready["port"]), timeout=5) as sock,
+    ):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         proxy = psutil.Process(proc.pid)
         sock.sendall(struct.pack("!q", time.monotonic_ns()))  # connection set-up, not timed
@@ -416,9 +457,11 @@ def test_paced_traffic_is_delayed_exactly_without_burning_a_core() -> None:
         assert proc.wait(10) == 0
     late_ms = sorted(ns / 1e6 for ns in lateness_ns[1:])
     p50 = statistics.median(late_ms)
-    print(f"\npaced {len(late_ms)} chunks at {delay_ms:g} ms: proxy CPU {cpu_fraction:.2f} core; "
-          f"lateness min {late_ms[0]:.3f} p50 {p50:.3f} "
-          f"p99 {late_ms[round(0.99 * (len(late_ms) - 1))]:.3f} ms")
+    print(
+        f"\npaced {len(late_ms)} chunks at {delay_ms:g} ms: proxy CPU {cpu_fraction:.2f} core; "
+        f"lateness min {late_ms[0]:.3f} p50 {p50:.3f} "
+        f"p99 {late_ms[round(0.99 * (len(late_ms) - 1))]:.3f} ms"
+    )
     assert len(late_ms) > 500
     assert late_ms[0] >= 0.0, "a chunk was released before its due time"
     assert p50 < 1.0, "the median chunk was more than 1 ms late"
@@ -426,19 +469,19 @@ def test_paced_traffic_is_delayed_exactly_without_burning_a_core() -> None:
 
 
 def test_listen_host_other_than_loopback_is_flagged() -> None:
-    from kit.delayline.relay import startup_warnings
-
     assert startup_warnings(ProxyConfig(upstream_port=1)) == []
     warning = startup_warnings(ProxyConfig(listen_host="0.0.0.0", upstream_port=1))
     assert "NOT a loopback" in warning[0]
 
 
 def test_config_errors_name_the_field() -> None:
-    from kit.errors import UsageError
-
-    for field_name, value in [("listen_port", 70000), ("upstream_port", 0),
-                              ("delay_down_ms", 20_000.0), ("read_bytes", 10),
-                              ("buffer_cap_bytes", 1)]:
+    cases: list[tuple[str, Any]] = [
+        ("listen_port", 70000),
+        ("upstream_port", 0),
+        ("delay_down_ms", 20_000.0),
+        ("read_bytes", 10),
+        ("buffer_cap_bytes", 1),
+    ]
+    for field_name, value in cases:
         with pytest.raises(UsageError, match=field_name):
             ProxyConfig(**{"upstream_port": 80, field_name: value})
-

@@ -36,12 +36,9 @@ from relay_support import (
 )
 
 from kit.capture.frametap import CLIENT_PREFACE
-from kit.delayline.relay import (
-    ProxyConfig,
-    describe,
-    is_loopback_host,
-    startup_warnings,
-)
+from kit.delayline.relay import describe, startup_warnings
+from kit.plan.processes import ProxyConfig, is_loopback_host
+from kit.results.records import ProxyTotals, TapConnection
 
 pytestmark = pytest.mark.integration
 
@@ -90,8 +87,10 @@ def test_client_reset_mid_transfer_frees_both_sides_and_proxy_keeps_serving() ->
         writer.close()
 
     async def main() -> tuple[int, list[str], bytes]:
-        async with upstream(server) as port, delay_line(port, delay_up_ms=1.0,
-                                                        delay_down_ms=1.0) as proxy:
+        async with (
+            upstream(server) as port,
+            delay_line(port, delay_up_ms=1.0, delay_down_ms=1.0) as proxy,
+        ):
             reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
             writer.write(b"BULK----" + b"u" * (4 << 20))  # upload in flight too
             got = await reader.readexactly(1 << 20)
@@ -133,15 +132,16 @@ def test_refused_upstream_many_clients_each_closed_cleanly_and_reported(
             assert await until(lambda: proxy.stats.active == 0)
             async with upstream(echo, port):
                 served = await asyncio.gather(
-                    *(echo_once(proxy.port, b"%05d" % i * 1000) for i in range(30)))
+                    *(echo_once(proxy.port, b"%05d" % i * 1000) for i in range(30))
+                )
             assert served == [b"%05d" % i * 1000 for i in range(30)]
             assert proxy.stats.accepted == 60
             return refused
 
     assert run(main()) == [b""] * 30
     final = tap_records(tap)[-1]
-    assert final["kind"] == "proxy" and final["connections"] == 60
-    assert len(final["errors"]) == 30 and all("unreachable" in e for e in final["errors"])
+    assert isinstance(final, ProxyTotals) and final.connections == 60
+    assert len(final.errors) == 30 and all("unreachable" in e for e in final.errors)
     logged = [line for line in capfd.readouterr().err.splitlines() if "unreachable" in line]
     assert len(logged) == 30  # one line per refused connection, on stderr
 
@@ -209,9 +209,10 @@ def test_half_close_with_megabytes_still_flowing_the_other_way(first: str) -> No
         writer.close()
 
     async def main() -> tuple[bytes, int]:
-        async with upstream(server) as port, delay_line(
-            port, delay_up_ms=2.0, delay_down_ms=3.0, read_bytes=64 * 1024
-        ) as proxy:
+        async with (
+            upstream(server) as port,
+            delay_line(port, delay_up_ms=2.0, delay_down_ms=3.0, read_bytes=64 * 1024) as proxy,
+        ):
             reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
             if first == "client":
                 await send_all(writer, up)
@@ -263,8 +264,10 @@ def test_malformed_bytes_pass_untouched_and_tap_says_why(name: str, tmp_path: Pa
     tap = tmp_path / "tap.jsonl"
 
     async def main() -> bytes:
-        async with upstream(echo) as port, delay_line(port, tap_path=str(tap),
-                                                      delay_up_ms=1.0) as proxy:
+        async with (
+            upstream(echo) as port,
+            delay_line(port, tap_path=str(tap), delay_up_ms=1.0) as proxy,
+        ):
             got = await echo_once(proxy.port, payload)
             assert await until(lambda: proxy.stats.active == 0)
             assert proxy.stats.errors == []
@@ -272,10 +275,11 @@ def test_malformed_bytes_pass_untouched_and_tap_says_why(name: str, tmp_path: Pa
 
     assert run(main()) == payload
     conn, final = tap_records(tap)
-    assert conn["up"]["bytes"] == conn["down"]["bytes"] == len(payload)
-    assert not conn["up"]["decodable"] and reason in conn["up"]["undecodable_reason"]
-    assert not conn["down"]["decodable"]  # the echo is not an HTTP/2 server either
-    assert final["errors"] == []
+    assert isinstance(conn, TapConnection) and isinstance(final, ProxyTotals)
+    assert conn.up.bytes == conn.down.bytes == len(payload)
+    assert not conn.up.decodable and reason in conn.up.undecodable_reason
+    assert not conn.down.decodable  # the echo is not an HTTP/2 server either
+    assert final.errors == ()
 
 
 def test_truncated_frame_from_the_server_is_marked_on_the_down_direction(
@@ -302,9 +306,10 @@ def test_truncated_frame_from_the_server_is_marked_on_the_down_direction(
 
     assert run(main()) == down
     conn = tap_records(tap)[0]
-    assert conn["up"]["decodable"] and conn["up"]["frames"] == 1
-    assert not conn["down"]["decodable"]
-    assert "inside a frame" in conn["down"]["undecodable_reason"]
+    assert isinstance(conn, TapConnection)
+    assert conn.up.decodable and conn.up.frames == 1
+    assert not conn.down.decodable
+    assert "inside a frame" in conn.down.undecodable_reason
 
 
 # -- SIGINT / SIGTERM on the proxy process --------------------------------------------------
@@ -329,9 +334,11 @@ def test_signal_stops_accepting_flushes_what_it_read_and_exits_0(
 ) -> None:
     payload = random.Random(7).randbytes(24 << 20)
     tap = tmp_path / "tap.jsonl"
-    with pushing_server(payload) as port, proxy_process(
-        "--upstream", f"127.0.0.1:{port}", "--tap-file", str(tap)
-    ) as (proc, ready), socket.create_connection(("127.0.0.1", ready["port"]), timeout=10) as sock:
+    with (
+        pushing_server(payload) as port,
+        proxy_process(upstream_port=port, tap_path=str(tap)) as (proc, ready),
+        socket.create_connection(("127.0.0.1", ready["port"]), timeout=10) as sock,
+    ):
         time.sleep(0.3)  # not reading: the proxy now holds bytes it has not delivered yet
         proc.send_signal(sig)
         refused = False
@@ -349,9 +356,9 @@ def test_signal_stops_accepting_flushes_what_it_read_and_exits_0(
     assert refused, "the proxy still accepted connections after the signal"
     assert received == payload[: len(received)]  # a prefix, intact
     final = tap_records(tap)[-1]
-    assert final["kind"] == "proxy"
+    assert isinstance(final, ProxyTotals)
     # Nothing was delayed (0 ms), so all it read was due: all of it reached the client.
-    assert final["bytes_down"] == len(received) > 0
+    assert final.bytes_down == len(received) > 0
 
 
 # -- listening on loopback only, unless told otherwise, and saying so -----------------------
@@ -360,8 +367,16 @@ def test_signal_stops_accepting_flushes_what_it_read_and_exits_0(
 def test_only_loopback_hosts_count_as_loopback() -> None:
     for host in ("127.0.0.1", "127.5.6.7", "::1", "[::1]", "localhost"):
         assert is_loopback_host(host), host
-    for host in ("0.0.0.0", "::", "192.0.2.1", "10.0.0.1", "example.org", "127.1",
-                 "::ffff:127.0.0.1", ""):
+    for host in (
+        "0.0.0.0",
+        "::",
+        "192.0.2.1",
+        "10.0.0.1",
+        "example.org",
+        "127.1",
+        "::ffff:127.0.0.1",
+        "",
+    ):
         assert not is_loopback_host(host), host  # when unsure, warn
 
 
@@ -380,9 +395,21 @@ def test_kit_proxy_on_loopback_first_line_is_the_listening_line(tmp_path: Path) 
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kit.cli", "proxy", "--listen", "127.0.0.1:0",
-         "--upstream", f"127.0.0.1:{port}", "--rtt", "2ms"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "kit.cli",
+            "proxy",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            f"127.0.0.1:{port}",
+            "--rtt",
+            "2ms",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert proc.stdout is not None

@@ -25,15 +25,17 @@ from relay_support import (
     read_all,
     run,
     send_all,
+    tap_line_count,
     tap_records,
     until,
     upstream,
     vm_kib,
 )
 
-pytestmark = pytest.mark.integration
+from kit.plan.units import MIB
+from kit.results.records import ProxyTotals, TapConnection
 
-MIB = 1024 * 1024
+pytestmark = pytest.mark.integration
 
 
 def payload(seed: int, size: int) -> bytes:
@@ -50,8 +52,9 @@ def test_200_concurrent_connections_both_ways_every_byte_intact_and_in_order() -
     async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn_id = struct.unpack(">I", await reader.readexactly(4))[0]
         # Send while receiving: both directions busy at the same time on every connection.
-        _, got = await asyncio.gather(send_all(writer, payload(10_000 + conn_id, size)),
-                                      read_all(reader))
+        _, got = await asyncio.gather(
+            send_all(writer, payload(10_000 + conn_id, size)), read_all(reader)
+        )
         server_got[conn_id] = got
         writer.close()
 
@@ -63,17 +66,20 @@ def test_200_concurrent_connections_both_ways_every_byte_intact_and_in_order() -
         return got
 
     async def main() -> tuple[list[bytes], int, int, int, list[str]]:
-        async with upstream(server) as port, delay_line(
-            port, delay_up_ms=1.0, delay_down_ms=1.0, read_bytes=64 * 1024
-        ) as proxy:
+        async with (
+            upstream(server) as port,
+            delay_line(port, delay_up_ms=1.0, delay_down_ms=1.0, read_bytes=64 * 1024) as proxy,
+        ):
             started = time.monotonic()
             got = await asyncio.gather(*(client(proxy.port, i) for i in range(conns)))
             elapsed = time.monotonic() - started
             assert await until(lambda: proxy.stats.active == 0)
             s = proxy.stats
-            print(f"\n200 conns: {(s.bytes_up + s.bytes_down) / MIB:.0f} MiB relayed in "
-                  f"{elapsed:.2f} s, peak buffered {s.peak_buffered_bytes} B, "
-                  f"errors {len(s.errors)}")
+            print(
+                f"\n200 conns: {(s.bytes_up + s.bytes_down) / MIB:.0f} MiB relayed in "
+                f"{elapsed:.2f} s, peak buffered {s.peak_buffered_bytes} B, "
+                f"errors {len(s.errors)}"
+            )
             return got, s.accepted, s.bytes_up, s.bytes_down, list(s.errors)
 
     got, accepted, bytes_up, bytes_down, errors = run(main(), timeout_s=60)
@@ -128,10 +134,16 @@ def push_for(sock: socket.socket, seconds: float) -> int:
 def test_slow_receiver_is_held_back_and_proxy_memory_stays_bounded(tmp_path: Path) -> None:
     cap, read = 1 * MIB, 64 * 1024
     tap = tmp_path / "tap.jsonl"
-    with slow_reader_server(64 * 1024, 0.004) as (port, received), proxy_process(
-        "--upstream", f"127.0.0.1:{port}", "--delay-up-ms", "5", "--buffer-cap-bytes", str(cap),
-        "--read-bytes", str(read), "--tap-file", str(tap),
-    ) as (proc, ready):
+    with (
+        slow_reader_server(64 * 1024, 0.004) as (port, received),
+        proxy_process(
+            upstream_port=port,
+            delay_up_ms=5.0,
+            buffer_cap_bytes=cap,
+            read_bytes=read,
+            tap_path=str(tap),
+        ) as (proc, ready),
+    ):
         rss_before = vm_kib(proc.pid, "VmRSS")
         with socket.create_connection(("127.0.0.1", ready["port"]), timeout=10) as sock:
             sent = push_for(sock, 2.0)  # loopback could carry > 1 GiB in this time
@@ -142,12 +154,15 @@ def test_slow_receiver_is_held_back_and_proxy_memory_stays_bounded(tmp_path: Pat
         proc.terminate()
         assert proc.wait(10) == 0
     final = tap_records(tap)[-1]
+    assert isinstance(final, ProxyTotals)
     growth_mib = (peak_rss - rss_before) / 1024
-    print(f"\nslow receiver: sent {sent / MIB:.1f} MiB, received {taken / MIB:.1f} MiB, "
-          f"in flight {in_flight / MIB:.1f} MiB, peak buffered {final['peak_buffered_bytes']} B "
-          f"(cap {cap}), proxy RSS {rss_before / 1024:.1f} -> peak {peak_rss / 1024:.1f} MiB")
+    print(
+        f"\nslow receiver: sent {sent / MIB:.1f} MiB, received {taken / MIB:.1f} MiB, "
+        f"in flight {in_flight / MIB:.1f} MiB, peak buffered {final.peak_buffered_bytes} B "
+        f"(cap {cap}), proxy RSS {rss_before / 1024:.1f} -> peak {peak_rss / 1024:.1f} MiB"
+    )
     # The delay queue never holds more than its cap plus one read...
-    assert cap // 2 <= final["peak_buffered_bytes"] <= cap + read
+    assert cap // 2 <= final.peak_buffered_bytes <= cap + read
     # ...so the sender is held back: what it got rid of is what the receiver took, plus the
     # queue, the transport's write buffer (16 MiB high-water) and the kernel socket buffers.
     assert in_flight < 64 * MIB, f"{in_flight / MIB:.0f} MiB in flight: no backpressure"
@@ -201,14 +216,16 @@ def test_1000_short_connections_leave_no_fds_in_the_proxy_process(tmp_path: Path
 
     async def main() -> tuple[int, int, int]:
         async with upstream(echo) as port:
-            with proxy_process("--upstream", f"127.0.0.1:{port}", "--delay-up-ms", "0.5",
-                               "--tap-file", str(tap)) as (proc, ready):
+            with proxy_process(upstream_port=port, delay_up_ms=0.5, tap_path=str(tap)) as (
+                proc,
+                ready,
+            ):
                 await short_connections(ready["port"], 30)  # warm: first-use allocations
-                assert await until(lambda: len(tap_records(tap)) == 30)
+                assert await until(lambda: tap_line_count(tap) == 30)
                 before = fd_count(proc.pid)
                 await short_connections(ready["port"], 1000)
-                done = await until(lambda: len(tap_records(tap)) == 1030, timeout_s=15)
-                assert done, f"{len(tap_records(tap))} of 1030 connections closed"
+                done = await until(lambda: tap_line_count(tap) == 1030, timeout_s=15)
+                assert done, f"{tap_line_count(tap)} of 1030 connections closed"
                 after = fd_count(proc.pid)
                 proc.terminate()
                 code = await asyncio.to_thread(proc.wait, 10)
@@ -218,8 +235,10 @@ def test_1000_short_connections_leave_no_fds_in_the_proxy_process(tmp_path: Path
     print(f"\nproxy fds: {before} before 1000 short connections, {after} after")
     assert after <= before
     assert code == 0
-    final = tap_records(tap)[-1]
-    assert final["kind"] == "proxy" and final["connections"] == 1030
+    lines = tap_records(tap)
+    final = lines[-1]
+    assert isinstance(final, ProxyTotals) and final.connections == 1030
+    assert sum(isinstance(line, TapConnection) for line in lines) == 1030
 
 
 def test_1000_short_connections_leave_no_tasks_or_fds_in_process() -> None:
@@ -231,8 +250,13 @@ def test_1000_short_connections_leave_no_tasks_or_fds_in_process() -> None:
             await short_connections(proxy.port, 1000)
             assert await until(lambda: proxy.stats.active == 0)
             await asyncio.sleep(0.05)  # let finished tasks be collected
-            return (tasks_before, len(asyncio.all_tasks()), fds_before,
-                    fd_count(os.getpid()), proxy.stats.accepted)
+            return (
+                tasks_before,
+                len(asyncio.all_tasks()),
+                fds_before,
+                fd_count(os.getpid()),
+                proxy.stats.accepted,
+            )
 
     tasks_before, tasks_after, fds_before, fds_after, accepted = run(main(), timeout_s=60)
     print(f"\nin-process: tasks {tasks_before} -> {tasks_after}, fds {fds_before} -> {fds_after}")
@@ -243,8 +267,10 @@ def test_1000_short_connections_leave_no_tasks_or_fds_in_process() -> None:
 
 def test_a_connection_burst_larger_than_the_backlog_is_served() -> None:
     """1,000 connects at once (backlog 1024): every one gets through, none is reset."""
+
     async def main() -> list[bytes]:
         async with upstream(echo) as port, delay_line(port) as proxy:
+
             async def one(i: int) -> bytes:
                 reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
                 writer.write(b"%04d" % i)

@@ -40,7 +40,8 @@ def test_quick_table4_writes_tables_and_records(tmp_path: Path) -> None:
     plan, session = lines[0], lines[-1]
     assert plan["kind"] == "tables-plan" and plan["quick"] is True and plan["rounds"] == 1
     assert session["kind"] == "tables-session" and session["complete"] is True
-    cells = [line for line in lines if "trial" in line]
+    assert all(line["schema"] == 2 for line in lines)
+    cells = [line for line in lines if line["kind"] == "measurement"]
     keys = [c["tags"]["key"] for c in cells]
     assert sorted(keys) == sorted(
         ["grpcio-dynamic", "grpcio-dynamic", "grpcio-static-64KiB", "h2-dynamic", "h2-static-64KiB"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kit.clients.bdp import BDP_LIMIT_BYTES, INITIAL_BDP_BYTES, BdpEstimator, WindowGrew
+from kit.clients.h2.bdp import BDP_LIMIT_BYTES, INITIAL_BDP_BYTES, BdpEstimator, WindowGrew
+from kit.plan.units import MIB
 
 MS = 1_000_000
 FRAME = 16_384
@@ -68,7 +69,7 @@ def test_window_roughly_doubles_per_round_trip_when_window_limited() -> None:
 def test_growth_caps_at_16_mib_then_pings_stop() -> None:
     est = BdpEstimator()
     windows = window_limited_link(est, 5 * MS, link_bdp_bytes=10**12, rounds=100)
-    assert windows[-1] == BDP_LIMIT_BYTES == 16 * 2**20
+    assert windows[-1] == BDP_LIMIT_BYTES == 16 * MIB
     assert len(windows) < 15  # about log2(16 MiB / 64 KiB) + 1 round trips
     assert est.capped
     assert est.on_data(FRAME, 10**12) is False
@@ -76,7 +77,7 @@ def test_growth_caps_at_16_mib_then_pings_stop() -> None:
 
 def test_settles_near_twice_the_link_bdp() -> None:
     est = BdpEstimator()
-    link_bdp = 1024 * 1024
+    link_bdp = MIB
     windows = window_limited_link(est, 20 * MS, link_bdp_bytes=link_bdp, rounds=40)
     # 65535-based doubling lands just under 1 MiB first, so the last step is 2 x 1048560.
     assert 0.99 * 2 * link_bdp <= windows[-1] <= 2 * link_bdp
@@ -115,7 +116,7 @@ def test_ack_without_outstanding_ping_is_ignored() -> None:
 
 @given(
     st.lists(
-        st.tuples(st.integers(1, 64 * 2**20), st.integers(1, 500 * MS)),
+        st.tuples(st.integers(1, 64 * MIB), st.integers(1, 500 * MS)),
         min_size=1,
         max_size=60,
     )

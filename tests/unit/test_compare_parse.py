@@ -1,4 +1,4 @@
-"""kit.compare and kit.presets: candidate specs, plan files, plans, presets - pure, no IO."""
+"""kit.plan.builder, compare and presets: candidate specs, plan files, plans, presets - pure."""
 
 from __future__ import annotations
 
@@ -6,30 +6,30 @@ from pathlib import Path
 
 import pytest
 
-from kit.compare import (
+from kit.analysis.knee import knee_windows
+from kit.errors import UsageError
+from kit.plan.builder import parse_candidate
+from kit.plan.compare import (
     BASELINE_KEY,
     ComparePlan,
     load_plan_file,
-    parse_candidate,
     plan_file_from_dict,
     plan_from_settings,
 )
-from kit.errors import UsageError
-from kit.plan import Link, Workload
-from kit.presets import (
+from kit.plan.presets import (
     BOTH,
     CONN_ONLY,
     DEFAULTS,
     STREAM_ONLY,
     knee_plans,
-    knee_windows,
     preset_plans,
     window_ladder,
     window_matrix,
 )
+from kit.plan.trial import Link, Workload, theory_mib_s
+from kit.plan.units import KIB, MIB
 
 REPO = Path(__file__).resolve().parents[2]
-KIB, MIB = 1024, 1024 * 1024
 
 
 # --- candidate specs ----------------------------------------------------------------------
@@ -199,7 +199,7 @@ def test_settings_build_link_and_workload() -> None:
         4,
         9,
     )
-    assert "up 5 + down 8" in plan.meta().setup
+    assert "up 5 + down 8" in plan.setup
 
 
 def test_none_settings_fall_back_to_defaults() -> None:
@@ -213,7 +213,7 @@ def test_campaign_runs_the_baseline_as_control() -> None:
     assert [c.key for c in spec.cells] == [BASELINE_KEY, "h2:window=1MiB"]
     schedule = spec.schedule()
     assert sum(r.key == BASELINE_KEY for r in schedule) == 2 * 3  # two copies per round
-    assert all(r.cell.payload.link.rtt_ms == 20 for r in schedule)
+    assert all(r.cell.trial.link.rtt_ms == 20 for r in schedule)
 
 
 def test_campaign_name_ignores_rounds_and_seed_but_not_cells() -> None:
@@ -245,7 +245,7 @@ def test_candidates_need_distinct_names_and_not_baseline() -> None:
 def test_identical_candidate_is_allowed_as_its_own_cell() -> None:
     plan = plan_from_settings({}, parse_candidate("grpcio"), [parse_candidate("grpcio")])
     cells = plan.cells()
-    assert cells[0].payload.client == cells[1].payload.client and cells[0].key != cells[1].key
+    assert cells[0].trial.client == cells[1].trial.client and cells[0].key != cells[1].key
 
 
 # --- presets ------------------------------------------------------------------------------
@@ -268,9 +268,7 @@ def test_window_matrix_cells() -> None:
 
 def test_window_matrix_theory_shows_which_window_binds() -> None:
     """window/RTT: the shape the matrix must reproduce, before measuring anything."""
-    one, four, many = (
-        {c.key: c.payload.theory_mib_s() for c in p.cells()} for p in window_matrix()
-    )
+    one, four, many = ({c.key: theory_mib_s(c.trial) for c in p.cells()} for p in window_matrix())
     assert one[BASELINE_KEY] == pytest.approx(25.0)  # 256 KiB / 10 ms
     assert one[BOTH] == pytest.approx(400.0)
     assert four[BASELINE_KEY] == pytest.approx(50.0)  # 512 KiB connection window binds

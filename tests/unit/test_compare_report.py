@@ -1,4 +1,4 @@
-"""kit.report.compare, kit.report.knee, kit.report.matrix: records -> verdicts - pure."""
+"""kit.analysis.compare / knee / matrix and their renderers: records -> verdicts - pure."""
 
 from __future__ import annotations
 
@@ -7,40 +7,43 @@ from collections.abc import Sequence
 
 import pytest
 
+from kit.analysis.compare import CompareMeta, build_report
+from kit.analysis.knee import KneePoint, Sweep, find_knee, knee_points
+from kit.analysis.matrix import matrix_groups
 from kit.errors import UsageError
-from kit.measure import ClientResult, Measurement, ProcessCpu
-from kit.presets import BOTH, DEFAULTS, STREAM_ONLY
-from kit.report.compare import (
-    CompareMeta,
-    build_report,
-    render_markdown,
-    render_text,
-    report_json,
-)
-from kit.report.knee import KneePoint, find_knee, knee_json, knee_sentence, render_knee
+from kit.plan.presets import BOTH, DEFAULTS, STREAM_ONLY
+from kit.plan.trial import Trial
+from kit.plan.units import MIB
+from kit.report.compare import render_markdown, render_text, report_json
+from kit.report.knee import knee_json, knee_sentence, render_knee
 from kit.report.matrix import matrix_findings
+from kit.results.client import ClientResult
+from kit.results.records import Measurement, ProcessCpu, RunTags
 
 BASE = "baseline"
 
 
+def _tags(key: str, rnd: int, copy: int) -> RunTags:
+    return RunTags(campaign="t", key=key, round=rnd, copy=copy, control=key == BASE)
+
+
 def record(key: str, rnd: int, value: float | None, copy: int = 0, cpu: float = 0.3) -> Measurement:
     """A run as the campaign tags it; ``value`` MiB/s over 1 s, None = a failed run."""
-    tags = {"campaign": "t", "key": key, "round": rnd, "copy": copy, "control": key == BASE}
+    tags = _tags(key, rnd, copy)
     if value is None:
-        return Measurement(trial={}, status="failed", error="client timed out", tags=tags)
-    result = ClientResult(client="h2", bytes=int(value * 2**20), elapsed_s=1.0)
+        return Measurement(trial=Trial(), status="failed", error="client timed out", tags=tags)
+    result = ClientResult(client="h2", bytes=int(value * MIB), elapsed_s=1.0)
     cpu_rows = (ProcessCpu("client", cpu),)
     return Measurement(
-        trial={}, status="ok", result=result.to_dict(), cpu=cpu_rows, theory_mib_s=100.0, tags=tags
+        trial=Trial(), status="ok", result=result, cpu=cpu_rows, theory_mib_s=100.0, tags=tags
     )
 
 
 def latency_record(key: str, rnd: int, ms: float, copy: int = 0) -> Measurement:
-    tags = {"campaign": "t", "key": key, "round": rnd, "copy": copy, "control": key == BASE}
     result = ClientResult(
         client="grpcio", messages=3, elapsed_s=1.0, latencies_ms=(ms - 0.1, ms, ms + 5)
     )
-    return Measurement(trial={}, status="ok", result=result.to_dict(), tags=tags)
+    return Measurement(trial=Trial(), status="ok", result=result, tags=_tags(key, rnd, copy))
 
 
 def campaign(
@@ -179,15 +182,16 @@ def test_knee_from_a_report() -> None:
     runs = campaign(STEADY, **{"64KiB": [25.0, 26.0, 25.0], "1MiB": [95.0, 97.0, 96.0]})
     report = build_report(meta("64KiB", "1MiB"), runs)
     windows = {BASE: 4 << 20, "64KiB": 64 << 10, "1MiB": 1 << 20}
-    text = render_knee(report, windows, "stream window")
+    sweep = Sweep(report, find_knee(knee_points(report, windows)), windows, "stream window", 0.0)
+    text = render_knee(sweep)
     assert "1 MiB <- knee" in text
-    assert knee_json(report, windows, "stream window")["knee_window_bytes"] == 1 << 20
+    assert knee_json(sweep)["knee_window_bytes"] == 1 << 20
 
 
 def test_matrix_findings_name_ratio_and_verdict() -> None:
     runs = campaign(STEADY, **{BOTH: [400.0, 410.0, 405.0], STREAM_ONLY: [100.0, 99.0, 101.0]})
     report = build_report(meta(BOTH, STREAM_ONLY), runs)
-    text = matrix_findings([(32, report)])
+    text = matrix_findings(matrix_groups([(32, report)]))
     assert "32 concurrent download(s)" in text
     assert f"both raised: x4.05 of {DEFAULTS} - +305.0% faster" in text
     assert "stream window raised alone: x1.00" in text and "within noise" in text

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from kit.cpu import cpu_fraction, machine_load
+from kit.topology.cpu import cpu_fraction, machine_load
 
 
 def test_cpu_fraction_interpolates_between_samples() -> None:
@@ -22,7 +22,7 @@ def test_machine_load_is_the_whole_machine_minus_the_path() -> None:
     samples = [(0, 10.0), (3_000_000_000, 15.7)]
     load = machine_load(samples, 1_000_000_000, 2_000_000_000, path_cores=0.7)
     assert load is not None
-    assert load["busy_cores"] == pytest.approx(1.9)
-    assert load["path_cores"] == pytest.approx(0.7)
-    assert load["other_cores"] == pytest.approx(1.2)
+    assert load.busy_cores == pytest.approx(1.9)
+    assert load.path_cores == pytest.approx(0.7)
+    assert load.other_cores == pytest.approx(1.2)
     assert machine_load(samples[:1], 0, 1, 0.0) is None

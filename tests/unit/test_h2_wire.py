@@ -11,13 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kit._proto import throughput_pb2 as pb
-from kit.clients import h2_wire
-from kit.clients.h2_conn import install_cheap_data_repr
-from kit.clients.h2_credit import Credit
+from kit.clients.h2 import speedups, wire
+from kit.clients.h2.credit import Credit
+from kit.plan.units import MIB
 
 
 def stream_of(lengths: list[int]) -> bytes:
-    return b"".join(h2_wire.grpc_message(b"\x5a" * n) for n in lengths)
+    return b"".join(wire.grpc_message(b"\x5a" * n) for n in lengths)
 
 
 def split(data: bytes, cuts: list[int]) -> list[bytes]:
@@ -26,18 +26,18 @@ def split(data: bytes, cuts: list[int]) -> list[bytes]:
 
 
 def test_grpc_message_has_the_5_byte_prefix() -> None:
-    assert h2_wire.grpc_message(b"abc") == b"\x00\x00\x00\x00\x03abc"
+    assert wire.grpc_message(b"abc") == b"\x00\x00\x00\x00\x03abc"
 
 
 def test_download_body_round_trips_through_protobuf() -> None:
-    body = h2_wire.download_body(7, 262_144)
+    body = wire.download_body(7, 262_144)
     assert int.from_bytes(body[1:5], "big") == len(body) - 5
     request = pb.DownloadRequest.FromString(body[5:])
     assert (request.message_count, request.message_bytes) == (7, 262_144)
 
 
 def test_request_headers_are_a_grpc_post() -> None:
-    headers = dict(h2_wire.request_headers(h2_wire.DOWNLOAD_PATH, "127.0.0.1:5"))
+    headers = dict(wire.request_headers(wire.DOWNLOAD_PATH, "127.0.0.1:5"))
     assert headers[b":method"] == b"POST"
     assert headers[b":path"] == b"/kit.throughput.Throughput/Download"
     assert headers[b"content-type"] == b"application/grpc"
@@ -45,21 +45,21 @@ def test_request_headers_are_a_grpc_post() -> None:
 
 
 def test_grpc_status_from_trailers() -> None:
-    assert h2_wire.grpc_status([(b"grpc-status", b"0")]) == (0, "")
-    assert h2_wire.grpc_status([("grpc-status", "12"), ("grpc-message", "nope")]) == (12, "nope")
-    assert h2_wire.grpc_status([(b":status", b"200")]) == (None, "")
-    assert h2_wire.grpc_status([(b"grpc-status", b"x")]) == (-1, "")
+    assert wire.grpc_status([(b"grpc-status", b"0")]) == (0, "")
+    assert wire.grpc_status([("grpc-status", "12"), ("grpc-message", "nope")]) == (12, "nope")
+    assert wire.grpc_status([(b":status", b"200")]) == (None, "")
+    assert wire.grpc_status([(b"grpc-status", b"x")]) == (-1, "")
 
 
 def test_counter_counts_whole_messages_in_one_chunk() -> None:
-    counter = h2_wire.MessageCounter()
+    counter = wire.MessageCounter()
     assert counter.feed(stream_of([10, 0, 3])) == 3
     assert counter.messages == 3
     assert not counter.mid_message
 
 
 def test_counter_waits_for_the_last_byte_and_a_split_prefix() -> None:
-    counter = h2_wire.MessageCounter()
+    counter = wire.MessageCounter()
     data = stream_of([4, 4])
     assert counter.feed(data[:8]) == 0  # prefix + 3 of 4 payload bytes
     assert counter.feed(data[8:11]) == 1  # last byte, then 2 bytes of the next prefix
@@ -75,7 +75,7 @@ def test_counter_waits_for_the_last_byte_and_a_split_prefix() -> None:
 def test_counter_is_independent_of_how_frames_cut_the_stream(
     lengths: list[int], cuts: list[int]
 ) -> None:
-    counter = h2_wire.MessageCounter()
+    counter = wire.MessageCounter()
     data = stream_of(lengths)
     total = sum(counter.feed(memoryview(chunk)) for chunk in split(data, cuts))
     assert total == counter.messages == len(lengths)
@@ -116,9 +116,22 @@ def _original_repr(frame: DataFrame) -> str:
 @pytest.mark.parametrize("size", [0, 1, 9, 10, 11, 12, 200_000])
 @pytest.mark.parametrize("pad", [0, 1, 5, 20])
 def test_cheap_data_repr_says_exactly_what_hyperframe_said(size: int, pad: int) -> None:
-    install_cheap_data_repr()
     frame = DataFrame(3, bytes(range(256)) * (size // 256) + bytes(size % 256))
     if pad:
         frame.flags.add("PADDED")
         frame.pad_length = pad
     assert repr(frame) == _original_repr(frame)
+
+
+def test_the_cheap_data_repr_is_installed_by_importing_it_once() -> None:
+    assert DataFrame._body_repr is speedups.cheap_data_body_repr
+
+
+def test_the_cheap_data_repr_never_serializes_the_payload() -> None:
+    frame = DataFrame(1, b"q" * (16 * MIB))
+
+    def refuse() -> bytes:
+        raise AssertionError("repr serialized the whole payload")
+
+    frame.serialize_body = refuse  # type: ignore[method-assign]
+    assert repr(frame).endswith("<hex:71717171717171717171...>")

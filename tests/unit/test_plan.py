@@ -3,8 +3,9 @@ from __future__ import annotations
 import pytest
 
 from kit.errors import UsageError
-from kit.grpc_options import merge_options, parse_option, window_options
-from kit.plan import ClientConfig, Link, ServerConfig, Trial, Workload, theory_mib_s
+from kit.plan.grpc_args import merge_options, parse_option, window_options
+from kit.plan.trial import ClientConfig, Link, ServerConfig, Trial, Workload, theory_mib_s
+from kit.results.codec import from_json, to_json
 
 
 def test_link_rtt_is_the_sum_of_both_directions() -> None:
@@ -75,7 +76,7 @@ def test_trial_round_trips_through_json_dict() -> None:
         workload=Workload(kind="unary", calls=10),
         label="x",
     )
-    assert Trial.from_dict(trial.to_dict()) == trial
+    assert from_json(Trial, to_json(trial), "trial") == trial
 
 
 def test_timed_duration_is_at_least_20_rtts() -> None:

@@ -1,4 +1,5 @@
-"""kit.records: JSON-lines append and a reader that survives torn and corrupt lines."""
+"""kit.results: typed records, their JSON (one codec, versioned), and records files that
+survive torn and corrupt lines; release 0.1's lines are converted on read."""
 
 from __future__ import annotations
 
@@ -10,21 +11,49 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kit.errors import RecordsError
-from kit.measure import Measurement, ProcessCpu
-from kit.records import RecordsRead, append_record, read_records
+from kit.errors import RecordsError, UsageError
+from kit.plan.tables import TablesSettings
+from kit.plan.trial import ClientConfig, Link, Trial
+from kit.results.client import ClientResult
+from kit.results.codec import SCHEMA_VERSION, from_json, to_json
+from kit.results.records import (
+    FrameSummary,
+    MachineLoad,
+    Measurement,
+    PingRtt,
+    PingRtts,
+    ProcessCpu,
+    RunMeta,
+    RunTags,
+    SessionRecord,
+    WindowStep,
+)
+from kit.results.store import (
+    RecordsRead,
+    append_record,
+    decode_record,
+    encode_record,
+    read_records,
+)
+
+RELEASE_0_1 = Path(__file__).resolve().parents[1] / "fixtures" / "release-0.1"
+TRIAL = Trial(link=Link(2.5, 2.5), client=ClientConfig(window_mode="static", window_bytes=65536))
 
 
 def _measurement(throughput_bytes: int = 2**20, run_id: str = "r0:a:0") -> Measurement:
     return Measurement(
-        trial={"label": "static 64KiB", "link": {"delay_up_ms": 2.5, "delay_down_ms": 2.5}},
+        trial=TRIAL,
         status="ok",
-        result={"client": "grpcio", "bytes": throughput_bytes, "elapsed_s": 1.0},
+        result=ClientResult(client="grpcio", bytes=throughput_bytes, elapsed_s=1.0),
         theory_mib_s=12.5,
         cpu=(ProcessCpu("client", 0.4),),
-        meta={"host": "test"},
-        tags={"run_id": run_id},
+        meta=RunMeta(host="test"),
+        tags=RunTags(run_id=run_id),
     )
+
+
+def _line(m: Measurement) -> str:
+    return json.dumps(encode_record(m))
 
 
 def test_round_trip(tmp_path: Path) -> None:
@@ -37,6 +66,87 @@ def test_round_trip(tmp_path: Path) -> None:
     assert read.measurements[1].throughput_mib_s == pytest.approx(2.0)
 
 
+def test_every_line_carries_the_schema_version_and_kind(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    session = SessionRecord("t", 1.0, 1, 1, True, (0.1, None))
+    for record in (_measurement(), TablesSettings(), session):
+        append_record(path, record)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(d["schema"], d["kind"]) for d in lines] == [
+        (SCHEMA_VERSION, "measurement"),
+        (SCHEMA_VERSION, "tables-plan"),
+        (SCHEMA_VERSION, "tables-session"),
+    ]
+    read = read_records(path)
+    assert read.tables_plans == (TablesSettings(),) and read.sessions == (session,)
+
+
+def test_a_full_record_round_trips_through_json() -> None:
+    m = Measurement(
+        trial=TRIAL,
+        status="ok",
+        result=ClientResult(client="h2", window_trace=((0.5, 65535), (40.0, 131070))),
+        frames=FrameSummary(
+            client_settings={"INITIAL_WINDOW_SIZE": 65535},
+            ping_rtt_ms=PingRtts(PingRtt(3, 2.0, 2.5), PingRtt(3, 4.5, 5.0)),
+            window_growth=(WindowStep(7, 65535), WindowStep(None, 131070)),
+        ),
+        meta=RunMeta(machine=MachineLoad(1.5, 1.2, 0.3, 2.0)),
+        tags=RunTags(campaign="c", run_id="r0:k:1", round=0, key="k", copy=1, control=True),
+    )
+    assert decode_record(json.loads(json.dumps(encode_record(m)))) == m
+
+
+def test_decoding_names_the_bad_field() -> None:
+    data = to_json(TRIAL)
+    data["link"]["delay_up_ms"] = "soon"
+    with pytest.raises(UsageError, match=r"trial\.link\.delay_up_ms: 'soon' is not a finite"):
+        from_json(Trial, data, "trial")
+    data = to_json(TRIAL) | {"colour": "blue"}
+    with pytest.raises(UsageError, match="unknown field"):
+        from_json(Trial, data, "trial")
+    with pytest.raises(UsageError, match="is outside"):  # the config's own validation runs
+        from_json(Trial, to_json(TRIAL) | {"link": {"delay_up_ms": -1.0}}, "trial")
+
+
+def test_release_0_1_lines_are_converted_on_read() -> None:
+    """Release 0.1 wrote bare measurements (no schema), derived throughput in the result,
+    dict-shaped frame summaries, bare window-growth lists: all of it still loads."""
+    runs = read_records(RELEASE_0_1 / "runs.jsonl")
+    assert not runs.warnings and len(runs.measurements) == 5
+    h2 = runs.measurements[0]
+    assert h2.trial.client.kind == "h2" and h2.trial.client.window_bytes == 256 * 1024
+    assert h2.frames is not None and h2.frames.client_settings["INITIAL_WINDOW_SIZE"] == 262144
+    assert h2.frames.ping_rtt_ms.client.median_ms is not None
+    assert h2.meta.machine is not None and h2.tags.command == "run"
+    grpcio = runs.measurements[1]
+    assert grpcio.frames is not None
+    assert [s.window_bytes for s in grpcio.frames.window_growth][:2] == [4 << 20, 8 << 20]
+    assert all(s.t_ns is None for s in grpcio.frames.window_growth)
+    failed = runs.measurements[-1]
+    assert (
+        failed.status == "failed" and failed.result is None and "RESOURCE_EXHAUSTED" in failed.error
+    )
+    tables = read_records(RELEASE_0_1 / "tables.jsonl")
+    assert tables.tables_plans == (TablesSettings(quick=True, rounds=1, seed=1),)
+    assert len(tables.sessions) == 1 and tables.sessions[0].complete
+
+
+def test_legacy_machine_load_in_tags_moves_to_meta() -> None:
+    old = {
+        "trial": to_json(TRIAL),
+        "status": "ok",
+        "result": {"client": "h2", "bytes": 1, "elapsed_s": 1.0, "throughput_mib_s": 1e-6},
+        "tags": {
+            "campaign": "c",
+            "machine": {"busy_cores": 1.0, "path_cores": 0.5, "other_cores": 0.5, "cpus": 2.0},
+        },
+    }
+    m = decode_record(old)
+    assert isinstance(m, Measurement)
+    assert m.meta.machine == MachineLoad(1.0, 0.5, 0.5, 2.0) and m.tags.campaign == "c"
+
+
 def test_creates_parent_directories(tmp_path: Path) -> None:
     path = tmp_path / "a" / "b" / "runs.jsonl"
     append_record(path, _measurement())
@@ -45,26 +155,29 @@ def test_creates_parent_directories(tmp_path: Path) -> None:
 
 def test_one_record_per_line_even_with_newlines_in_strings(tmp_path: Path) -> None:
     path = tmp_path / "runs.jsonl"
-    failed = Measurement(trial={}, status="failed", error="timeout\nafter 60 s")
+    failed = Measurement(trial=TRIAL, status="failed", error="timeout\nafter 60 s")
     append_record(path, failed)
     assert path.read_bytes().count(b"\n") == 1
     assert read_records(path).measurements == (failed,)
 
 
-def test_dict_lines_are_kept_apart(tmp_path: Path) -> None:
+def test_unknown_kinds_and_schemas_are_skipped_with_a_warning(tmp_path: Path) -> None:
     path = tmp_path / "runs.jsonl"
-    append_record(path, {"kind": "header", "seed": 7})
-    append_record(path, _measurement())
+    path.write_text(
+        '{"kind": "header", "seed": 7}\n'
+        '{"schema": 9, "kind": "measurement"}\n'
+        f"{_line(_measurement())}\n"
+    )
     read = read_records(path)
-    assert read.others == ({"kind": "header", "seed": 7},)
     assert len(read.measurements) == 1
-    assert read.warnings == ()
+    assert [w.split(":")[0] for w in read.warnings] == ["line 1", "line 2"]
+    assert "unknown record kind" in read.warnings[0] and "schema 9" in read.warnings[1]
 
 
 def test_torn_last_line_is_skipped_with_warning(tmp_path: Path) -> None:
     path = tmp_path / "runs.jsonl"
     append_record(path, _measurement())
-    line = json.dumps(_measurement().to_dict())
+    line = _line(_measurement())
     with path.open("ab") as f:
         f.write(line[: len(line) // 2].encode())  # power cut mid-write
     read = read_records(path)
@@ -80,14 +193,14 @@ def test_append_after_torn_line_starts_a_fresh_line(tmp_path: Path) -> None:
         f.write(b'{"trial": {"lab')
     append_record(path, _measurement(run_id="r0:b:0"))
     read = read_records(path)
-    assert [m.tags["run_id"] for m in read.measurements] == ["r0:a:0", "r0:b:0"]
+    assert [m.tags.run_id for m in read.measurements] == ["r0:a:0", "r0:b:0"]
     assert len(read.warnings) == 1
     assert read.warnings[0].startswith("line 2: not valid JSON")
 
 
 def test_corrupt_middle_lines_are_named(tmp_path: Path) -> None:
     path = tmp_path / "runs.jsonl"
-    good = json.dumps(_measurement().to_dict())
+    good = _line(_measurement())
     bad_record = json.dumps({"trial": 3, "status": "ok"})
     path.write_bytes(
         b"\n".join([good.encode(), b"\xff\xfe", b"[1, 2]", bad_record.encode(), b"", good.encode()])
@@ -102,11 +215,16 @@ def test_corrupt_middle_lines_are_named(tmp_path: Path) -> None:
 
 def test_record_whose_result_reports_cannot_read_is_skipped(tmp_path: Path) -> None:
     path = tmp_path / "runs.jsonl"
-    bad = {"trial": {}, "status": "ok", "result": {"client": "x", "bytes": "many", "elapsed_s": 1}}
+    bad = {
+        "trial": to_json(TRIAL),
+        "status": "ok",
+        "result": {"client": "x", "bytes": "many", "elapsed_s": 1},
+    }
     path.write_text(json.dumps(bad) + "\n")
     read = read_records(path)
     assert read.measurements == ()
     assert read.warnings[0].startswith("line 1: not a valid record")
+    assert "result.bytes" in read.warnings[0]
 
 
 def test_missing_file_is_a_records_error(tmp_path: Path) -> None:
@@ -119,16 +237,11 @@ def test_directory_is_a_records_error(tmp_path: Path) -> None:
         read_records(tmp_path)
 
 
-def test_unserialisable_record_is_a_records_error(tmp_path: Path) -> None:
-    with pytest.raises(RecordsError, match="JSON"):
-        append_record(tmp_path / "runs.jsonl", {"when": object()})
-
-
 def test_unwritable_path_is_a_records_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with pytest.raises(RecordsError, match="cannot append"):
-        append_record(blocker / "runs.jsonl", {"a": 1})
+        append_record(blocker / "runs.jsonl", _measurement())
 
 
 def _read_or_records_error(path: Path) -> RecordsRead | None:
@@ -157,6 +270,8 @@ json_values = st.recursive(
 record_like = st.fixed_dictionaries(
     {"trial": json_values, "status": json_values},
     optional={
+        "schema": st.sampled_from([1, 2, 3]),
+        "kind": st.sampled_from(["measurement", "tables-plan", "x"]),
         "result": json_values,
         "cpu": json_values,
         "theory_mib_s": json_values,
@@ -178,4 +293,13 @@ def test_reader_never_raises_on_record_shaped_lines(lines: list[object], tail: b
         read = _read_or_records_error(path)
         assert read is not None
         for m in read.measurements:
-            m.to_dict()  # what was accepted is a usable record
+            assert decode_record(json.loads(_line(m))) == m  # what was accepted is usable
+
+
+def test_a_non_finite_number_is_refused_when_written(tmp_path: Path) -> None:
+    """JSON has no NaN: writing one would make a line no reader accepts."""
+    with pytest.raises(RecordsError, match="JSON"):
+        append_record(
+            tmp_path / "runs.jsonl",
+            Measurement(trial=TRIAL, status="ok", theory_mib_s=float("nan")),
+        )

@@ -1,8 +1,9 @@
-"""kit.rounds: seeded interleaved schedule, duplicate controls, resume, ETA."""
+"""kit.plan.schedule: seeded interleaved schedule, duplicate controls, resume, ETA."""
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from itertools import pairwise
 
 import pytest
@@ -10,8 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kit.errors import UsageError
-from kit.rounds import (
-    Cell,
+from kit.plan.schedule import (
     ScheduledRun,
     estimate_remaining_s,
     plan_rounds,
@@ -21,7 +21,15 @@ from kit.rounds import (
 )
 
 
-def _cells(*keys: str) -> list[Cell[str]]:
+@dataclass(frozen=True)
+class Cell:
+    """Anything keyed can be scheduled (the kit schedules ``kit.plan.campaign.Cell``)."""
+
+    key: str
+    payload: object
+
+
+def _cells(*keys: str) -> list[Cell]:
     return [Cell(k, f"payload-{k}") for k in keys]
 
 
@@ -30,8 +38,8 @@ keys_strategy = st.lists(
 )
 
 
-def _by_round(schedule: list[ScheduledRun[str]]) -> dict[int, list[ScheduledRun[str]]]:
-    rounds: dict[int, list[ScheduledRun[str]]] = {}
+def _by_round(schedule: list[ScheduledRun[Cell]]) -> dict[int, list[ScheduledRun[Cell]]]:
+    rounds: dict[int, list[ScheduledRun[Cell]]] = {}
     for run in schedule:
         rounds.setdefault(run.round_index, []).append(run)
     return rounds
@@ -102,7 +110,7 @@ def test_copy_zero_is_not_always_first() -> None:
     ],
 )
 def test_plan_validation(
-    cells: list[Cell[str]], rounds: int, control: str, copies: int, message: str
+    cells: list[Cell], rounds: int, control: str, copies: int, message: str
 ) -> None:
     with pytest.raises(UsageError, match=message):
         plan_rounds(cells, rounds, seed=0, control_key=control, control_copies=copies)
@@ -158,15 +166,23 @@ def test_estimate_uses_per_cell_medians() -> None:
     schedule = plan_rounds(_cells("ctl", "slow"), 2, seed=0, control_key="ctl")
     pending = remaining(schedule, [run.run_id for run in schedule if run.round_index == 0])
     # Pending: round 1 = ctl x2 + slow x1. A timed-out 60 s ctl run does not skew it.
-    eta = estimate_remaining_s(pending, {"ctl": [1.0, 1.2, 60.0], "slow": [10.0]})
+    keys = [run.key for run in pending]
+    eta = estimate_remaining_s(keys, {"ctl": [1.0, 1.2, 60.0], "slow": [10.0]})
     assert eta == pytest.approx(1.2 * 2 + 10.0)
 
 
 def test_estimate_falls_back_to_overall_median() -> None:
-    pending = [ScheduledRun(0, 0, Cell("new", None))]
-    assert estimate_remaining_s(pending, {"a": [2.0, 4.0], "b": []}) == pytest.approx(3.0)
+    assert estimate_remaining_s(["new"], {"a": [2.0, 4.0], "b": []}) == pytest.approx(3.0)
+
+
+def test_estimate_with_a_plan_adds_the_observed_overhead_to_unseen_cells() -> None:
+    planned = {"a": 1.0, "b": 5.0}
+    # Before anything ran: plan + the default overhead (0.8 s per cell).
+    assert estimate_remaining_s(["a", "b"], {}, planned) == pytest.approx(1.8 + 5.8)
+    # "a" ran twice at 1.5 s: 0.5 s overhead; "b" costs its plan plus that.
+    assert estimate_remaining_s(["a", "b"], {"a": [1.5, 1.5]}, planned) == pytest.approx(7.0)
 
 
 def test_estimate_edge_cases() -> None:
     assert estimate_remaining_s([], {}) == 0.0
-    assert estimate_remaining_s([ScheduledRun(0, 0, Cell("a", None))], {}) is None
+    assert estimate_remaining_s(["a"], {}) is None

@@ -6,6 +6,7 @@ import pytest
 
 from kit.delayline.schedule import DelayQueue
 from kit.errors import UsageError
+from kit.plan.processes import DEFAULT_BUFFER_CAP_BYTES
 
 MS = 1_000_000
 
@@ -95,15 +96,11 @@ def test_backpressure_has_hysteresis() -> None:
     assert not q.should_pause_reading
 
 
-def test_pop_all_empties_the_queue() -> None:
-    q = DelayQueue(10**12)
-    q.push(b"a", 0)
-    q.push_eof(1)
-    assert q.pop_all() == [b"a"]
-    assert q.eof_released
-
-
 @pytest.mark.parametrize(("delay_ns", "cap"), [(-1, 10), (0, 0)])
 def test_invalid_parameters_name_the_field(delay_ns: int, cap: int) -> None:
     with pytest.raises(UsageError, match=r"delay_ns|cap_bytes"):
         DelayQueue(delay_ns, cap)
+
+
+def test_default_cap_is_the_proxy_configs_default() -> None:
+    assert DelayQueue(0).cap_bytes == DEFAULT_BUFFER_CAP_BYTES

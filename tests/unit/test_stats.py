@@ -9,19 +9,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kit.errors import UsageError
-from kit.stats import (
+from kit.analysis.stats import (
     Summary,
     flag_spread,
     noise_floor,
     p50,
-    p99,
     percentile,
     repeats_needed,
     summarize,
     too_few_rounds,
     verdict,
 )
+from kit.errors import UsageError
 
 finite = st.floats(min_value=0.001, max_value=1e6, allow_nan=False, allow_infinity=False)
 samples = st.lists(finite, min_size=1, max_size=30)
@@ -92,7 +91,7 @@ def test_percentile_linear_interpolation() -> None:
 
 def test_p99_of_hundred_and_one_samples() -> None:
     values = [float(i) for i in range(101)]
-    assert p99(values) == 99.0
+    assert percentile(values, 99) == 99.0
     assert p50(values) == 50.0
 
 

@@ -1,4 +1,4 @@
-"""kit.tables: the reference tables as campaigns - cells, sizing, selection, schedule."""
+"""kit.plan.tables: the reference tables as campaigns - cells, sizing, selection, schedule."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from collections import Counter
 import pytest
 
 from kit.errors import UsageError
-from kit.plan import Link
-from kit.tables import (
+from kit.plan.tables import (
     DEFAULT_TIMING,
     QUICK_TIMING,
     SHORT_TRANSFER_BYTES,
@@ -21,8 +20,9 @@ from kit.tables import (
     timed_duration_s,
     unary_cells,
 )
-
-MIB = 2**20
+from kit.plan.trial import Link, theory_mib_s
+from kit.plan.units import MIB
+from kit.results.store import decode_record, encode_record
 
 
 def test_parse_only() -> None:
@@ -40,7 +40,7 @@ def test_settings_validate_and_round_trip() -> None:
     with pytest.raises(UsageError, match="--only"):
         TablesSettings(only=(7,))
     settings = TablesSettings(quick=True, rounds=2, seed=9, only=(1, 4))
-    assert TablesSettings.from_record(settings.to_record()) == settings
+    assert decode_record(encode_record(settings)) == settings
     assert settings.timing == QUICK_TIMING
 
 
@@ -59,7 +59,7 @@ def test_sized_transfer_is_whole_messages() -> None:
 
 
 def test_table1_rows_per_rtt() -> None:
-    cells = {c.key: c.payload for c in table1_cells(20.0, DEFAULT_TIMING)}
+    cells = {c.key: c.trial for c in table1_cells(20.0, DEFAULT_TIMING)}
     assert len(cells) == 12
     for kind in ("grpcio", "h2"):
         assert cells[f"{kind}-dynamic-8MiB"].workload.bytes_per_stream == SHORT_TRANSFER_BYTES
@@ -72,7 +72,7 @@ def test_table1_rows_per_rtt() -> None:
     assert cells["h2-static-64KiB"].workload.bytes_per_stream == 16 * 256 * 1024
     assert cells["h2-static-4MiB"].workload.bytes_per_stream == 200 * MIB
     assert cells["grpcio-static-64KiB"].workload.duration_s == pytest.approx(1.28)
-    loopback = {c.key: c.payload for c in table1_cells(0.0, DEFAULT_TIMING)}
+    loopback = {c.key: c.trial for c in table1_cells(0.0, DEFAULT_TIMING)}
     assert loopback["h2-static-64KiB"].workload.bytes_per_stream is None  # no theory at RTT 0
 
 
@@ -80,20 +80,20 @@ def test_every_cell_has_a_hard_timeout_above_its_expected_time() -> None:
     settings = TablesSettings()
     for campaign in plan_tables(settings):
         for cell in campaign.spec.cells:
-            workload = cell.payload.workload
+            workload = cell.trial.workload
             assert workload.timeout_s >= DEFAULT_TIMING.timeout_floor_s
             if workload.duration_s is not None:
                 assert workload.timeout_s > workload.duration_s
 
 
 def test_starvation_and_unary_cells() -> None:
-    starving = {c.key: c.payload for c in starvation_cells(DEFAULT_TIMING)}
+    starving = {c.key: c.trial for c in starvation_cells(DEFAULT_TIMING)}
     assert sorted(starving) == ["h2-conn-4MiB", "h2-conn-64KiB"]
     slow = starving["h2-conn-64KiB"]
     assert (slow.workload.streams, slow.workload.bytes_per_stream) == (4, 4 * MIB)
     assert (slow.client.window_bytes, slow.client.conn_window_bytes) == (MIB, 65536)
-    assert slow.theory_mib_s() == pytest.approx(12.5)
-    unary = {c.key: c.payload for c in unary_cells(QUICK_TIMING)}
+    assert theory_mib_s(slow) == pytest.approx(12.5)
+    unary = {c.key: c.trial for c in unary_cells(QUICK_TIMING)}
     assert set(unary) == {"grpcio-dynamic", "grpcio-static-64KiB", "h2-dynamic", "h2-static-64KiB"}
     assert all(t.workload.kind == "unary" and t.link.rtt_ms == 5.0 for t in unary.values())
 

@@ -1,4 +1,5 @@
-"""kit.report.tables / cells / bars: synthetic records in, markdown tables and bars out."""
+"""kit.report.tables over kit.analysis (cells, tables, checks): synthetic records in, markdown
+tables and checks out."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ from typing import Any
 import pytest
 from tables_support import campaign_tags, frames, synthetic
 
+from kit.analysis.cells import group_campaigns, throughput
+from kit.analysis.checks import evaluate_bars
 from kit.cli import main
-from kit.measure import Measurement
-from kit.records import append_record
-from kit.report.bars import evaluate_bars
-from kit.report.cells import group_campaigns, throughput
+from kit.plan.tables import TableCampaign, TablesSettings, plan_tables
 from kit.report.tables import render_tables
-from kit.tables import TableCampaign, TablesSettings, plan_tables
+from kit.results.records import Measurement, SessionRecord
+from kit.results.store import RecordsRead, append_record
 
 Spec = Callable[[str, int, int], dict[str, Any]]
 
@@ -25,7 +26,7 @@ def records_for(campaign: TableCampaign, spec: Spec) -> list[Measurement]:
     out = []
     for run in campaign.spec.schedule():
         tags = campaign_tags(campaign, run.cell, run.round_index, run.copy)
-        out.append(synthetic(run.cell.payload, tags, **spec(run.key, run.round_index, run.copy)))
+        out.append(synthetic(run.cell.trial, tags, **spec(run.key, run.round_index, run.copy)))
     return out
 
 
@@ -76,7 +77,7 @@ def all_records(settings: TablesSettings) -> list[Measurement]:
     records: list[Measurement] = []
     for campaign in plan_tables(settings):
         if campaign.name.startswith("table1-"):
-            rtt = campaign.spec.cells[0].payload.link.rtt_ms
+            rtt = campaign.spec.cells[0].trial.link.rtt_ms
             records += records_for(campaign, table1_spec(rtt))
         elif campaign.name == "table3-starvation":
             records += records_for(campaign, starvation_spec)
@@ -86,15 +87,23 @@ def all_records(settings: TablesSettings) -> list[Measurement]:
 
 
 SETTINGS = TablesSettings(rounds=3, seed=2)
-PLAN = [
-    SETTINGS.to_record(),
-    {"kind": "tables-session", "elapsed_s": 250.0, "cells_run": 216, "load_1min": [0.4, 1.9]},
-]
+SESSION = SessionRecord(
+    started_at="",
+    elapsed_s=250.0,
+    cells_run=216,
+    cells_planned=216,
+    complete=True,
+    load_1min=(0.4, 1.9),
+)
+
+
+def _read(measurements: list[Measurement]) -> RecordsRead:
+    return RecordsRead(tuple(measurements), tables_plans=(SETTINGS,), sessions=(SESSION,))
 
 
 @pytest.fixture(scope="module")
 def markdown() -> str:
-    return render_tables(all_records(SETTINGS), PLAN, "results/tables-x.jsonl")
+    return render_tables(_read(all_records(SETTINGS)), "results/tables-x.jsonl")
 
 
 def _row(markdown: str, section: str, label: str, transfer: str = "") -> str:
@@ -178,12 +187,12 @@ def test_bars_fail_or_are_not_measured_honestly() -> None:
     records = [
         m
         for m in all_records(settings)
-        if m.tags["key"] != "h2-static-64KiB" or m.tags["campaign"] != "table1-rtt20ms"
+        if m.tags.key != "h2-static-64KiB" or m.tags.campaign != "table1-rtt20ms"
     ]
     slow = [
         m
         for m in records
-        if m.tags["campaign"] == "table1-rtt5ms" and m.tags["key"] == "h2-static-256KiB"
+        if m.tags.campaign == "table1-rtt5ms" and m.tags.key == "h2-static-256KiB"
     ]
     assert slow and (slow[0].throughput_mib_s or 0) > 0
     views = group_campaigns(records)
@@ -198,8 +207,8 @@ def test_report_command_rerenders_without_measuring(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "tables.jsonl"
-    for line in PLAN:
-        append_record(path, line)
+    append_record(path, SETTINGS)
+    append_record(path, SESSION)
     for m in all_records(SETTINGS):
         append_record(path, m)
     out = tmp_path / "tables.md"
@@ -214,7 +223,10 @@ def test_report_command_errors_are_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     empty = tmp_path / "runs.jsonl"
-    empty.write_text('{"kind": "note"}\n')
+    empty.write_text(
+        '{"schema": 2, "kind": "tables-session", "started_at": "", "elapsed_s": 1.0, '
+        '"cells_run": 0, "cells_planned": 0, "complete": true}\n'
+    )
     for argv, code in (([str(empty)], 2), ([str(tmp_path / "missing.jsonl")], 5)):
         with pytest.raises(SystemExit) as exc:
             main(["report", *argv])

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from kit.analysis.stats import percentile
 from kit.delayline.timer import (
     LEAD_EVERY,
     TIMER_ENV,
@@ -19,6 +20,7 @@ from kit.delayline.timer import (
     coarse_sleep_s,
     make_sleeper,
 )
+from kit.errors import UsageError
 
 US = 1_000
 MS = 1_000_000
@@ -122,6 +124,20 @@ def test_lead_follows_the_high_quantile_of_observed_lateness() -> None:
     for _ in range(64):
         lead.observe(20 * US)  # the process stays busy: wake-ups come quickly
     assert lead.lead_ns == 20 * US
+
+
+def test_lead_uses_the_kits_one_percentile_rule() -> None:
+    lead = WakeLead(initial_ns=150 * US, quantile=0.5, window=LEAD_EVERY)
+    observed = [0, 0, 0, 10 * US, 20 * US, 30 * US, 100 * US, 100 * US][:LEAD_EVERY]
+    for late_ns in observed:
+        lead.observe(late_ns)
+    assert lead.lead_ns == round(percentile(observed, 50.0))  # interpolated, not an index
+
+
+@pytest.mark.parametrize(("quantile", "window"), [(1.5, 64), (-0.1, 64), (0.9, 0)])
+def test_lead_parameters_are_checked_when_built(quantile: float, window: int) -> None:
+    with pytest.raises(UsageError, match=r"quantile|window"):
+        WakeLead(quantile=quantile, window=window)
 
 
 def test_lead_is_capped_and_never_negative() -> None:
@@ -231,10 +247,15 @@ def test_python_3_13_os_timerfd_api_is_called_with_absolute_monotonic_deadlines(
     monkeypatch.setattr(os, "TFD_NONBLOCK", 0o4000, raising=False)
     monkeypatch.setattr(os, "TFD_CLOEXEC", 0o2000000, raising=False)
     monkeypatch.setattr(os, "TFD_TIMER_ABSTIME", 1, raising=False)
-    monkeypatch.setattr(os, "timerfd_create",
-                        lambda clock, **kw: calls.append(("create", clock, kw)) or r, raising=False)
-    monkeypatch.setattr(os, "timerfd_settime_ns",
-                        lambda fd, **kw: calls.append(("set", fd, kw)), raising=False)
+    monkeypatch.setattr(
+        os,
+        "timerfd_create",
+        lambda clock, **kw: calls.append(("create", clock, kw)) or r,
+        raising=False,
+    )
+    monkeypatch.setattr(
+        os, "timerfd_settime_ns", lambda fd, **kw: calls.append(("set", fd, kw)), raising=False
+    )
     tfd = timer.open_timerfd()
     tfd.set_abs_ns(123)
     tfd.set_abs_ns(None)

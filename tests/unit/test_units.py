@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from kit.errors import UsageError
-from kit.units import (
+from kit.plan.units import (
     HTTP2_MAX_WINDOW_BYTES,
     format_bytes,
     parse_duration_ms,

@@ -1,0 +1,138 @@
+"""Pure: the checks against the reference study, evaluated from the records.
+
+Each check (a "bar") holds, fails, or is "not measured" (a cell it needs is missing or
+failed every round); its figures come from the records, never from typed-in numbers.
+``kit.report.checks`` renders them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kit.analysis.cells import (
+    CampaignView,
+    CellView,
+    mean_latency_ms,
+    median_of,
+    median_ratio,
+)
+from kit.analysis.stats import verdict
+
+RATIO_BAR_20MS = 30.0
+LOOPBACK_FRACTION = 1 / 3  # "far smaller": at most a third of the 20 ms ratio
+STARVATION_BAR = 10.0
+UNARY_MIN_PCT = 5.0
+EFFICIENCY_BAR = 0.90
+EFFICIENCY_MAX_THEORY_MIB_S = 200.0
+
+
+@dataclass(frozen=True)
+class Bar:
+    name: str
+    holds: bool | None  # None: not measured
+    detail: str
+
+
+def _h2_ratio(view: CampaignView | None) -> float | None:
+    if view is None:
+        return None
+    return median_ratio(view.cell("h2-static-4MiB"), view.cell("h2-static-64KiB"))
+
+
+def ratio_bars(views: dict[str, CampaignView]) -> list[Bar]:
+    at20 = _h2_ratio(views.get("table1-rtt20ms"))
+    loop = _h2_ratio(views.get("table1-loopback"))
+    bars = [
+        Bar(
+            f"RTT 20 ms: h2 static 4 MiB >= {RATIO_BAR_20MS:g}x 64 KiB",
+            None if at20 is None else at20 >= RATIO_BAR_20MS,
+            "not measured" if at20 is None else f"{at20:.1f}x",
+        )
+    ]
+    if loop is None or at20 is None:
+        bars.append(Bar("loopback ratio far smaller than at 20 ms", None, "not measured"))
+    else:
+        bars.append(
+            Bar(
+                f"loopback ratio far smaller (<= 1/{1 / LOOPBACK_FRACTION:.0f} of 20 ms)",
+                loop <= at20 * LOOPBACK_FRACTION,
+                f"{loop:.1f}x at loopback vs {at20:.1f}x",
+            )
+        )
+    return bars
+
+
+def starvation_bar(views: dict[str, CampaignView]) -> Bar:
+    view = views.get("table3-starvation")
+    slow = median_of(view.cell("h2-conn-64KiB")) if view else None
+    fast = median_of(view.cell("h2-conn-4MiB")) if view else None
+    name = f"starvation: conn window 64 KiB >= {STARVATION_BAR:g}x slower than 4 MiB"
+    if slow is None or fast is None or slow <= 0:
+        return Bar(name, None, "not measured")
+    ratio = fast / slow
+    return Bar(name, ratio >= STARVATION_BAR, f"{ratio:.1f}x")
+
+
+def unary_bar(views: dict[str, CampaignView]) -> Bar:
+    """Each static 64 KiB row against the same client's dynamic row (the window effect)."""
+    name = f"unary: window differences < max(noise floor, {UNARY_MIN_PCT:g}%)"
+    view = views.get("table4-unary")
+    floor = view.floor(mean_latency_ms) if view else None
+    if view is None or floor is None:
+        return Bar(name, None, "not measured (no noise floor)")
+    limit = max(floor.floor_pct, UNARY_MIN_PCT)
+    changes, missing = {}, []
+    for cell in (c for c in view.cells if c.trial.client.window_mode == "static"):
+        base = view.dynamic_of(cell)
+        base_values = base.values(mean_latency_ms) if base else []
+        values = cell.values(mean_latency_ms)
+        if not base_values or not values or base is None:
+            missing.append(cell.key)
+            continue
+        change = verdict(base_values, values, floor.floor_pct, higher_is_better=False).change_pct
+        changes[f"{cell.key} vs {base.key}"] = change
+    if missing or not changes:
+        return Bar(name, None, f"not measured: {', '.join(missing) or 'no static rows'}")
+    details = ", ".join(f"{k} {v:+.1f}%" for k, v in changes.items())
+    holds = all(abs(v) < limit for v in changes.values())
+    return Bar(name, holds, f"{details} (limit ±{limit:.1f}%)")
+
+
+def efficiency_bar(views: dict[str, CampaignView]) -> Bar:
+    name = (
+        f"h2 static efficiency >= {EFFICIENCY_BAR:.2f} where window/RTT <= "
+        f"{EFFICIENCY_MAX_THEORY_MIB_S:g} MiB/s"
+    )
+    checked, misses = 0, []
+    for view_name in sorted(views):
+        for cell in views[view_name].cells:
+            theory = cell.theory_mib_s
+            if not cell.key.startswith("h2-static-") or not view_name.startswith("table1-"):
+                continue
+            if theory is None or theory > EFFICIENCY_MAX_THEORY_MIB_S:
+                continue
+            median = median_of(cell)
+            eff = None if median is None else median / theory
+            checked += 1
+            if eff is None or eff < EFFICIENCY_BAR:
+                cpu = " (CPU-bound)" if cell.cpu_bound_counts() else ""
+                shown = "failed" if eff is None else f"{eff:.2f}{_against_ping(cell, eff)}"
+                misses.append(f"{view_name} {cell.key}: {shown}{cpu}")
+    if checked == 0:
+        return Bar(name, None, "not measured")
+    detail = "; ".join(misses) if misses else f"all {checked} cells"
+    return Bar(name, not misses, detail)
+
+
+def _against_ping(cell: CellView, eff: float) -> str:
+    """The efficiency against the RTT PINGs saw during the transfer, when it differs from the
+    configured one: window / measured RTT is what a window can deliver on this path."""
+    seen = cell.median_ping_ms()
+    rtt = cell.trial.link.rtt_ms
+    if seen is None or rtt <= 0:
+        return ""
+    return f" ({eff * seen / rtt:.2f} against the {seen:.1f} ms PING RTT)"
+
+
+def evaluate_bars(views: dict[str, CampaignView]) -> list[Bar]:
+    return [*ratio_bars(views), starvation_bar(views), unary_bar(views), efficiency_bar(views)]

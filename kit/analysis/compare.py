@@ -1,0 +1,258 @@
+"""Pure: a compare campaign's records -> per-candidate medians, noise floor, verdicts.
+
+``kit.report.compare`` renders the ``CompareReport`` built here.
+
+The baseline is the campaign's control cell: every copy of it (two per round) is a
+baseline sample, and the spread between the copies of one round is the noise floor
+(``kit.analysis.stats.noise_floor``). A candidate's verdict is ``kit.analysis.stats.verdict`` against those
+samples; a within-noise change is shown in parentheses, never as a bare percentage.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kit.analysis.cells import floor_of, p50_latency_ms, ping_rtt_ms, throughput
+from kit.analysis.stats import (
+    MIN_ROUNDS,
+    NoiseFloor,
+    Summary,
+    relative_sigma_pct,
+    summarize,
+    too_few_rounds,
+    verdict,
+)
+from kit.errors import UsageError
+from kit.plan.compare import BASELINE_KEY, CompareMetric, ComparePlan
+from kit.results.records import Measurement
+
+Metric = CompareMetric
+LOUD_FLOOR_PCT = 10.0
+
+
+@dataclass(frozen=True)
+class CompareMeta:
+    """What the report needs from the plan: order, specs, metric, heading."""
+
+    title: str
+    baseline_key: str
+    keys: tuple[str, ...]
+    specs: Mapping[str, str] = field(default_factory=dict)
+    metric: Metric = "throughput"
+    rounds: int = 0
+    setup: str = ""
+
+    @property
+    def unit(self) -> str:
+        return "MiB/s" if self.metric == "throughput" else "ms (p50 per run)"
+
+    @classmethod
+    def of(cls, plan: ComparePlan) -> CompareMeta:
+        return cls(
+            title=plan.title,
+            baseline_key=BASELINE_KEY,
+            keys=tuple(c.key for c in plan.cells()),
+            specs=plan.specs,
+            metric=plan.metric,
+            rounds=plan.rounds,
+            setup=plan.setup,
+        )
+
+
+@dataclass(frozen=True)
+class Row:
+    """One cell of the comparison (the baseline included)."""
+
+    key: str
+    spec: str
+    summary: Summary | None
+    runs_failed: int = 0
+    theory_mib_s: float | None = None
+    change_pct: float | None = None
+    label: str = "-"
+    verdict: str = "-"
+    cpu_bound_runs: int = 0
+    cpu_bound_roles: tuple[str, ...] = ()
+    ping_rtt_ms: float | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def runs_ok(self) -> int:
+        return 0 if self.summary is None else self.summary.n
+
+
+@dataclass(frozen=True)
+class CompareReport:
+    meta: CompareMeta
+    rows: tuple[Row, ...]
+    floor: NoiseFloor | None
+    rounds_done: int
+    warnings: tuple[str, ...] = ()
+
+    def row(self, key: str) -> Row:
+        for row in self.rows:
+            if row.key == key:
+                return row
+        raise KeyError(key)
+
+
+# --- building -----------------------------------------------------------------------------
+
+
+def sample_of(m: Measurement, metric: Metric) -> float | None:
+    """One run's sample: its throughput, or the median latency of its calls."""
+    return p50_latency_ms(m) if metric == "latency" else throughput(m)
+
+
+def build_report(meta: CompareMeta, measurements: Sequence[Measurement]) -> CompareReport:
+    by_key = _group(measurements)
+    base_runs = by_key.get(meta.baseline_key, [])
+    floor, floor_problem = _floor(base_runs, meta.metric)
+    base_samples = _samples(base_runs, meta.metric)
+    rows = [_baseline_row(meta, base_runs, base_samples)]
+    for key in meta.keys:
+        if key != meta.baseline_key:
+            rows.append(_candidate_row(meta, key, by_key.get(key, []), base_samples, floor))
+    rounds_done = len({m.tags.round for m in measurements})
+    warnings = _global_warnings(rounds_done, floor, floor_problem, measurements)
+    return CompareReport(meta, tuple(rows), floor, rounds_done, tuple(warnings))
+
+
+def _group(measurements: Sequence[Measurement]) -> dict[str, list[Measurement]]:
+    out: dict[str, list[Measurement]] = {}
+    for m in measurements:
+        out.setdefault(m.tags.key, []).append(m)
+    return out
+
+
+def _samples(runs: Sequence[Measurement], metric: Metric) -> list[float]:
+    return [s for s in (sample_of(m, metric) for m in runs) if s is not None]
+
+
+def _floor(base_runs: Sequence[Measurement], metric: Metric) -> tuple[NoiseFloor | None, str]:
+    floor = floor_of([m for m in base_runs if m.ok], lambda m: sample_of(m, metric))
+    if floor is not None:
+        return floor, ""
+    return None, (
+        "noise_floor: no round has two control copies; the noise floor is the spread "
+        "between duplicate controls, so run at least one round with the control twice"
+    )
+
+
+def _common(runs: Sequence[Measurement], metric: Metric) -> dict[str, Any]:
+    samples = _samples(runs, metric)
+    bound = [m for m in runs if m.ok and m.cpu_bound_roles]
+    roles = sorted({r for m in bound for r in m.cpu_bound_roles})
+    theories = [m.theory_mib_s for m in runs if m.theory_mib_s is not None]
+    pings = [p for p in (ping_rtt_ms(m) for m in runs if m.ok) if p is not None]
+    errors = [m.error for m in runs if not m.ok]
+    warnings = [f"{len(errors)} run(s) failed, e.g.: {errors[0][:160]}"] if errors else []
+    return {
+        "summary": summarize(samples) if samples else None,
+        "runs_failed": len(runs) - len(samples),
+        "theory_mib_s": statistics.median(theories) if theories else None,
+        "cpu_bound_runs": len(bound),
+        "cpu_bound_roles": tuple(roles),
+        "ping_rtt_ms": statistics.median(pings) if pings else None,
+        "warnings": tuple(warnings),
+    }
+
+
+def _baseline_row(meta: CompareMeta, runs: Sequence[Measurement], samples: list[float]) -> Row:
+    common = _common(runs, meta.metric)
+    text = "control (2 copies per round)" if samples else "no result (every run failed)"
+    return Row(
+        meta.baseline_key,
+        meta.specs.get(meta.baseline_key, ""),
+        label="baseline",
+        verdict=text,
+        **common,
+    )
+
+
+def _candidate_row(
+    meta: CompareMeta,
+    key: str,
+    runs: Sequence[Measurement],
+    base_samples: list[float],
+    floor: NoiseFloor | None,
+) -> Row:
+    common = _common(runs, meta.metric)
+    spec = meta.specs.get(key, "")
+    samples = _samples(runs, meta.metric)
+    if not samples:
+        return Row(key, spec, verdict="no result (every run failed)", **common)
+    if not base_samples or floor is None:
+        return Row(key, spec, verdict="no verdict (no noise floor)", **common)
+    try:
+        v = verdict(
+            base_samples, samples, floor.floor_pct, higher_is_better=meta.metric == "throughput"
+        )
+    except UsageError as exc:
+        return Row(key, spec, verdict=f"no verdict ({exc})", **common)
+    warnings = (
+        *common.pop("warnings"),
+        *_rounds_warning(v.change_pct, v.significant, v.reason, base_samples, samples),
+    )
+    return Row(
+        key,
+        spec,
+        change_pct=v.change_pct,
+        label=v.label,
+        verdict=v.describe(),
+        warnings=warnings,
+        **common,
+    )
+
+
+def _rounds_warning(
+    change_pct: float, significant: bool, reason: str, base: list[float], cand: list[float]
+) -> tuple[str, ...]:
+    """Too few rounds for this candidate's change at the spread seen (never for a change
+    below the floor: more rounds do not lower the floor)."""
+    if (
+        len(base) < 2
+        or len(cand) < 2
+        or abs(change_pct) == 0
+        or (not significant and reason != "rounds overlap")
+    ):
+        return ()
+    noisier = max((base, cand), key=relative_sigma_pct)
+    try:
+        text = too_few_rounds(len(cand), noisier, abs(change_pct))
+    except UsageError:
+        return ()
+    if text is None:
+        return ()
+    return (f"{text}{'' if not significant else ' (this verdict is fragile)'}",)
+
+
+def _global_warnings(
+    rounds_done: int,
+    floor: NoiseFloor | None,
+    floor_problem: str,
+    measurements: Sequence[Measurement],
+) -> list[str]:
+    warnings = []
+    if floor is None:
+        warnings.append(f"no noise floor: {floor_problem or 'no control runs'}; no verdicts given")
+    if 0 < rounds_done < MIN_ROUNDS:
+        warnings.append(
+            f"only {rounds_done} round(s): with fewer than {MIN_ROUNDS} "
+            "one unlucky run moves a median"
+        )
+    if floor is not None and floor.floor_pct > LOUD_FLOOR_PCT:
+        warnings.append(
+            f"the noise floor is ±{floor.floor_pct:.1f}%: smaller changes cannot be seen here; "
+            "quieten the machine or use longer runs (--duration)"
+        )
+    bound = sum(1 for m in measurements if m.ok and m.cpu_bound_roles)
+    if bound:
+        warnings.append(
+            f"{bound} of {len(measurements)} runs had a CPU-bound process: "
+            "those measure CPU, not windows"
+        )
+    return warnings

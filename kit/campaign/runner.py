@@ -1,0 +1,154 @@
+"""Run campaigns over one topology: the engine behind tables, compare and knee.
+
+The order comes from ``kit.plan.schedule`` (seeded, reshuffled every round, a duplicate
+control). Every record is appended to the records file as soon as it exists, tagged with
+its campaign and run id, so an interrupted run keeps what it measured and ``resume=True``
+runs only what is missing. A failed or hung trial is recorded as a failed cell and the run
+goes on; a topology that cannot start stops it. One progress line covers every campaign.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from kit.errors import UsageError
+from kit.plan.campaign import CampaignSpec, Cell, expected_cell_s
+from kit.plan.schedule import ScheduledRun, estimate_remaining_s, remaining, unknown_run_ids
+from kit.results.records import Measurement, RunTags
+from kit.results.store import append_record, read_records
+from kit.topology.topology import Topology
+
+Pending = tuple[CampaignSpec, ScheduledRun[Cell]]
+
+
+@dataclass(frozen=True)
+class CampaignOutcome:
+    """What a run did: every record of its campaigns (old and new), cells run, time spent,
+    and anything that went wrong while stopping the processes."""
+
+    measurements: tuple[Measurement, ...]
+    cells_run: int
+    cells_planned: int
+    elapsed_s: float
+    teardown_problems: tuple[str, ...] = ()
+
+
+def campaign_records(records_path: Path, names: Sequence[str]) -> list[Measurement]:
+    """The records of some campaigns in a records file (missing file -> none)."""
+    if not records_path.exists():
+        return []
+    wanted = set(names)
+    return [m for m in read_records(records_path).measurements if m.tags.campaign in wanted]
+
+
+def pending_runs(specs: Sequence[CampaignSpec], records_path: Path, resume: bool) -> list[Pending]:
+    """The runs still to do, campaign by campaign; refuses to mix a new run into old records."""
+    existing = campaign_records(records_path, [s.name for s in specs])
+    out: list[Pending] = []
+    for spec in specs:
+        done = {m.tags.run_id for m in existing if m.tags.campaign == spec.name}
+        if done and not resume:
+            raise UsageError(
+                f"{records_path} already holds a campaign {spec.name!r}: pass --resume to "
+                "finish it, or choose another --records file"
+            )
+        stray = unknown_run_ids(spec.schedule(), done)
+        if stray:
+            raise UsageError(
+                f"--resume: {records_path} holds {len(stray)} runs this plan does not have "
+                f"(e.g. {stray[0]}); the plan changed (rounds, cells): use another --records file"
+            )
+        out += [(spec, run) for run in remaining(spec.schedule(), done)]
+    return out
+
+
+class Progress:
+    """Cells done / total, the current cell, elapsed and an estimate, on one stderr line.
+
+    The estimate is each pending cell's observed median time once it has run, else its
+    planned measuring time plus the median overhead seen so far (process start,
+    connection, warm-up), which differ by cell.
+    """
+
+    def __init__(self, pending: Sequence[Pending], out: TextIO | None) -> None:
+        self.pending = [_key(spec, run) for spec, run in pending]
+        self.planned = {_key(spec, run): expected_cell_s(run.cell.trial) for spec, run in pending}
+        self.finished: dict[str, list[float]] = {}
+        self.total, self.done = len(pending), 0
+        self.out = out
+        self.started = time.monotonic()
+        self.live = bool(out is not None and out.isatty())
+
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.started
+
+    def show(self, spec: CampaignSpec, run: ScheduledRun[Cell]) -> None:
+        if self.out is None:
+            return
+        eta = estimate_remaining_s(self.pending[self.done :], self.finished, self.planned)
+        left = "?" if eta is None else f"{eta:.0f}s"
+        text = f"{spec.name} round {run.round_index + 1}: {run.key}"
+        line = f"[{self.done}/{self.total}] {text} | elapsed {self.elapsed_s():.0f}s, left ~{left}"
+        self.out.write(("\r\x1b[2K" + line) if self.live else line + "\n")
+        self.out.flush()
+
+    def finish(self, spec: CampaignSpec, run: ScheduledRun[Cell], wall_s: float) -> None:
+        self.finished.setdefault(_key(spec, run), []).append(wall_s)
+        self.done += 1
+
+    def close(self) -> None:
+        if self.out is not None and self.live:
+            self.out.write("\n")
+            self.out.flush()
+
+
+def _key(spec: CampaignSpec, run: ScheduledRun[Cell]) -> str:
+    """A cell's key across campaigns (table 1 has the same keys at every RTT)."""
+    return f"{spec.name}/{run.key}"
+
+
+def run_tags(spec: CampaignSpec, run: ScheduledRun[Cell]) -> RunTags:
+    return RunTags(
+        campaign=spec.name,
+        run_id=run.run_id,
+        round=run.round_index,
+        key=run.key,
+        copy=run.copy,
+        control=run.key == spec.control_key,
+    )
+
+
+def run_campaigns(
+    specs: Sequence[CampaignSpec],
+    records_path: Path,
+    *,
+    resume: bool = False,
+    progress: TextIO | None = sys.stderr,
+    topology_factory: Callable[[], Topology] = Topology,
+) -> CampaignOutcome:
+    """Run what is missing of the campaigns, interleaved within each; records as made."""
+    pending = pending_runs(specs, records_path, resume)
+    bar = Progress(pending, progress)
+    topo = topology_factory()
+    try:
+        with topo:
+            for spec, run in pending:
+                bar.show(spec, run)
+                started = time.monotonic()
+                measurement = topo.measure(run.cell.trial, tags=run_tags(spec, run))
+                append_record(records_path, measurement)
+                bar.finish(spec, run, time.monotonic() - started)
+    finally:
+        bar.close()
+    return CampaignOutcome(
+        measurements=tuple(campaign_records(records_path, [s.name for s in specs])),
+        cells_run=bar.done,
+        cells_planned=bar.total,
+        elapsed_s=bar.elapsed_s(),
+        teardown_problems=tuple(topo.teardown_problems),
+    )

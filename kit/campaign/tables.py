@@ -1,0 +1,90 @@
+"""Run the reference tables' campaigns: the plan line first, every cell, a session line last.
+
+The records file starts with the tables' settings (so ``--resume`` runs exactly the stored
+plan) and gets one session record per run or resumed part, whatever ended it, with the
+machine's load average: on a shared 2-core box other work skews every cell.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from kit.campaign.runner import CampaignOutcome, campaign_records, pending_runs, run_campaigns
+from kit.errors import UsageError
+from kit.plan.tables import TablesSettings, plan_tables
+from kit.results.records import SessionRecord
+from kit.results.store import append_record, read_records
+from kit.topology.topology import Topology
+
+
+def check_records_file(
+    records_path: Path, settings: TablesSettings, resume: bool
+) -> TablesSettings:
+    """The settings to run with: a fresh file gets ours; --resume adopts the stored plan."""
+    stored = stored_settings(records_path)
+    if not resume:
+        if records_path.exists() and records_path.stat().st_size > 0:
+            raise UsageError(
+                f"{records_path} already holds records: pass --resume to finish that run, "
+                "or choose another --records file"
+            )
+        return settings
+    if stored is None:
+        raise UsageError(f"--resume: {records_path} holds no tables run to resume")
+    return stored
+
+
+def stored_settings(records_path: Path) -> TablesSettings | None:
+    if not records_path.exists():
+        return None
+    plans = read_records(records_path).tables_plans
+    return plans[0] if plans else None
+
+
+def _load_1min() -> float | None:
+    """The machine's 1-minute load average: other work on a 2-core box skews every cell."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
+def run_tables(
+    settings: TablesSettings,
+    records_path: Path,
+    *,
+    resume: bool = False,
+    progress: TextIO | None = sys.stderr,
+    topology_factory: Callable[[], Topology] = Topology,
+) -> CampaignOutcome:
+    """Run every missing cell of the selected tables; records are appended as they are made."""
+    specs = [c.spec for c in plan_tables(settings)]
+    names = [s.name for s in specs]
+    if not resume:
+        append_record(records_path, settings)
+    planned = len(pending_runs(specs, records_path, resume=True))
+    before = len(campaign_records(records_path, names))
+    started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    started, load_start = time.monotonic(), _load_1min()
+    try:
+        return run_campaigns(
+            specs, records_path, resume=True, progress=progress, topology_factory=topology_factory
+        )
+    finally:
+        done = len(campaign_records(records_path, names)) - before
+        append_record(
+            records_path,
+            SessionRecord(
+                started_at=started_at,
+                elapsed_s=round(time.monotonic() - started, 3),
+                cells_run=done,
+                cells_planned=planned,
+                complete=done == planned,
+                load_1min=(load_start, _load_1min()),
+            ),
+        )

@@ -1,0 +1,264 @@
+"""``kit compare`` and ``kit knee``: thin commands over compare plans and the campaign runner.
+
+Each comparison is one campaign (seeded interleaved rounds, baseline as duplicate
+control, records appended as made); its report is a pure function of those records.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kit.analysis.compare import CompareMeta, CompareReport, build_report
+from kit.analysis.knee import analyse_sweep
+from kit.analysis.matrix import matrix_groups
+from kit.campaign.runner import run_campaigns
+from kit.cli.options import (
+    RESULTS_DIR,
+    AsJson,
+    DelayDown,
+    DelayUp,
+    Duration,
+    Markdown,
+    MessageSize,
+    OptionalRtt,
+    Records,
+    Resume,
+    Rounds,
+    Seed,
+)
+from kit.cli.output import warn_teardown, write_text
+from kit.errors import UsageError
+from kit.plan.builder import cli_flag, parse_candidate, workload_from
+from kit.plan.compare import ComparePlan, PlanFile, load_plan_file, plan_from_settings
+from kit.plan.presets import MATRIX_ROUNDS, MATRIX_RTT, knee_plans, preset_plans
+from kit.plan.units import parse_window_bytes
+from kit.report.compare import render_markdown, render_text, report_json
+from kit.report.knee import knee_json, render_knee
+from kit.report.matrix import matrix_findings
+
+Rtt = OptionalRtt
+
+COMPARE_EXAMPLES = """Examples:
+
+  kit compare --rtt 20ms --streams 4 --candidate "grpcio:grpc.http2.bdp_probe=0"
+  --candidate "h2:window=4MiB,conn-window=16MiB,credit=half,max-frame=1MiB,connections=8"
+
+  kit compare --file examples/compare.toml --rounds 7 --markdown review.md
+
+  kit compare --preset windows            (the window matrix at 10 ms, h2 client)
+"""
+KNEE_EXAMPLES = "Example: kit knee --rtt 20ms --streams 32 --max-window 64MiB"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare", epilog=COMPARE_EXAMPLES)(compare)
+    app.command("knee", epilog=KNEE_EXAMPLES)(knee)
+
+
+def compare(
+    rtt: Rtt = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline", help="Baseline spec (default grpcio); runs as duplicate control."
+        ),
+    ] = None,
+    candidate: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--candidate",
+            "-c",
+            help="Candidate spec, e.g. 'h2:window=4MiB,conn-window=16MiB' (repeatable).",
+        ),
+    ] = None,
+    streams: Annotated[
+        int | None,
+        typer.Option("--streams", help="Concurrent downloads on one channel (default 1)."),
+    ] = None,
+    message_size: MessageSize = None,
+    workload: Annotated[
+        str | None, typer.Option("--workload", help="download (throughput) | unary (latency).")
+    ] = None,
+    duration: Duration = None,
+    calls: Annotated[
+        int | None, typer.Option("--calls", help="Unary calls per run (default 200).")
+    ] = None,
+    delay_up: DelayUp = None,
+    delay_down: DelayDown = None,
+    rounds: Rounds = None,
+    seed: Seed = None,
+    records: Records = None,
+    resume: Resume = False,
+    as_json: AsJson = False,
+    markdown: Markdown = None,
+    file: Annotated[
+        Path | None,
+        typer.Option("--file", help="TOML plan file (see examples/compare.toml)."),
+    ] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option("--preset", help="A ready-made comparison: windows (the window matrix)."),
+    ] = None,
+) -> None:
+    """Is each candidate faster than the baseline beyond noise, on the link you describe?"""
+    settings: dict[str, Any] = {
+        "rtt": rtt,
+        "delay-up": delay_up,
+        "delay-down": delay_down,
+        "streams": streams,
+        "message-size": message_size,
+        "workload": workload,
+        "duration": duration,
+        "calls": calls,
+        "rounds": rounds,
+        "seed": seed,
+    }
+    if preset is not None:
+        plans = _preset_plans(preset, settings, baseline, candidate, file)
+    else:
+        plans = (_user_plan(settings, baseline, candidate or [], file),)
+    reports = _run_plans(plans, records, resume, plans[0].title)
+    _emit(reports, as_json, markdown, findings=preset is not None)
+
+
+def _user_plan(
+    settings: dict[str, Any], baseline: str | None, candidates: list[str], file: Path | None
+) -> ComparePlan:
+    plan_file = load_plan_file(file) if file is not None else PlanFile()
+    merged = {**plan_file.settings, **{k: v for k, v in settings.items() if v is not None}}
+    base = (
+        parse_candidate(baseline) if baseline else plan_file.baseline or parse_candidate("grpcio")
+    )
+    cands = (*plan_file.candidates, *(parse_candidate(c) for c in candidates))
+    title = file.stem if file is not None else "compare"
+    return plan_from_settings(merged, base, cands, title=title)
+
+
+def _preset_plans(
+    preset: str,
+    settings: dict[str, Any],
+    baseline: str | None,
+    candidates: list[str] | None,
+    file: Path | None,
+) -> tuple[ComparePlan, ...]:
+    given = [
+        name
+        for name, value in (
+            ("--baseline", baseline),
+            ("--candidate", candidates),
+            ("--file", file),
+            ("--streams", settings["streams"]),
+            ("--workload", settings["workload"]),
+        )
+        if value not in (None, [], ())
+    ]
+    if given:
+        raise UsageError(
+            f"--preset: {', '.join(given)} cannot be combined with a preset "
+            "(it defines its own cells)"
+        )
+    if settings["delay-up"] is not None or settings["delay-down"] is not None:
+        raise UsageError("--preset: use --rtt (the matrix uses a symmetric link)")
+    return preset_plans(
+        preset,
+        rtt=settings["rtt"] or MATRIX_RTT,
+        rounds=MATRIX_ROUNDS if settings["rounds"] is None else settings["rounds"],
+        seed=1 if settings["seed"] is None else settings["seed"],
+        workload=workload_from(settings, cli_flag),
+    )
+
+
+def _records_path(records: Path | None, resume: bool, name: str) -> Path:
+    if records is not None:
+        return records
+    if resume:
+        raise UsageError("--resume: name the records file to resume with --records")
+    return RESULTS_DIR / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+
+
+def _run_plans(
+    plans: Sequence[ComparePlan], records: Path | None, resume: bool, name: str
+) -> list[tuple[ComparePlan, CompareReport]]:
+    path = _records_path(records, resume, name)
+    typer.echo(f"records: {path}", err=True)
+    outcome = run_campaigns([p.campaign() for p in plans], path, resume=resume)
+    warn_teardown(outcome.teardown_problems)
+    typer.echo(f"done in {outcome.elapsed_s:.0f} s; records: {path}", err=True)
+    out = []
+    for plan in plans:
+        mine = [m for m in outcome.measurements if m.tags.campaign == plan.campaign_name]
+        out.append((plan, build_report(CompareMeta.of(plan), mine)))
+    return out
+
+
+def _emit(
+    reports: list[tuple[ComparePlan, CompareReport]],
+    as_json: bool,
+    markdown: Path | None,
+    findings: bool,
+) -> None:
+    texts = [render_text(r) for _, r in reports]
+    summary = _findings(reports) if findings else ""
+    if as_json:
+        objs = [report_json(r) for _, r in reports]
+        typer.echo(
+            json.dumps(
+                objs[0] if len(objs) == 1 else {"comparisons": objs, "findings": summary}, indent=2
+            )
+        )
+    else:
+        typer.echo("\n\n".join([*texts, *([summary] if summary else [])]))
+    if markdown is not None:
+        md = "\n".join(render_markdown(r) for _, r in reports)
+        write_text(markdown, md + (f"\n```\n{summary}\n```\n" if summary else ""), "--markdown")
+
+
+def _findings(reports: list[tuple[ComparePlan, CompareReport]]) -> str:
+    return matrix_findings(matrix_groups([(p.workload.streams, r) for p, r in reports]))
+
+
+def knee(
+    rtt: Annotated[str, typer.Option("--rtt", help="RTT of the delay line.")] = "20ms",
+    streams: Annotated[
+        int,
+        typer.Option("--streams", help="N for the N-stream sweep (1 = only the 1-stream sweep)."),
+    ] = 8,
+    min_window: Annotated[
+        str, typer.Option("--min-window", help="Smallest window of the sweep.")
+    ] = "64KiB",
+    max_window: Annotated[
+        str, typer.Option("--max-window", help="Largest window (the control).")
+    ] = "32MiB",
+    message_size: MessageSize = None,
+    duration: Duration = None,
+    rounds: Annotated[int, typer.Option("--rounds", help="Rounds per sweep.")] = 3,
+    seed: Seed = None,
+    records: Records = None,
+    resume: Resume = False,
+    as_json: AsJson = False,
+    markdown: Markdown = None,
+) -> None:
+    """Sweep h2 windows; the smallest reaching >= 90% of the best, for 1 and N streams."""
+    plans = knee_plans(
+        rtt=rtt,
+        streams=streams,
+        min_window=parse_window_bytes(min_window, option="--min-window"),
+        max_window=parse_window_bytes(max_window, option="--max-window"),
+        rounds=rounds,
+        seed=1 if seed is None else seed,
+        workload=workload_from({"message-size": message_size, "duration": duration}, cli_flag),
+    )
+    reports = _run_plans(plans, records, resume, "knee")
+    sweeps = [analyse_sweep(p, r) for p, r in reports]
+    if as_json:
+        typer.echo(json.dumps([knee_json(s) for s in sweeps], indent=2))
+    else:
+        typer.echo("\n\n".join(render_knee(s) for s in sweeps))
+    if markdown is not None:
+        write_text(markdown, "\n".join(render_markdown(r) for _, r in reports), "--markdown")

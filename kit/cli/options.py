@@ -1,0 +1,54 @@
+"""Option types shared by the commands (one definition each, one help text each)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+RESULTS_DIR = Path("results")
+
+Rtt = Annotated[
+    str,
+    typer.Option("--rtt", help="Round-trip time added by the delay line: 20ms, 1.5ms, 0.02s, 0."),
+]
+OptionalRtt = Annotated[
+    str | None,
+    typer.Option("--rtt", help="RTT of the delay line (compare: 20ms; --preset windows: 10ms)."),
+]
+DelayUp = Annotated[
+    str | None, typer.Option("--delay-up", help="Client->server delay (overrides half of --rtt).")
+]
+DelayDown = Annotated[
+    str | None, typer.Option("--delay-down", help="Server->client delay (overrides half of --rtt).")
+]
+MessageSize = Annotated[
+    str | None, typer.Option("--message-size", help="gRPC message size (default 256KiB).")
+]
+Duration = Annotated[
+    str | None, typer.Option("--duration", help="Timed phase per run (default max(2s, 20 RTT)).")
+]
+Rounds = Annotated[
+    int | None,
+    typer.Option("--rounds", help="Rounds; each runs every cell once, the baseline twice."),
+]
+Seed = Annotated[
+    int | None, typer.Option("--seed", help="Seed of the per-round shuffle (default 1).")
+]
+Records = Annotated[
+    Path | None,
+    typer.Option(
+        "--records", help="JSON-lines records file (default: a new results/<name>-<time>.jsonl)."
+    ),
+]
+Resume = Annotated[
+    bool,
+    typer.Option(
+        "--resume", help="Finish (or extend with more --rounds) the campaign in --records."
+    ),
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+Markdown = Annotated[
+    Path | None, typer.Option("--markdown", help="Also write the report as markdown to this file.")
+]

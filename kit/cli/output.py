@@ -1,0 +1,29 @@
+"""The CLI's only output helpers: files the user named, and lines on stderr."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import typer
+
+from kit.errors import UsageError
+
+
+def write_text(path: Path, text: str, option: str) -> None:
+    """Write an output file the user named; failures are one-line errors naming the option."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{option}: cannot write {path}: {exc.strerror or exc}") from None
+
+
+def echo_err(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+def warn_teardown(problems: Iterable[str]) -> None:
+    """Teardown failures are reported, never swallowed: the user may have a stray process."""
+    for problem in problems:
+        echo_err(f"kit: warning: while stopping: {problem}")

@@ -1,0 +1,131 @@
+"""``kit tables`` (measure the reference tables) and ``kit report`` (re-render from records).
+
+Thin: parse options, build the settings, call ``kit.campaign.tables.run_tables``, render
+with ``kit.report.tables``. ``kit.cli`` turns every ``KitError`` into one line and an exit code.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kit.campaign.tables import check_records_file, run_tables
+from kit.cli.options import RESULTS_DIR
+from kit.cli.output import warn_teardown, write_text
+from kit.errors import UsageError
+from kit.plan.tables import TablesSettings, parse_only
+from kit.report.tables import render_bars_of, render_tables
+from kit.results.store import read_records
+
+DEFAULT_OUT = RESULTS_DIR / "tables.md"
+RECORDS_GLOB = "tables-*.jsonl"
+
+
+def _new_records_path() -> Path:
+    return RESULTS_DIR / f"tables-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+
+
+def _latest_records_path() -> Path:
+    found = sorted(RESULTS_DIR.glob(RECORDS_GLOB), key=lambda p: p.stat().st_mtime)
+    if not found:
+        raise UsageError(
+            f"--resume: no {RESULTS_DIR / RECORDS_GLOB} to resume; pass --records FILE"
+        )
+    return found[-1]
+
+
+def _settings(
+    quick: bool, rounds: int | None, seed: int | None, only: str | None
+) -> TablesSettings:
+    return TablesSettings(
+        quick=quick,
+        rounds=rounds if rounds is not None else (1 if quick else 3),
+        seed=seed if seed is not None else 1,
+        only=parse_only(only),
+    )
+
+
+def _check_resume_options(
+    stored: TablesSettings, quick: bool, rounds: int | None, seed: int | None, only: str | None
+) -> None:
+    """--resume runs the stored plan; an option that contradicts it is a mistake, not a wish."""
+    given = {
+        "--quick": (quick or None, stored.quick),
+        "--rounds": (rounds, stored.rounds),
+        "--seed": (seed, stored.seed),
+        "--only": (parse_only(only) if only is not None else None, stored.only),
+    }
+    for option, (value, kept) in given.items():
+        if value is not None and value != kept:
+            raise UsageError(
+                f"--resume: the records were started with {option} {kept}, not {value}"
+            )
+
+
+def tables(
+    quick: Annotated[
+        bool,
+        typer.Option("--quick", help="One round of short cells: a first look in under a minute."),
+    ] = False,
+    rounds: Annotated[
+        int | None, typer.Option(help="Rounds per table (default 3; 1 with --quick).")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Seed of the per-round shuffle (default 1).")
+    ] = None,
+    only: Annotated[
+        str | None,
+        typer.Option(help="Tables to run, e.g. 1,3 (table 2 reads table 1's 20 ms cells)."),
+    ] = None,
+    records: Annotated[
+        Path | None, typer.Option(help="JSON-lines records (default results/tables-<time>.jsonl).")
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Markdown tables written here.")] = DEFAULT_OUT,
+    resume: Annotated[
+        bool, typer.Option(help="Finish an interrupted run (default: the newest records file).")
+    ] = False,
+) -> None:
+    """Measure the reference study's tables with our stacks; write markdown and records."""
+    if resume:
+        path = records if records is not None else _latest_records_path()
+        settings = check_records_file(path, _settings(quick, rounds, seed, only), resume=True)
+        _check_resume_options(settings, quick, rounds, seed, only)
+    else:
+        path = records if records is not None else _new_records_path()
+        settings = check_records_file(path, _settings(quick, rounds, seed, only), resume=False)
+    typer.echo(f"kit tables: records -> {path}", err=True)
+    outcome = run_tables(settings, path, resume=resume)
+    warn_teardown(outcome.teardown_problems)
+    read = read_records(path)
+    write_text(out, render_tables(read, str(path)), "--out")
+    failed = sum(1 for m in outcome.measurements if not m.ok)
+    typer.echo(
+        f"kit tables: {outcome.cells_run} cells in {outcome.elapsed_s:.0f} s; "
+        f"{failed} failed; tables -> {out}",
+        err=True,
+    )
+    typer.echo(render_bars_of(read.measurements))
+
+
+def report(
+    file: Annotated[Path, typer.Argument(help="Records of a kit tables run (JSON lines).")],
+    out: Annotated[Path | None, typer.Option(help="Also write the markdown here.")] = None,
+) -> None:
+    """Re-render the tables from records, without measuring."""
+    read = read_records(file)
+    for warning in read.warnings:
+        typer.echo(f"kit report: {file}: {warning}", err=True)
+    if not any(m.tags.campaign for m in read.measurements):
+        raise UsageError(f"{file} holds no kit tables records")
+    text = render_tables(read, str(file))
+    if out is not None:
+        write_text(out, text, "--out")
+    typer.echo(text, nl=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(tables)
+    app.command()(report)

@@ -1,0 +1,279 @@
+"""The one plan builder: option values (CLI flags, TOML settings, candidate specs) -> configs.
+
+Every entry point names its options the same way (``rtt``, ``delay-up``, ``window``,
+``conn-window``, ...) and passes raw values (strings, ints; None = not given). The
+builder parses units once (``kit.plan.units``) and builds the frozen, validated configs
+of ``kit.plan.trial``. ``Flag`` says how an option is called where it came from, so an
+error names ``--window`` on the command line and ``window`` in a spec or a plan file.
+
+A candidate is one client configuration typed on one line:
+
+- ``grpcio`` - grpcio with C-core's defaults (BDP probe on);
+- ``grpcio:grpc.http2.bdp_probe=0,grpc.http2.lookahead_bytes=4194304`` - any channel
+  argument as ``key=value`` (ints parsed); kit keys ``window``, ``mode``, ``connections``;
+- ``h2`` - our h2 client, dynamic (grpc-go-style BDP estimator);
+- ``h2:window=4MiB,conn-window=16MiB,credit=half,max-frame=1MiB,connections=8``.
+
+Items are split at commas that start a new ``key=``, so a value may itself hold commas.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from kit.errors import UsageError, prefixed
+from kit.plan.grpc_args import parse_option
+from kit.plan.trial import (
+    CLIENT_KINDS,
+    DEFAULT_MAX_FRAME_BYTES,
+    ClientConfig,
+    CreditPolicy,
+    Link,
+    OptionValue,
+    ServerConfig,
+    WindowMode,
+    Workload,
+    WorkloadKind,
+)
+from kit.plan.units import parse_duration_ms, parse_size_bytes, parse_window_bytes, size_spec
+
+Flag = Callable[[str], str]
+DEFAULT_RTT = "20ms"
+H2_KEYS = ("window", "conn-window", "credit", "max-frame", "connections", "mode")
+GRPCIO_KIT_KEYS = ("window", "mode", "connections")
+_CLI_NAMES = {"max-frame": "max-frame-size", "bytes": "bytes"}
+_ITEM_SPLIT = re.compile(r",\s*(?=[A-Za-z_][\w.\-]*\s*=)")
+
+
+def spec_flag(key: str) -> str:
+    """Options as a spec or a plan file names them: ``window``."""
+    return key
+
+
+def cli_flag(key: str) -> str:
+    """Options as the command line names them: ``--window``, ``--max-frame-size``."""
+    return "--" + _CLI_NAMES.get(key, key)
+
+
+def whole_number(value: Any, option: str) -> int:
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        return int(str(value), 10)
+    except ValueError:
+        raise UsageError(f"{option}: {value!r} is not a whole number") from None
+
+
+def _duration_s(value: Any, option: str) -> float:
+    return parse_duration_ms(str(value), option=option) / 1000
+
+
+def _window(value: Any, option: str) -> int | None:
+    return None if value is None else parse_window_bytes(str(value), option=option)
+
+
+# --- link, workload, server ---------------------------------------------------------------
+
+
+def link_from(
+    settings: Mapping[str, Any], flag: Flag = spec_flag, default_rtt: str = DEFAULT_RTT
+) -> Link:
+    """``rtt`` splits evenly; ``delay-up`` / ``delay-down`` override one direction each."""
+    rtt = settings.get("rtt") or default_rtt
+    half = parse_duration_ms(str(rtt), option=flag("rtt")) / 2
+    up, down = settings.get("delay-up"), settings.get("delay-down")
+    return Link(
+        delay_up_ms=half if up is None else parse_duration_ms(str(up), option=flag("delay-up")),
+        delay_down_ms=half
+        if down is None
+        else parse_duration_ms(str(down), option=flag("delay-down")),
+    )
+
+
+def workload_from(settings: Mapping[str, Any], flag: Flag = spec_flag) -> Workload:
+    """``workload``, ``streams``, ``message-size``, ``duration``, ``bytes``, ``calls``, ``timeout``."""
+    s = {k: v for k, v in settings.items() if v is not None}
+    duration, size = s.get("duration"), s.get("bytes")
+    return Workload(
+        kind=cast(WorkloadKind, str(s.get("workload", "download"))),
+        streams=whole_number(s.get("streams", 1), flag("streams")),
+        message_bytes=parse_size_bytes(
+            str(s.get("message-size", "256KiB")), option=flag("message-size")
+        ),
+        duration_s=None if duration is None else _duration_s(duration, flag("duration")),
+        bytes_per_stream=None
+        if size is None
+        else parse_size_bytes(str(size), option=flag("bytes")),
+        calls=whole_number(s.get("calls", 200), flag("calls")),
+        timeout_s=_duration_s(s.get("timeout", "60s"), flag("timeout")),
+    )
+
+
+def server_from(settings: Mapping[str, Any], flag: Flag = spec_flag) -> ServerConfig:
+    """``server-window`` (static), ``server-option`` (``key=value`` channel arguments)."""
+    window = _window(settings.get("server-window"), flag("server-window"))
+    options = tuple(
+        parse_option(str(o), option=flag("server-option"))
+        for o in settings.get("server-option") or ()
+    )
+    return ServerConfig(
+        window_mode="static" if window is not None else "dynamic",
+        window_bytes=window,
+        channel_options=options,
+    )
+
+
+# --- clients ------------------------------------------------------------------------------
+
+
+def client_from(
+    kind: str, items: Sequence[tuple[str, Any]], flag: Flag = spec_flag
+) -> ClientConfig:
+    """A ClientConfig from (option, value) items: kit keys and, for grpcio, channel arguments."""
+    if kind not in CLIENT_KINDS:
+        raise UsageError(f"{flag('client')}: {kind!r} is not one of {', '.join(CLIENT_KINDS)}")
+    keys = [k for k, _ in items]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        raise UsageError(f"{', '.join(flag(k) for k in repeated)} given twice")
+    if kind == "h2":
+        return _h2_client(dict(items), flag)
+    return _grpcio_client(items, flag)
+
+
+def _mode(value: Any, window: int | None, flag: Flag) -> WindowMode:
+    mode = str(value or ("static" if window is not None else "dynamic"))
+    if mode != "static" and window is not None:
+        raise UsageError(
+            f"{flag('window')}: mode {mode!r} does not take a window "
+            f"(drop {flag('mode')} or {flag('window')})"
+        )
+    return cast(WindowMode, mode)
+
+
+def _h2_client(settings: Mapping[str, Any], flag: Flag) -> ClientConfig:
+    norm = {k.replace("_", "-"): v for k, v in settings.items()}
+    options = sorted(k for k in norm if "." in k)
+    if options:
+        raise UsageError(
+            f"{options[0]}: channel arguments are for the grpcio client only "
+            "(the h2 client takes window, conn-window, credit, max-frame, connections)"
+        )
+    unknown = sorted(set(norm) - set(H2_KEYS))
+    if unknown:
+        raise UsageError(f"unknown h2 setting {', '.join(unknown)} (use {', '.join(H2_KEYS)})")
+    window = _window(norm.get("window"), flag("window"))
+    conn = _window(norm.get("conn-window"), flag("conn-window"))
+    mode = _mode(norm.get("mode"), window, flag)
+    if mode == "dynamic" and conn is not None:
+        raise UsageError(
+            f"{flag('conn-window')}: the dynamic h2 client grows its connection window itself; "
+            f"set {flag('window')} too"
+        )
+    max_frame = norm.get("max-frame")
+    return ClientConfig(
+        kind="h2",
+        window_mode=mode,
+        window_bytes=window,
+        conn_window_bytes=conn,
+        credit_policy=cast(CreditPolicy, str(norm.get("credit", "immediate"))),
+        max_frame_bytes=DEFAULT_MAX_FRAME_BYTES
+        if max_frame is None
+        else parse_size_bytes(str(max_frame), option=flag("max-frame")),
+        connections=whole_number(norm.get("connections", 1), flag("connections")),
+    )
+
+
+def _grpcio_client(items: Sequence[tuple[str, Any]], flag: Flag) -> ClientConfig:
+    kit = {k: v for k, v in items if k in GRPCIO_KIT_KEYS}
+    options = [_option(k, v, flag) for k, v in items if k not in GRPCIO_KIT_KEYS]
+    window = _window(kit.get("window"), flag("window"))
+    return ClientConfig(
+        kind="grpcio",
+        window_mode=_mode(kit.get("mode"), window, flag),
+        window_bytes=window,
+        channel_options=tuple(options),
+        connections=whole_number(kit.get("connections", 1), flag("connections")),
+    )
+
+
+def _option(key: str, value: Any, flag: Flag) -> tuple[str, OptionValue]:
+    if "." not in key:
+        # grpcio ignores unknown arguments silently: catch "conn-window" and typos here.
+        hint = (
+            " (the grpcio client cannot set the connection window separately; use the h2 client)"
+            if key in H2_KEYS
+            else ""
+        )
+        raise UsageError(
+            f"{flag(key)}: not a grpcio channel argument (they look like grpc.http2.bdp_probe; "
+            f"kit keys: {', '.join(GRPCIO_KIT_KEYS)}){hint}"
+        )
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise UsageError(f"option {key}: {value!r} must be an integer or a string")
+    if isinstance(value, int):
+        return key, value
+    return parse_option(f"{key}={value}")
+
+
+# --- candidate specs ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A named client configuration; ``spec`` is the one-line form that reproduces it."""
+
+    name: str
+    client: ClientConfig
+    spec: str
+
+    def __post_init__(self) -> None:
+        if not self.name.strip():
+            raise UsageError(f"candidate {self.spec!r}: its name is empty")
+
+
+def parse_candidate(text: str, name: str | None = None) -> Candidate:
+    """ "h2:window=4MiB,conn-window=16MiB" -> Candidate (named by its spec unless named)."""
+    spec = text.strip()
+    kind, sep, rest = spec.partition(":")
+    kind = kind.strip()
+    with prefixed(f"candidate {spec!r}"):
+        if kind not in CLIENT_KINDS:
+            raise UsageError(
+                f"client {kind!r} is not one of {', '.join(CLIENT_KINDS)} "
+                "(e.g. 'grpcio:grpc.http2.bdp_probe=0' or 'h2:window=4MiB,conn-window=16MiB')"
+            )
+        items = split_items(rest) if sep else []
+        return Candidate(name or spec, client_from(kind, items), spec)
+
+
+def candidate_from_items(
+    kind: str, items: Sequence[tuple[str, Any]], name: str | None
+) -> Candidate:
+    """A candidate given as fields (a plan file's table): its spec is rebuilt from them."""
+    spec = kind + (":" + ",".join(f"{k}={v}" for k, v in items) if items else "")
+    with prefixed(f"candidate {spec!r}"):
+        return Candidate(name or spec, client_from(kind, items), spec)
+
+
+def split_items(rest: str) -> list[tuple[str, str]]:
+    if not rest.strip():
+        raise UsageError("nothing after ':' (drop the ':' for defaults)")
+    items = []
+    for raw in _ITEM_SPLIT.split(rest.strip()):
+        key, sep, value = raw.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise UsageError(f"{raw!r} is not key=value")
+        items.append((key.strip(), value.strip()))
+    return items
+
+
+def h2_candidate(name: str, stream: int, conn: int, connections: int = 1) -> Candidate:
+    """An h2 candidate with static stream and connection windows (presets build these)."""
+    spec = f"h2:window={size_spec(stream)},conn-window={size_spec(conn)}"
+    if connections > 1:
+        spec += f",connections={connections}"
+    return parse_candidate(spec, name)

@@ -1,0 +1,223 @@
+"""Compare plans: a link, a workload, a baseline and candidates, from flags or a TOML file.
+
+The baseline runs as the campaign's control: twice per round, and its copies' spread is
+the noise floor (``kit.plan.schedule``, ``kit.analysis.stats``). Nothing here does IO except
+reading a plan file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from kit.errors import UsageError, prefixed
+from kit.plan.builder import (
+    Candidate,
+    candidate_from_items,
+    cli_flag,
+    link_from,
+    parse_candidate,
+    whole_number,
+    workload_from,
+)
+from kit.plan.campaign import CampaignSpec, Cell
+from kit.plan.trial import CLIENT_KINDS, Link, Trial, Workload
+from kit.plan.units import format_bytes
+
+CompareMetric = Literal["throughput", "latency"]
+BASELINE_KEY = "baseline"
+COMPARE_WORKLOADS = ("download", "unary")
+DEFAULT_ROUNDS = 5
+SETTING_KEYS = (
+    "rtt",
+    "delay-up",
+    "delay-down",
+    "streams",
+    "message-size",
+    "workload",
+    "duration",
+    "calls",
+    "timeout",
+    "rounds",
+    "seed",
+)
+
+
+# --- the plan -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ComparePlan:
+    """One comparison: a link, a workload, a baseline (the control) and candidates."""
+
+    link: Link
+    workload: Workload
+    baseline: Candidate
+    candidates: tuple[Candidate, ...]
+    rounds: int = DEFAULT_ROUNDS
+    seed: int = 1
+    title: str = "compare"
+
+    def __post_init__(self) -> None:
+        if not self.candidates:
+            raise UsageError(
+                "compare: give at least one --candidate (or a plan file with [[candidate]])"
+            )
+        if self.workload.kind not in COMPARE_WORKLOADS:
+            raise UsageError(
+                f"--workload: {self.workload.kind!r} is not one of {', '.join(COMPARE_WORKLOADS)}"
+            )
+        names = [c.name for c in self.candidates]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise UsageError(
+                f"candidate {repeated[0]!r} given twice; name one of them (TOML name = ...)"
+            )
+        if BASELINE_KEY in names:
+            raise UsageError(f"candidate name {BASELINE_KEY!r} is reserved for the baseline")
+        if not 1 <= self.rounds <= 1000:
+            raise UsageError(f"--rounds: {self.rounds} is outside 1..1000")
+
+    def trial(self, candidate: Candidate) -> Trial:
+        return Trial(
+            link=self.link, client=candidate.client, workload=self.workload, label=candidate.name
+        )
+
+    def cells(self) -> tuple[Cell, ...]:
+        baseline = Cell(BASELINE_KEY, self.trial(self.baseline))
+        return (baseline, *(Cell(c.name, self.trial(c)) for c in self.candidates))
+
+    @property
+    def campaign_name(self) -> str:
+        """Stable for the same cells, whatever the rounds and seed: --resume may add rounds."""
+        cells = [[c.key, dataclasses.asdict(c.trial)] for c in self.cells()]
+        digest = hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()[:10]
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", self.title).strip("-") or "compare"
+        return f"{slug}-{digest}"
+
+    def campaign(self) -> CampaignSpec:
+        return CampaignSpec(self.campaign_name, self.cells(), BASELINE_KEY, self.rounds, self.seed)
+
+    @property
+    def specs(self) -> dict[str, str]:
+        """Cell key -> the spec that reproduces it."""
+        return {BASELINE_KEY: self.baseline.spec, **{c.name: c.spec for c in self.candidates}}
+
+    @property
+    def metric(self) -> CompareMetric:
+        return "latency" if self.workload.kind == "unary" else "throughput"
+
+    @property
+    def setup(self) -> str:
+        return describe_setup(self.link, self.workload)
+
+
+def describe_setup(link: Link, workload: Workload) -> str:
+    """One line: the link and the workload, for the report's heading."""
+    if link.delay_up_ms == link.delay_down_ms:
+        path = f"RTT {link.rtt_ms:g} ms"
+    else:
+        path = f"RTT {link.rtt_ms:g} ms (up {link.delay_up_ms:g} + down {link.delay_down_ms:g})"
+    if workload.kind == "unary":
+        return f"{path}; unary calls x{workload.calls}"
+    timed = f"{workload.timed_duration_s(link.rtt_ms):g} s timed"
+    size = format_bytes(workload.message_bytes, digits=3)
+    return f"{path}; download, {workload.streams} stream(s), {size} messages, {timed}"
+
+
+# --- settings: CLI flags over a plan file over defaults ----------------------------------
+
+
+@dataclass(frozen=True)
+class PlanFile:
+    """What a TOML plan file holds: settings, an optional baseline, candidates."""
+
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    baseline: Candidate | None = None
+    candidates: tuple[Candidate, ...] = ()
+
+
+def load_plan_file(path: Path) -> PlanFile:
+    """Read a TOML plan (see examples/compare.toml); every mistake is a one-line UsageError."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - the same parser, packaged for Python 3.10
+        import tomli as tomllib
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"--file: {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--file: cannot read {path}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"--file: {path} is not valid TOML: {exc}") from None
+    return plan_file_from_dict(data, str(path))
+
+
+def plan_file_from_dict(data: Mapping[str, Any], where: str = "plan") -> PlanFile:
+    data = dict(data)
+    baseline_raw = data.pop("baseline", None)
+    candidates_raw = data.pop("candidate", [])
+    unknown = sorted(set(data) - set(SETTING_KEYS))
+    if unknown:
+        raise UsageError(
+            f"{where}: unknown setting {', '.join(unknown)} "
+            f"(use {', '.join(SETTING_KEYS)}, baseline, [[candidate]])"
+        )
+    if not isinstance(candidates_raw, list):
+        raise UsageError(f"{where}: 'candidate' must be an array of tables ([[candidate]])")
+    baseline = None if baseline_raw is None else _file_candidate(baseline_raw, f"{where}: baseline")
+    candidates = tuple(
+        _file_candidate(c, f"{where}: candidate {i + 1}") for i, c in enumerate(candidates_raw)
+    )
+    return PlanFile(settings=data, baseline=baseline, candidates=candidates)
+
+
+def _file_candidate(raw: Any, where: str) -> Candidate:
+    """A string spec, or a table: name + spec, or name + client + fields (+ options table)."""
+    if isinstance(raw, str):
+        return parse_candidate(raw)
+    with prefixed(where):
+        if not isinstance(raw, dict):
+            raise UsageError("must be a spec string or a table")
+        table = dict(raw)
+        name = table.pop("name", None)
+        if name is not None and not isinstance(name, str):
+            raise UsageError("name must be a string")
+        if "spec" in table:
+            if set(table) != {"spec"}:
+                raise UsageError('give either spec = "..." or client + fields, not both')
+            return parse_candidate(str(table["spec"]), name)
+        kind = str(table.pop("client", ""))
+        if kind not in CLIENT_KINDS:
+            raise UsageError(f"client {kind!r} is not one of {', '.join(CLIENT_KINDS)}")
+        options = table.pop("options", {})
+        if not isinstance(options, dict):
+            raise UsageError("options must be a table of channel arguments")
+    return candidate_from_items(kind, [*table.items(), *options.items()], name)
+
+
+def plan_from_settings(
+    settings: Mapping[str, Any],
+    baseline: Candidate,
+    candidates: Sequence[Candidate],
+    title: str = "compare",
+) -> ComparePlan:
+    """Settings (file values overridden by CLI flags; None = not given) -> ComparePlan."""
+    s = {k: v for k, v in settings.items() if v is not None}
+    return ComparePlan(
+        link=link_from(s, cli_flag),
+        workload=workload_from(s, cli_flag),
+        baseline=baseline,
+        candidates=tuple(candidates),
+        rounds=whole_number(s.get("rounds", DEFAULT_ROUNDS), "--rounds"),
+        seed=whole_number(s.get("seed", 1), "--seed"),
+        title=title,
+    )

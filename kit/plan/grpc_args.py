@@ -1,0 +1,59 @@
+"""grpcio channel arguments for each window mode, in one place (client and server alike).
+
+Facts (checked on the wire by tests/integration/test_grpcio_windows.py):
+- dynamic: C-core defaults, BDP probe on (window starts at 4 MiB and only grows);
+- static W: ``bdp_probe=0`` + ``lookahead_bytes=W`` (lookahead only sticks without BDP);
+- bdp-off: ``bdp_probe=0`` alone (the window then depends on message size: C-core grants
+  per-message extra credit while the application waits for a message).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kit.errors import UsageError
+from kit.plan.trial import OptionValue, WindowMode
+from kit.plan.units import MIB
+
+OptionList = list[tuple[str, OptionValue]]
+
+# C-core grants a stream up to this much extra credit for a message being read.
+CCORE_EXTRA_CREDIT_BYTES = MIB
+STATIC_WINDOW_NOTE = (
+    "grpcio static windows: C-core grants each stream extra credit of min(bytes missing of "
+    "the message being read, 1 MiB), so a static window can exceed window/RTT"
+)
+
+
+def window_options(mode: WindowMode, window_bytes: int | None) -> OptionList:
+    if mode == "dynamic":
+        return []
+    if mode == "bdp-off":
+        return [("grpc.http2.bdp_probe", 0)]
+    if window_bytes is None:
+        raise UsageError("--window: a static window needs a size")
+    return [("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", window_bytes)]
+
+
+def merge_options(
+    base: Sequence[tuple[str, OptionValue]], extra: Sequence[tuple[str, OptionValue]]
+) -> OptionList:
+    """Later options win; grpcio would otherwise take the first of two equal keys."""
+    merged: dict[str, OptionValue] = {}
+    for key, value in [*base, *extra]:
+        merged[key] = value
+    return list(merged.items())
+
+
+def parse_option(text: str, option: str = "--option") -> tuple[str, OptionValue]:
+    """ "grpc.http2.bdp_probe=0" -> ("grpc.http2.bdp_probe", 0); ints parsed as ints."""
+    key, sep, raw = text.partition("=")
+    key, raw = key.strip(), raw.strip()
+    if not sep or not key or not raw:
+        raise UsageError(f"{option}: {text!r} is not key=value (e.g. grpc.http2.bdp_probe=0)")
+    if any(ch.isspace() for ch in key):
+        raise UsageError(f"{option}: key {key!r} has white space")
+    try:
+        return key, int(raw, 0)
+    except ValueError:
+        return key, raw

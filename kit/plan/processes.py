@@ -1,0 +1,98 @@
+"""What the server and the delay line are started with: frozen, validated, sent as JSON.
+
+``kit.topology`` starts each process with ``--config '<json>'`` (``kit.results.codec``), the
+way a ``Trial`` travels to a client process; ``kit serve`` and ``kit proxy`` build the same
+configs from their flags and run them in the foreground.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+
+from kit.errors import UsageError
+from kit.plan.trial import MAX_DELAY_MS, ServerConfig
+from kit.plan.units import MIB
+
+LOOPBACK = "127.0.0.1"
+DEFAULT_READ_BYTES = MIB
+DEFAULT_BUFFER_CAP_BYTES = 64 * MIB
+DEFAULT_SERVER_WORKERS = 64
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise UsageError(message)
+
+
+def _check_int(name: str, value: object, low: int, high: int) -> None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+    _check(ok, f"{name}: {value!r} is outside {low}..{high}")
+
+
+def is_loopback_host(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerProcess:
+    """The grpcio server: its receive-window config and where it listens."""
+
+    config: ServerConfig = field(default_factory=ServerConfig)
+    listen_host: str = LOOPBACK
+    listen_port: int = 0
+    workers: int = DEFAULT_SERVER_WORKERS
+
+    def __post_init__(self) -> None:
+        _check(bool(self.listen_host), "--listen: the host must not be empty")
+        _check_int("listen port", self.listen_port, 0, 65535)
+        _check_int("workers", self.workers, 8, 4096)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProxyConfig:
+    """One delay line: listen address, upstream address, per-direction delays, tap file."""
+
+    listen_host: str = LOOPBACK
+    listen_port: int = 0
+    upstream_host: str = LOOPBACK
+    upstream_port: int
+    delay_up_ms: float = 0.0
+    delay_down_ms: float = 0.0
+    read_bytes: int = DEFAULT_READ_BYTES
+    buffer_cap_bytes: int = DEFAULT_BUFFER_CAP_BYTES
+    tap_path: str | None = None
+
+    def __post_init__(self) -> None:
+        _check(bool(self.listen_host), "listen_host: must not be empty")
+        _check(bool(self.upstream_host), "upstream_host: must not be empty")
+        _check_int("listen_port", self.listen_port, 0, 65535)
+        _check_int("upstream_port", self.upstream_port, 1, 65535)
+        for name in ("delay_up_ms", "delay_down_ms"):
+            value = getattr(self, name)
+            _check(
+                isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and 0.0 <= value <= MAX_DELAY_MS,
+                f"{name}: {value!r} ms is outside 0..{MAX_DELAY_MS:g} ms",
+            )
+        _check_int("read_bytes", self.read_bytes, 1024, 64 * MIB)
+        _check_int("buffer_cap_bytes", self.buffer_cap_bytes, self.read_bytes, 2**40)
+        _check(self.tap_path is None or bool(self.tap_path), "tap_path: must not be empty")
+        _check(
+            not (
+                self.listen_port != 0
+                and self.listen_port == self.upstream_port
+                and self.listen_host == self.upstream_host
+            ),
+            "upstream: the delay line would dial itself (listen and upstream are the same address)",
+        )
+
+    @property
+    def is_loopback(self) -> bool:
+        return is_loopback_host(self.listen_host)

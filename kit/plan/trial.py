@@ -1,0 +1,294 @@
+"""Frozen, validated plans: the link, the client and server windows, the workload, the trial.
+
+Everything here is plain data checked when built; an invalid value raises ``UsageError``
+naming the field and the allowed range. Trials travel to child processes as JSON
+(``kit.results.codec``, the one place that converts typed data to and from JSON).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from kit.errors import UsageError
+from kit.plan.units import HTTP2_MAX_WINDOW_BYTES, MIB, format_bytes
+
+ClientKind = Literal["grpcio", "h2"]
+WindowMode = Literal["dynamic", "static", "bdp-off"]
+CreditPolicy = Literal["immediate", "half"]
+WorkloadKind = Literal["download", "unary", "upload"]
+OptionValue = int | str
+
+CLIENT_KINDS: tuple[str, ...] = ("grpcio", "h2")
+WINDOW_MODES: tuple[str, ...] = ("dynamic", "static", "bdp-off")
+CREDIT_POLICIES: tuple[str, ...] = ("immediate", "half")
+WORKLOAD_KINDS: tuple[str, ...] = ("download", "unary", "upload")
+
+MAX_DELAY_MS = 10_000.0
+H2_MIN_FRAME_BYTES = 16_384
+H2_MAX_FRAME_BYTES = 2**24 - 1
+DEFAULT_MESSAGE_BYTES = 256 * 1024
+DEFAULT_MAX_FRAME_BYTES = MIB
+MIN_TIMED_S = 2.0
+MIN_TIMED_RTTS = 20
+
+
+def _require(ok: bool, message: str) -> None:
+    if not ok:
+        raise UsageError(message)
+
+
+def _check_window(name: str, value: int | None) -> None:
+    if value is not None:
+        _require(
+            _is_int(value) and 1 <= value <= HTTP2_MAX_WINDOW_BYTES,
+            f"{name}: {value} is outside HTTP/2's window range 1..{HTTP2_MAX_WINDOW_BYTES} (2^31-1)",
+        )
+
+
+@dataclass(frozen=True)
+class Link:
+    """The delay line: each direction delays every chunk by a fixed time; RTT is their sum."""
+
+    delay_up_ms: float = 0.0
+    delay_down_ms: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("delay_up_ms", "delay_down_ms"):
+            value = getattr(self, name)
+            _require(
+                _is_number(value) and 0.0 <= value <= MAX_DELAY_MS,
+                f"{name}: {value} ms is outside 0..{MAX_DELAY_MS:g} ms",
+            )
+
+    @classmethod
+    def from_rtt(cls, rtt_ms: float) -> Link:
+        _require(
+            0.0 <= rtt_ms <= 2 * MAX_DELAY_MS,
+            f"rtt: {rtt_ms} ms is outside 0..{2 * MAX_DELAY_MS:g} ms",
+        )
+        return cls(delay_up_ms=rtt_ms / 2, delay_down_ms=rtt_ms / 2)
+
+    @property
+    def rtt_ms(self) -> float:
+        return self.delay_up_ms + self.delay_down_ms
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """Which client, and how it sets its receive windows.
+
+    ``window_bytes`` is the stream window (SETTINGS_INITIAL_WINDOW_SIZE). The connection
+    window can be set separately only on our h2 client; it defaults to stream window x
+    streams per connection there.
+    """
+
+    kind: ClientKind = "grpcio"
+    window_mode: WindowMode = "dynamic"
+    window_bytes: int | None = None
+    conn_window_bytes: int | None = None
+    credit_policy: CreditPolicy = "immediate"
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    channel_options: tuple[tuple[str, OptionValue], ...] = ()
+    connections: int = 1
+
+    def __post_init__(self) -> None:
+        _require(
+            self.kind in CLIENT_KINDS,
+            f"client: {self.kind!r} is not one of {', '.join(CLIENT_KINDS)}",
+        )
+        _require(
+            self.window_mode in WINDOW_MODES,
+            f"window mode: {self.window_mode!r} is not one of {', '.join(WINDOW_MODES)}",
+        )
+        _require(
+            self.credit_policy in CREDIT_POLICIES,
+            f"credit policy: {self.credit_policy!r} is not one of {', '.join(CREDIT_POLICIES)}",
+        )
+        _check_window("--window", self.window_bytes)
+        _check_window("--conn-window", self.conn_window_bytes)
+        _require(
+            (self.window_mode == "static") == (self.window_bytes is not None),
+            "--window: a static window needs a size, and only a static window takes one",
+        )
+        _require(
+            _is_int(self.max_frame_bytes)
+            and H2_MIN_FRAME_BYTES <= self.max_frame_bytes <= H2_MAX_FRAME_BYTES,
+            f"max frame size: {self.max_frame_bytes} is outside HTTP/2's {H2_MIN_FRAME_BYTES}..{H2_MAX_FRAME_BYTES}",
+        )
+        _require(
+            _is_int(self.connections) and 1 <= self.connections <= 256,
+            f"connections: {self.connections} is outside 1..256",
+        )
+        if self.kind == "grpcio":
+            _require(
+                self.conn_window_bytes is None,
+                "--conn-window: the grpcio client cannot set the connection window separately "
+                "(C-core derives it from the stream window); use --client h2",
+            )
+            _require(self.credit_policy == "immediate", "credit policy: only the h2 client has one")
+        else:
+            _require(
+                not self.channel_options, "--option: channel options are for the grpcio client only"
+            )
+            _require(
+                self.window_mode != "bdp-off",
+                "window mode: bdp-off is a grpcio mode; the h2 client is static or dynamic",
+            )
+
+    def conn_window_for(self, streams_per_connection: int) -> int | None:
+        """The connection window the client will grant (h2), or None when it is not ours to set."""
+        if self.kind != "h2" or self.window_bytes is None:
+            return self.conn_window_bytes
+        if self.conn_window_bytes is not None:
+            return self.conn_window_bytes
+        return min(self.window_bytes * max(1, streams_per_connection), HTTP2_MAX_WINDOW_BYTES)
+
+    @property
+    def label(self) -> str:
+        if self.window_mode == "static":
+            text = f"{self.kind} static {format_bytes(self.window_bytes or 0)}"
+            if self.conn_window_bytes is not None:
+                text += f" / conn {format_bytes(self.conn_window_bytes)}"
+        else:
+            text = f"{self.kind} {self.window_mode}"
+        if self.channel_options:
+            text += " " + ",".join(f"{k}={v}" for k, v in self.channel_options)
+        if self.connections > 1:
+            text += f" x{self.connections} conns"
+        return text
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """The grpcio server's own receive window (it governs uploads)."""
+
+    window_mode: WindowMode = "dynamic"
+    window_bytes: int | None = None
+    channel_options: tuple[tuple[str, OptionValue], ...] = ()
+
+    def __post_init__(self) -> None:
+        _require(
+            self.window_mode in WINDOW_MODES,
+            f"server window mode: {self.window_mode!r} is not one of {', '.join(WINDOW_MODES)}",
+        )
+        _check_window("--server-window", self.window_bytes)
+        _require(
+            (self.window_mode == "static") == (self.window_bytes is not None),
+            "--server-window: a static window needs a size, and only a static window takes one",
+        )
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What the client does: timed or fixed-size downloads on N streams, unary calls, uploads.
+
+    A download is timed (``duration_s``, default max(2 s, 20 RTT)) unless
+    ``bytes_per_stream`` fixes the transfer size, as in the reference study.
+    """
+
+    kind: WorkloadKind = "download"
+    message_bytes: int = DEFAULT_MESSAGE_BYTES
+    streams: int = 1
+    duration_s: float | None = None
+    bytes_per_stream: int | None = None
+    calls: int = 200
+    warmup: bool = True
+    timeout_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        _require(
+            self.kind in WORKLOAD_KINDS,
+            f"workload: {self.kind!r} is not one of {', '.join(WORKLOAD_KINDS)}",
+        )
+        _require(
+            _is_int(self.message_bytes) and 1 <= self.message_bytes <= 64 * MIB,
+            f"--message-size: {self.message_bytes} is outside 1..64 MiB",
+        )
+        _require(
+            _is_int(self.streams) and 1 <= self.streams <= 1024,
+            f"--streams: {self.streams} is outside 1..1024",
+        )
+        _require(
+            _is_int(self.calls) and 1 <= self.calls <= 1_000_000,
+            f"--calls: {self.calls} is outside 1..1000000",
+        )
+        if self.duration_s is not None:
+            _require(
+                _is_number(self.duration_s) and 0.01 <= self.duration_s <= 3600,
+                f"--duration: {self.duration_s} s is outside 0.01..3600 s",
+            )
+        if self.bytes_per_stream is not None:
+            _require(
+                _is_int(self.bytes_per_stream) and 1 <= self.bytes_per_stream <= 2**40,
+                f"--bytes: {self.bytes_per_stream} is outside 1 B..1 TiB",
+            )
+        _require(isinstance(self.warmup, bool), f"warmup: {self.warmup!r} is not true or false")
+        _require(
+            _is_number(self.timeout_s) and 1.0 <= self.timeout_s <= 7200,
+            f"--timeout: {self.timeout_s} s is outside 1..7200 s",
+        )
+
+    def timed_duration_s(self, rtt_ms: float) -> float:
+        """The timed phase: the asked duration, else max(2 s, 20 RTTs)."""
+        if self.duration_s is not None:
+            return self.duration_s
+        return max(MIN_TIMED_S, MIN_TIMED_RTTS * rtt_ms / 1000.0)
+
+    def messages_per_stream(self) -> int | None:
+        if self.bytes_per_stream is None:
+            return None
+        return max(1, -(-self.bytes_per_stream // self.message_bytes))
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One measurement: a link, a client, a server, a workload."""
+
+    link: Link = field(default_factory=Link)
+    client: ClientConfig = field(default_factory=ClientConfig)
+    server: ServerConfig = field(default_factory=ServerConfig)
+    workload: Workload = field(default_factory=Workload)
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        _require(
+            not (self.client.kind == "h2" and self.workload.kind == "upload"),
+            "--workload upload: the h2 client measures downloads and unary calls; "
+            "use --client grpcio for uploads (the server's receive window governs them)",
+        )
+
+    @property
+    def streams_per_connection(self) -> int:
+        """Streams are spread round-robin: the busiest connection carries this many."""
+        return max(1, -(-self.workload.streams // self.client.connections))
+
+    @property
+    def conn_window_bytes(self) -> int | None:
+        """The connection window the client grants (h2), or None when it is not ours to set."""
+        return self.client.conn_window_for(self.streams_per_connection)
+
+
+def theory_mib_s(trial: Trial) -> float | None:
+    """Window-limited throughput bound in MiB/s, or None (dynamic window, or RTT 0).
+
+    Per connection, the stream layer allows streams x stream window per RTT and the
+    connection layer allows the connection window per RTT; the smaller one binds.
+    """
+    client, workload = trial.client, trial.workload
+    if client.window_bytes is None or trial.link.rtt_ms <= 0 or workload.kind != "download":
+        return None
+    per_conn = client.window_bytes * trial.streams_per_connection
+    conn_window = trial.conn_window_bytes
+    if conn_window is not None:
+        per_conn = min(per_conn, conn_window)
+    connections = min(client.connections, workload.streams)
+    return per_conn * connections / (trial.link.rtt_ms / 1000.0) / MIB
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -1,0 +1,271 @@
+"""Typed, immutable records: what the tap saw, the whole trial record, a session's end.
+
+What one client measured is ``kit.results.client.ClientResult`` (apart, so that a client
+process imports only what it sends).
+
+Modelled on pyperf's ``Run``: frozen dataclasses, built once, never mutated, carried between
+processes and onto disk as JSON by ``kit.results.codec`` (the one place that converts them,
+with a ``schema`` version in every line). Reports and analysis read these types only.
+
+One clock: ``time.monotonic_ns()`` (CLOCK_MONOTONIC is shared by every process on the
+machine, so a client's timed window can be matched with the proxy's frame timestamps).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from kit.plan.trial import Trial
+from kit.results.client import ClientResult
+
+CPU_BOUND_FRACTION = 0.90
+Status = Literal["ok", "failed"]
+Direction = Literal["up", "down"]
+
+
+# --- what the frame tap saw, per direction of one connection (written by the proxy) -------
+
+
+@dataclass(frozen=True)
+class SettingsSeen:
+    t_ns: int
+    ack: bool
+    values: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PingSeen:
+    t_ns: int
+    ack: bool
+    opaque_hex: str
+
+
+@dataclass(frozen=True)
+class WindowUpdates:
+    """WINDOW_UPDATE frames of one layer: count, total increment, the first increments."""
+
+    count: int = 0
+    total: int = 0
+    first: tuple[int, ...] = ()
+    first_t_ns: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class StreamWindowUpdate:
+    t_ns: int
+    stream_id: int
+    increment: int
+
+
+@dataclass(frozen=True)
+class DataTotals:
+    frames: int = 0
+    bytes: int = 0
+    max_frame: int = 0
+
+
+@dataclass(frozen=True)
+class DirectionSummary:
+    """Everything the passive decoder (``kit.capture.frametap``) learnt about one direction.
+
+    Bounded: ``settings`` keeps 32 entries, first window updates 64, ``pings`` 2000.
+    """
+
+    bytes: int = 0
+    frames: int = 0
+    decodable: bool = True
+    undecodable_reason: str = ""
+    settings: tuple[SettingsSeen, ...] = ()
+    conn_window_updates: WindowUpdates = WindowUpdates()
+    stream_window_updates: WindowUpdates = WindowUpdates()
+    stream_window_first: tuple[StreamWindowUpdate, ...] = ()
+    pings: int = 0
+    ping_acks: int = 0
+    ping_events: tuple[PingSeen, ...] = ()
+    data: DataTotals = DataTotals()
+    headers: int = 0
+    rst_stream: int = 0
+    goaway: int = 0
+
+
+@dataclass(frozen=True)
+class TapConnection:
+    """One relayed connection (``up`` = client->server), written when it closes."""
+
+    conn: int
+    opened_ns: int
+    closed_ns: int
+    up: DirectionSummary = DirectionSummary()
+    down: DirectionSummary = DirectionSummary()
+
+
+@dataclass(frozen=True)
+class ProxyTotals:
+    """The proxy's counters, written once at shutdown."""
+
+    connections: int = 0
+    bytes_up: int = 0
+    bytes_down: int = 0
+    peak_buffered_bytes: int = 0
+    errors: tuple[str, ...] = ()
+
+
+# --- one trial's frame summary (kit.capture.summary builds it from TapConnections) ------
+
+
+@dataclass(frozen=True)
+class Undecodable:
+    conn: int
+    direction: Direction
+    reason: str
+
+
+@dataclass(frozen=True)
+class PingRtt:
+    """RTTs of PING -> ACK pairs: how many, median and p90 (None without pairs)."""
+
+    count: int = 0
+    median_ms: float | None = None
+    p90_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class PingRtts:
+    """``proxy``: ping on "up" to its ack on "down", at the proxy; ``client``: the same plus
+    the down delay, the RTT the client itself would have measured."""
+
+    proxy: PingRtt = PingRtt()
+    client: PingRtt = PingRtt()
+
+
+@dataclass(frozen=True)
+class WindowStep:
+    """One INITIAL_WINDOW_SIZE the client announced (``t_ns`` None in older records)."""
+
+    t_ns: int | None
+    window_bytes: int
+
+
+@dataclass(frozen=True)
+class FrameSummary:
+    """The frames of one trial's connections, summed (first-N lists merged in time order).
+
+    "Client" fields describe the "up" direction (client -> server).
+    """
+
+    connections: int = 0
+    decodable: bool = True
+    undecodable: tuple[Undecodable, ...] = ()
+    client_settings: dict[str, int] = field(default_factory=dict)
+    client_settings_changes: int = 0
+    conn_window_updates: WindowUpdates = WindowUpdates()
+    stream_window_updates: WindowUpdates = WindowUpdates()
+    pings_sent: int = 0
+    rtt_probe_pings: int = 0
+    ping_rtt_ms: PingRtts = PingRtts()
+    data_down: DataTotals = DataTotals()
+    data_up: DataTotals = DataTotals()
+    bytes_up: int = 0
+    bytes_down: int = 0
+    window_growth: tuple[WindowStep, ...] = ()
+    tap_lines_skipped: int = 0
+
+
+# --- the record of one trial ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProcessCpu:
+    """CPU use of one process over the client's timed window, as a fraction of one core."""
+
+    role: str
+    cpu_fraction: float
+
+    @property
+    def bound(self) -> bool:
+        return self.cpu_fraction >= CPU_BOUND_FRACTION
+
+
+@dataclass(frozen=True)
+class MachineLoad:
+    """How busy the whole machine was in the timed window, and how much of it was not ours."""
+
+    busy_cores: float
+    path_cores: float
+    other_cores: float
+    cpus: float
+
+
+@dataclass(frozen=True)
+class RunMeta:
+    """Where and with what a record was taken."""
+
+    started_at: str = ""
+    host: str = ""
+    cpus: int = 0
+    python: str = ""
+    grpcio: str = ""
+    h2: str = ""
+    kit: str = ""
+    path: str = ""  # "delay line" | "direct"
+    machine: MachineLoad | None = None
+
+
+@dataclass(frozen=True)
+class RunTags:
+    """Which command and which campaign run a record belongs to ("" / 0 outside campaigns)."""
+
+    command: str = ""
+    campaign: str = ""
+    run_id: str = ""
+    round: int = 0
+    key: str = ""
+    copy: int = 0
+    control: bool = False
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The record of one trial: config, result or failure, frame summary, CPU, metadata.
+
+    Appended to a JSON-lines file as soon as it exists (``kit.results.store``).
+    """
+
+    trial: Trial
+    status: Status
+    result: ClientResult | None = None
+    error: str = ""
+    theory_mib_s: float | None = None
+    cpu: tuple[ProcessCpu, ...] = ()
+    frames: FrameSummary | None = None
+    meta: RunMeta = RunMeta()
+    tags: RunTags = RunTags()
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.result is not None
+
+    @property
+    def throughput_mib_s(self) -> float | None:
+        return self.result.throughput_mib_s if self.result is not None else None
+
+    @property
+    def cpu_bound_roles(self) -> tuple[str, ...]:
+        return tuple(c.role for c in self.cpu if c.bound)
+
+
+# --- other lines of a records file -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """One ``kit tables`` session (a run, or a resumed part of one), appended when it ends."""
+
+    started_at: str
+    elapsed_s: float
+    cells_run: int
+    cells_planned: int
+    complete: bool
+    load_1min: tuple[float | None, ...] = ()
+

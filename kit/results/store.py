@@ -1,0 +1,231 @@
+"""JSON-lines records files: append one record the moment it exists, read back what survived.
+
+Each line is one typed record (``Record``: a measurement, a tables run's plan, a session's
+end) in the envelope of ``kit.results.codec``, with a ``schema`` version. Lines without a
+``schema`` key are release 0.1's (schema 1) and are converted on read, so results from any
+release stay readable. Appends are flushed and fsynced, so a result already taken is never
+lost. A power cut can still leave a torn last line; the reader skips any bad line with a
+warning that names it, and the writer starts a fresh line after a torn tail, so one torn
+write never swallows the next record. The only exception either side raises is
+``RecordsError``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from typing import Any, cast
+
+from kit.errors import RecordsError, UsageError
+from kit.plan.tables import TablesSettings
+from kit.results.codec import decode_line, encode_line, from_json
+from kit.results.records import Measurement, SessionRecord
+
+PathLike = str | os.PathLike[str]
+# What a records-file line holds: a trial's record, a tables run's plan, or a session's end.
+Record = Measurement | TablesSettings | SessionRecord
+KINDS: dict[str, type[Any]] = {
+    "measurement": Measurement,
+    "tables-plan": TablesSettings,
+    "tables-session": SessionRecord,
+}
+_KIND_OF = {cls: kind for kind, cls in KINDS.items()}
+
+# What json or the codec can throw on a line that is valid JSON but not a record.
+_BAD_LINE_ERRORS = (UsageError, ValueError, TypeError, KeyError, RecursionError)
+
+
+@dataclass(frozen=True)
+class RecordsRead:
+    """What a records file held, by kind, in file order.
+
+    ``warnings`` name every skipped line by number (1-based), for the CLI to print.
+    """
+
+    measurements: tuple[Measurement, ...]
+    tables_plans: tuple[TablesSettings, ...] = ()
+    sessions: tuple[SessionRecord, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+# --- the lines, and release 0.1's -------------------------------------------------------------
+
+
+def encode_record(record: Record) -> dict[str, Any]:
+    """The JSON object of one records-file line: the envelope, then the record's fields."""
+    return encode_line(_KIND_OF[type(record)], record)
+
+
+def decode_record(data: Any) -> Record:
+    """One records-file line (any schema) -> its typed record; ``UsageError`` if it is none."""
+    if isinstance(data, dict) and "schema" not in data:
+        return _decode_legacy(dict(data))
+    return cast(Record, decode_line(data, KINDS, "record"))
+
+
+def _decode_legacy(body: dict[str, Any]) -> Record:
+    """Release 0.1 wrote measurements bare (recognised by trial + status) and other lines
+    with a ``kind``; the plan and session lines had today's fields already."""
+    if "trial" in body and "status" in body:
+        return from_json(Measurement, _legacy_measurement(body), "measurement")
+    kind = body.pop("kind", None)
+    if isinstance(kind, str) and kind in ("tables-plan", "tables-session"):
+        return cast(Record, from_json(KINDS[kind], body, kind))
+    raise UsageError(f"unknown record kind {kind!r}")
+
+
+def _legacy_measurement(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 1 -> 2: derived throughput dropped from the result, the frame summary's
+    nested dicts renamed to their typed fields, the machine load moved from tags to meta."""
+    out = dict(body)
+    if isinstance(out.get("result"), dict):
+        out["result"] = {k: v for k, v in out["result"].items() if k != "throughput_mib_s"}
+    frames = out.get("frames")
+    out["frames"] = _legacy_frames(frames) if isinstance(frames, dict) and frames else None
+    meta = dict(out.get("meta") or {})
+    tags = dict(out.get("tags") or {})
+    machine = tags.pop("machine", None)
+    if machine is not None and "machine" not in meta:
+        meta["machine"] = machine
+    out["meta"], out["tags"] = meta, tags
+    return out
+
+
+def _legacy_frames(frames: dict[str, Any]) -> dict[str, Any]:
+    out = dict(frames)
+    pings = out.pop("ping_rtt_ms", None) or {}
+    out["ping_rtt_ms"] = {
+        side: {
+            "count": (pings.get(side) or {}).get("count", 0),
+            "median_ms": (pings.get(side) or {}).get("median"),
+            "p90_ms": (pings.get(side) or {}).get("p90"),
+        }
+        for side in ("proxy", "client")
+    }
+    if "window_growth" in out:
+        out["window_growth"] = [{"t_ns": None, "window_bytes": w} for w in out["window_growth"]]
+    return out
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+def _encode(record: Record) -> bytes:
+    data = encode_record(record)
+    try:
+        text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise RecordsError(f"record is not JSON-serialisable: {exc}") from None
+    # json.dumps escapes newlines inside strings, so one record is always one line.
+    return text.encode("utf-8") + b"\n"
+
+
+def _ends_torn(path: Path) -> bool:
+    """True when the file exists, is non-empty and does not end with a newline."""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell() == 0:
+                return False
+            f.seek(-1, os.SEEK_END)
+            return f.read(1) != b"\n"
+    except FileNotFoundError:
+        return False
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a newly created file's directory entry durable too (POSIX; best effort)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def append_record(path: PathLike, record: Record) -> None:
+    """Append one record as one line; flushed and fsynced before returning.
+
+    Creates parent directories. If the file ends in a torn line (an earlier writer died
+    mid-write), a newline is written first so this record stays readable.
+    """
+    target = Path(path)
+    line = _encode(record)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        created = not target.exists()
+        if _ends_torn(target):
+            line = b"\n" + line
+        # One write of the whole line in append mode, so a line is never split by our own
+        # buffering; fsync because the result cost seconds to take and cannot be retaken.
+        with target.open("ab") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+        if created:
+            _fsync_dir(target.parent)
+    except OSError as exc:
+        reason = exc.strerror or exc
+        raise RecordsError(f"cannot append to records file {target}: {reason}") from None
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise RecordsError(f"records file not found: {path}") from None
+    except IsADirectoryError:
+        raise RecordsError(f"records path is a directory, not a file: {path}") from None
+    except OSError as exc:
+        raise RecordsError(f"cannot read records file {path}: {exc.strerror or exc}") from None
+
+
+def _parse_line(raw: bytes) -> Record:
+    return decode_record(json.loads(raw.decode("utf-8")))
+
+
+def _describe_bad_line(number: int, exc: BaseException, is_last_unterminated: bool) -> str:
+    if is_last_unterminated:
+        return f"line {number}: torn last line (no newline; an interrupted write?), skipped"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"line {number}: not UTF-8 text, skipped"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"line {number}: not valid JSON ({exc.msg}), skipped"
+    return f"line {number}: not a valid record ({exc}), skipped"
+
+
+def read_records(path: PathLike) -> RecordsRead:
+    """Read every readable record; a corrupt or torn line is skipped with a warning.
+
+    A missing or unreadable file raises ``RecordsError`` (one line); nothing else raises.
+    """
+    target = Path(path)
+    lines = _read_bytes(target).split(b"\n")
+    found: list[Record] = []
+    warnings: list[str] = []
+    for index, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        try:
+            parsed = _parse_line(raw)
+        except _BAD_LINE_ERRORS as exc:
+            torn = index == len(lines) - 1  # the last piece after split has no newline
+            warnings.append(_describe_bad_line(index + 1, exc, torn))
+            continue
+        found.append(parsed)
+    return RecordsRead(
+        measurements=tuple(r for r in found if isinstance(r, Measurement)),
+        tables_plans=tuple(r for r in found if isinstance(r, TablesSettings)),
+        sessions=tuple(r for r in found if isinstance(r, SessionRecord)),
+        warnings=tuple(warnings),
+    )

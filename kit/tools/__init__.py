@@ -1,0 +1,1 @@
+"""Harnesses that measure the kit itself: ``bench`` (speed and accuracy ratios), ``soak``."""

@@ -1,0 +1,253 @@
+"""``make bench``: speed and accuracy of the measurement path, as ratios.
+
+Measured side by side in one run (these machines are shared and noisy, so no absolute
+speed is a pass/fail criterion):
+1. delay accuracy: idle ping-pong RTT through the delay line minus the configured RTT,
+   p50/p99, at 5 ms and 20 ms (bar: p50 <= 0.1 ms, p99 <= 0.3 ms);
+2. relay ceiling at zero delay: bulk bytes through the delay line / direct, same run;
+3. h2 client efficiency with static windows (bar: >= 0.90 where window/RTT <= 200 MiB/s,
+   never above 1.05);
+4. at RTT 0, h2 client / grpcio client throughput, interleaved (bar: >= 1.0).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import statistics
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tabulate import tabulate
+
+from kit.analysis.cells import efficiency
+from kit.analysis.stats import percentile
+from kit.delayline import child_args
+from kit.plan.processes import LOOPBACK, ProxyConfig
+from kit.plan.trial import ClientConfig, Link, Trial, Workload
+from kit.plan.units import KIB, MIB
+from kit.topology.processes import Child, spawn, stop
+from kit.topology.topology import Topology
+
+BULK_BYTES = 512 * MIB
+CHUNK = MIB
+
+
+@dataclass(frozen=True)
+class BenchLine:
+    name: str
+    value: str
+    bar: str
+    ok: bool | None
+
+
+@contextlib.contextmanager
+def _sink_server() -> Iterator[int]:
+    """A thread that swallows bulk bytes on loopback and closes at EOF; ends with the socket."""
+    listener = socket.create_server((LOOPBACK, 0))
+    port = listener.getsockname()[1]
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = listener.accept()
+                threading.Thread(target=_sink, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield port
+    finally:
+        listener.close()
+
+
+def _sink(conn: socket.socket) -> None:
+    with conn, contextlib.suppress(OSError):
+        while conn.recv(CHUNK):
+            pass
+
+
+@contextlib.contextmanager
+def _proxy(upstream_port: int, rtt_ms: float) -> Iterator[Child]:
+    config = ProxyConfig(
+        upstream_port=upstream_port, delay_up_ms=rtt_ms / 2, delay_down_ms=rtt_ms / 2
+    )
+    child = spawn("proxy", child_args(config))
+    try:
+        yield child
+    finally:
+        stop(child)
+        child.stderr_file.close()
+
+
+def _spin_recv(sock: socket.socket, deadline: float) -> bytes:
+    """Busy-poll a non-blocking socket: the endpoints never sleep, so the VM's wake-up
+    latency of an idle process (0.1-0.2 ms) is not charged to the delay line."""
+    while time.perf_counter() < deadline:
+        try:
+            data = sock.recv(64)
+        except BlockingIOError:
+            continue
+        return data
+    return b""
+
+
+def _ping_rtts_ms(proxy_port: int, listener: socket.socket, pings: int) -> list[float]:
+    """Ping-pong through the delay line; one thread plays client and echo server."""
+    rtts: list[float] = []
+    with socket.create_connection((LOOPBACK, proxy_port), timeout=10) as client:
+        listener.settimeout(10)
+        echo, _ = listener.accept()
+        with echo:
+            for sock in (client, echo):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                sock.setblocking(False)
+            for _ in range(pings):
+                deadline = time.perf_counter() + 5.0
+                t0 = time.perf_counter_ns()
+                client.send(b"p")
+                if not _spin_recv(echo, deadline):
+                    break
+                echo.send(b"p")
+                if not _spin_recv(client, deadline):
+                    break
+                rtts.append((time.perf_counter_ns() - t0) / 1e6)
+                time.sleep(0.002)
+    return rtts
+
+
+def delay_accuracy(rtt_ms: float, pings: int = 200) -> tuple[float, float]:
+    """(p50, p99) of measured RTT minus configured RTT minus the zero-delay forwarding RTT."""
+    with socket.create_server((LOOPBACK, 0)) as listener:
+        port = listener.getsockname()[1]
+        with _proxy(port, 0.0) as zero:
+            forwarding = statistics.median(_ping_rtts_ms(zero.port, listener, 50))
+        with _proxy(port, rtt_ms) as proxy:
+            rtts = _ping_rtts_ms(proxy.port, listener, pings)
+    errors = [r - rtt_ms - forwarding for r in rtts]
+    return percentile(errors, 50), percentile(errors, 99)
+
+
+def _bulk_mib_s(port: int, total: int = BULK_BYTES) -> float:
+    payload = b"\x00" * CHUNK
+    with socket.create_connection((LOOPBACK, port), timeout=30) as sock:
+        t0 = time.perf_counter()
+        for _ in range(total // CHUNK):
+            sock.sendall(payload)
+        sock.shutdown(socket.SHUT_WR)
+        sock.recv(1)  # EOF once the far end has read everything
+        return total / (time.perf_counter() - t0) / MIB
+
+
+def relay_ratio(repeats: int = 3) -> tuple[float, float, float]:
+    """(median direct MiB/s, median via proxy MiB/s, ratio), interleaved."""
+    direct: list[float] = []
+    proxied: list[float] = []
+    with _sink_server() as port, _proxy(port, 0.0) as proxy:
+        for _ in range(repeats):
+            direct.append(_bulk_mib_s(port))
+            proxied.append(_bulk_mib_s(proxy.port))
+    d, p = statistics.median(direct), statistics.median(proxied)
+    return d, p, p / d
+
+
+def h2_efficiency(
+    topo: Topology, rtt_ms: float, window: int, duration_s: float = 1.5
+) -> float | None:
+    client = ClientConfig(kind="h2", window_mode="static", window_bytes=window)
+    m = topo.measure(
+        Trial(link=Link.from_rtt(rtt_ms), client=client, workload=Workload(duration_s=duration_s))
+    )
+    return efficiency(m.throughput_mib_s, m.theory_mib_s) if m.ok else None
+
+
+def h2_vs_grpcio_at_rtt0(topo: Topology, repeats: int = 3) -> tuple[float, float]:
+    """(median h2 MiB/s / median grpcio MiB/s, median grpcio MiB/s) at RTT 0, interleaved."""
+    h2_rates: list[float] = []
+    grpcio_rates: list[float] = []
+    workload = Workload(duration_s=1.5)
+    h2 = ClientConfig(kind="h2", window_mode="static", window_bytes=16 * MIB)
+    for _ in range(repeats):
+        for config, out in ((h2, h2_rates), (ClientConfig(), grpcio_rates)):
+            m = topo.measure(Trial(client=config, workload=workload))
+            if m.ok and m.throughput_mib_s:
+                out.append(m.throughput_mib_s)
+    if not h2_rates or not grpcio_rates:
+        return 0.0, 0.0
+    return statistics.median(h2_rates) / statistics.median(grpcio_rates), statistics.median(
+        grpcio_rates
+    )
+
+
+def _efficiency_lines(topo: Topology) -> list[BenchLine]:
+    lines = []
+    for rtt_ms, window in (
+        (20.0, 64 * KIB),
+        (20.0, 256 * KIB),
+        (20.0, MIB),
+        (5.0, 64 * KIB),
+        (5.0, 256 * KIB),
+    ):
+        eff = h2_efficiency(topo, rtt_ms, window)
+        ok = None if eff is None else 0.90 <= eff <= 1.05
+        value = "failed" if eff is None else f"{eff:.3f}"
+        lines.append(
+            BenchLine(
+                f"h2 static {window // KIB} KiB @ {rtt_ms:g} ms: efficiency",
+                value,
+                "0.90 .. 1.05",
+                ok,
+            )
+        )
+    return lines
+
+
+def run_bench() -> list[BenchLine]:
+    lines = []
+    for rtt_ms in (5.0, 20.0):
+        p50, p99 = delay_accuracy(rtt_ms)
+        lines.append(
+            BenchLine(
+                f"delay error @ {rtt_ms:g} ms, p50", f"{p50:.3f} ms", "<= 0.1 ms", abs(p50) <= 0.1
+            )
+        )
+        lines.append(
+            BenchLine(
+                f"delay error @ {rtt_ms:g} ms, p99", f"{p99:.3f} ms", "<= 0.3 ms", abs(p99) <= 0.3
+            )
+        )
+    direct, proxied, ratio = relay_ratio()
+    lines.append(
+        BenchLine(
+            "relay ceiling / direct loopback (RTT 0)",
+            f"{ratio:.2f} ({proxied:.0f} / {direct:.0f} MiB/s)",
+            "report",
+            None,
+        )
+    )
+    with Topology() as topo:
+        topo.measure(Trial(workload=Workload(duration_s=0.5)))  # warm the server and proxy
+        lines += _efficiency_lines(topo)
+        ratio, grpcio = h2_vs_grpcio_at_rtt0(topo)
+        lines.append(
+            BenchLine(
+                "h2 / grpcio throughput at RTT 0",
+                f"{ratio:.2f} (grpcio {grpcio:.0f} MiB/s)",
+                ">= 1.0",
+                ratio >= 1.0,
+            )
+        )
+    return lines
+
+
+def main() -> int:
+    lines = run_bench()
+    verdict = {True: "ok", False: "MISSED", None: "-"}
+    rows = [(b.name, b.value, b.bar, verdict[b.ok]) for b in lines]
+    print(tabulate(rows, headers=["measure", "value", "bar", ""], tablefmt="github"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

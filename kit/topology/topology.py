@@ -1,0 +1,327 @@
+"""Server + delay lines + one client at a time, each its own process; always torn down.
+
+A ``Topology`` starts a grpcio server per server config and one delay line per link
+(lazily, so a table that sweeps three RTTs keeps three proxies in front of one server).
+Every process gets its config as JSON (``kit.results.codec``). Each measurement runs a
+fresh client process; its connections are matched to the proxy's frame-tap records by
+time. ``close()`` (and the context manager) stops every process it started, on success,
+on errors and on KeyboardInterrupt; anything that went wrong while stopping is kept in
+``teardown_problems`` for the caller to report, never swallowed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import grpc
+import h2
+
+from kit import __version__
+from kit.capture.summary import summarize
+from kit.capture.tapfile import parse_tap_lines
+from kit.delayline import child_args as proxy_args
+from kit.errors import KitError, MeasurementError, TopologyError
+from kit.plan.processes import LOOPBACK, ProxyConfig, ServerProcess
+from kit.plan.trial import Link, ServerConfig, Trial, theory_mib_s
+from kit.results.client import ClientResult, now_ns
+from kit.results.codec import from_json, to_json
+from kit.results.records import (
+    FrameSummary,
+    Measurement,
+    ProcessCpu,
+    RunMeta,
+    RunTags,
+    TapConnection,
+)
+from kit.topology.cpu import CpuSampler, machine_load
+from kit.topology.processes import Child, communicate, spawn, stop
+from servers.grpcio_server import child_args as server_args
+
+CLIENT_GRACE_S = 20.0
+TAP_SETTLE_S = 3.0
+WARM_UP_S = 0.3
+
+
+class _Proxy:
+    """A delay-line process and the tap file it appends to (read only as it grows)."""
+
+    def __init__(self, child: Child, tap_path: Path, link: Link) -> None:
+        self.child, self.tap_path, self.link = child, tap_path, link
+        self._offset = 0  # end of the last whole line already parsed
+        self._conns: list[TapConnection] = []
+        self.skipped_lines = 0
+
+    def new_connections(self, since_ns: int, expect: int, timeout_s: float) -> list[TapConnection]:
+        """Connections opened since ``since_ns`` (waits up to ``timeout_s`` for ``expect``)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self._read_new()
+            found = [c for c in self._conns if c.opened_ns >= since_ns]
+            if len(found) >= expect or time.monotonic() >= deadline:
+                return sorted(found, key=lambda c: (c.opened_ns, c.conn))
+            time.sleep(0.02)
+
+    def _read_new(self) -> None:
+        """Parse only the whole lines appended since the last call: the tap file grows over a
+        whole table run, and this is polled every 20 ms after every cell. A corrupt line is
+        skipped and counted; the lines around it are kept."""
+        try:
+            with self.tap_path.open("rb") as tap:
+                tap.seek(self._offset)
+                chunk = tap.read()
+        except FileNotFoundError:
+            return  # the proxy writes its first line when a connection closes
+        except OSError as exc:
+            raise MeasurementError(f"cannot read the tap file {self.tap_path}: {exc}") from None
+        whole = chunk.rfind(b"\n") + 1
+        if whole == 0:
+            return
+        self._offset += whole
+        lines, skipped = parse_tap_lines(chunk[:whole].decode("utf-8", errors="replace"))
+        self.skipped_lines += skipped
+        self._conns += [line for line in lines if isinstance(line, TapConnection)]
+
+
+class Topology:
+    """Owns every process it starts. Use as a context manager."""
+
+    def __init__(
+        self,
+        workdir: Path | None = None,
+        direct: bool = False,
+        client_grace_s: float | None = None,
+        warm_up: bool = True,
+    ) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="kit-") if workdir is None else None
+        self.workdir = Path(self._tmp.name) if self._tmp is not None else Path(str(workdir))
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.direct = direct
+        self.client_grace_s = CLIENT_GRACE_S if client_grace_s is None else client_grace_s
+        self.warm_up = warm_up
+        self.teardown_problems: list[str] = []
+        self._warmed: set[tuple[ServerConfig, Link]] = set()
+        self._servers: dict[ServerConfig, Child] = {}
+        self._proxies: dict[tuple[ServerConfig, Link], _Proxy] = {}
+        self._children: list[Child] = []
+
+    def __enter__(self) -> Topology:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def pids(self) -> list[int]:
+        return [c.pid for c in self._children]
+
+    def close(self) -> None:
+        """Stop proxies first (they flush tap records), then servers; a second Ctrl-C waits."""
+        with _signals_deferred():
+            self._stop_all()
+
+    def _stop_all(self) -> None:
+        for child in reversed(self._children):
+            try:
+                stop(child)
+            except (OSError, subprocess.SubprocessError) as exc:
+                self.teardown_problems.append(f"stopping the {child.role} (pid {child.pid}): {exc}")
+            finally:
+                child.stderr_file.close()
+        self._children.clear()
+        self._servers.clear()
+        self._proxies.clear()
+        if self._tmp is not None:
+            try:
+                self._tmp.cleanup()
+            except OSError as exc:
+                self.teardown_problems.append(f"removing {self.workdir}: {exc.strerror or exc}")
+
+    def server(self, config: ServerConfig) -> Child:
+        if config not in self._servers:
+            process = ServerProcess(config=config, listen_host=LOOPBACK, listen_port=0)
+            self._servers[config] = self._track(spawn("server", server_args(process)))
+        return self._servers[config]
+
+    def proxy(self, config: ServerConfig, link: Link) -> _Proxy:
+        key = (config, link)
+        if key not in self._proxies:
+            server = self.server(config)
+            tap_path = self.workdir / f"tap-{len(self._proxies)}.jsonl"
+            proxy = ProxyConfig(
+                listen_host=LOOPBACK,
+                upstream_host=LOOPBACK,
+                upstream_port=server.port,
+                delay_up_ms=link.delay_up_ms,
+                delay_down_ms=link.delay_down_ms,
+                tap_path=str(tap_path),
+            )
+            child = self._track(spawn("proxy", proxy_args(proxy)))
+            self._proxies[key] = _Proxy(child, tap_path, link)
+        return self._proxies[key]
+
+    def _track(self, child: Child) -> Child:
+        self._children.append(child)
+        return child
+
+    def measure(self, trial: Trial, tags: RunTags | None = None) -> Measurement:
+        """Run one client for one trial. A failure of the trial becomes a failed record."""
+        base = Measurement(
+            trial=trial,
+            status="failed",
+            theory_mib_s=theory_mib_s(trial),
+            meta=_meta(time.strftime("%Y-%m-%dT%H:%M:%S%z"), self.direct),
+            tags=tags or RunTags(),
+        )
+        server = self.server(trial.server)
+        proxy = None if self.direct else self.proxy(trial.server, trial.link)
+        port = server.port if proxy is None else proxy.child.port
+        self._warm(trial, port)
+        pids = {"server": server.pid} | ({"proxy": proxy.child.pid} if proxy else {})
+        since = now_ns()
+        try:
+            with CpuSampler(pids) as sampler:
+                result = self._run_client(trial, port)
+        except MeasurementError as exc:
+            return replace(base, error=str(exc))
+        cpu = _cpu(result, sampler.fractions(result.t_start_ns, result.t_end_ns))
+        path_cores = sum(c.cpu_fraction for c in cpu)
+        machine = machine_load(sampler.machine, result.t_start_ns, result.t_end_ns, path_cores)
+        return replace(
+            base,
+            status="ok",
+            result=result,
+            cpu=cpu,
+            frames=self._frames(proxy, since, trial) if proxy else None,
+            meta=replace(base.meta, machine=machine),
+        )
+
+    def _warm(self, trial: Trial, port: int) -> None:
+        """One discarded short run per (server, link) before the first measured one.
+
+        Why: the first run through a fresh server and delay line measured ~30% low (cold
+        code paths in both), whichever cell came first; clients warm only their connection.
+        """
+        key = (trial.server, trial.link)
+        if not self.warm_up or key in self._warmed:
+            return
+        self._warmed.add(key)
+        with contextlib.suppress(MeasurementError):  # the measured run will report it
+            self._run_client(warm_trial(trial), port)
+
+    def _run_client(self, trial: Trial, port: int) -> ClientResult:
+        args = [
+            "kit.clients",
+            "--target",
+            f"{LOOPBACK}:{port}",
+            "--trial",
+            json.dumps(to_json(trial)),
+        ]
+        child = spawn("client", args, wait_ready=False)
+        timeout_s = trial.workload.timeout_s + self.client_grace_s
+        try:
+            return _parse_client_output(communicate(child, timeout_s), child)
+        except TopologyError as exc:
+            # A client that cannot reach a live server and proxy is a failed cell (a hung or
+            # frozen server); only a dead server or proxy stops the whole campaign.
+            if all(c.popen.poll() is None for c in self._children):
+                raise MeasurementError(str(exc)) from None
+            raise
+        except subprocess.TimeoutExpired:
+            raise MeasurementError(
+                f"client timed out after {timeout_s:g} s and was stopped"
+            ) from None
+        finally:
+            stop(child)
+            child.stderr_file.close()
+
+    def _frames(self, proxy: _Proxy, since_ns: int, trial: Trial) -> FrameSummary | None:
+        expect = min(trial.client.connections, trial.workload.streams)
+        before = proxy.skipped_lines
+        conns = proxy.new_connections(since_ns, expect, TAP_SETTLE_S)
+        if not conns:
+            return None
+        return summarize(conns, proxy.link.delay_down_ms, proxy.skipped_lines - before)
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Ignore SIGINT/SIGTERM while tearing down, so teardown itself is not interrupted."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {
+        signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def warm_trial(trial: Trial) -> Trial:
+    """The same client and link, a short timed download: the warm-up run."""
+    workload = replace(
+        trial.workload,
+        kind="download",
+        duration_s=WARM_UP_S,
+        bytes_per_stream=None,
+        streams=min(trial.workload.streams, 4),
+        timeout_s=min(trial.workload.timeout_s, 30.0),
+    )
+    return replace(trial, workload=workload, label="warm-up")
+
+
+def _parse_client_output(out: str, child: Child) -> ClientResult:
+    lines = [line for line in out.strip().splitlines() if line.strip()]
+    try:
+        last = json.loads(lines[-1]) if lines else {}
+    except json.JSONDecodeError:
+        last = {}
+    if not isinstance(last, dict):
+        last = {}
+    if "result" in last:
+        try:
+            return from_json(ClientResult, last["result"], "client result")
+        except KitError as exc:
+            raise MeasurementError(f"the client's result is malformed: {exc}") from None
+    reason = (
+        last.get("error")
+        or child.stderr_tail()
+        or f"client exited with code {child.popen.returncode}"
+    )
+    if last.get("exit_code") == TopologyError.exit_code:
+        raise TopologyError(str(reason))
+    raise MeasurementError(str(reason))
+
+
+def _cpu(result: ClientResult, others: dict[str, float]) -> tuple[ProcessCpu, ...]:
+    return (
+        ProcessCpu("client", result.cpu_fraction),
+        *(ProcessCpu(r, f) for r, f in sorted(others.items())),
+    )
+
+
+def _meta(started_at: str, direct: bool) -> RunMeta:
+    return RunMeta(
+        started_at=started_at,
+        host=socket.gethostname(),
+        cpus=os.cpu_count() or 0,
+        python=platform.python_version(),
+        grpcio=grpc.__version__,
+        h2=h2.__version__,
+        kit=__version__,
+        path="direct" if direct else "delay line",
+    )

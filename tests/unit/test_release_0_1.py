@@ -1,0 +1,59 @@
+"""Records written by release 0.1 still load and render: ``tests/fixtures/release-0.1`` holds
+a ``kit tables --quick`` run, five ``kit run`` records and a two-round ``kit compare``, each
+with what that release printed from them.
+
+The tables and the comparison render byte for byte as release 0.1 rendered them. The ``kit
+run`` renderings are this release's (kept to catch regressions): they differ from 0.1's in
+two ways on purpose - the unary p99 follows the kit's one percentile rule (linear
+interpolation, 7.06 ms where 0.1's nearest-rank rule printed 7.43 ms), and ``--json``'s
+``frames`` object carries the typed field names (``median_ms``, ``window_growth`` steps).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kit.analysis.compare import CompareMeta, build_report
+from kit.plan.builder import parse_candidate
+from kit.plan.compare import plan_from_settings
+from kit.report.compare import render_markdown, render_text, report_json
+from kit.report.run import run_json, run_table
+from kit.report.tables import render_tables
+from kit.results.store import read_records
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "release-0.1"
+
+
+def _expected(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def test_tables_render_byte_for_byte_as_release_0_1_did() -> None:
+    read = read_records(FIXTURES / "tables.jsonl")
+    assert not read.warnings and len(read.measurements) == 47
+    assert render_tables(read, "tests/fixtures/release-0.1/tables.jsonl") == _expected("tables.md")
+
+
+def test_compare_renders_byte_for_byte_as_release_0_1_did() -> None:
+    plan = plan_from_settings(
+        {"rtt": "5ms", "rounds": 2, "duration": "0.3s"},
+        parse_candidate("grpcio"),
+        [parse_candidate("h2:window=1MiB")],
+    )
+    read = read_records(FIXTURES / "compare.jsonl")
+    mine = [m for m in read.measurements if m.tags.campaign == plan.campaign_name]
+    assert len(mine) == 6  # the campaign name of 0.1's plan is unchanged: resumable
+    report = build_report(CompareMeta.of(plan), mine)
+    assert render_text(report) + "\n" == _expected("compare.txt")
+    assert render_markdown(report) == _expected("compare.md")
+    as_json = json.dumps(report_json(report), indent=2, sort_keys=True) + "\n"
+    assert as_json == _expected("compare.json")
+
+
+def test_run_records_render() -> None:
+    runs = read_records(FIXTURES / "runs.jsonl").measurements
+    assert [m.status for m in runs] == ["ok", "ok", "ok", "ok", "failed"]
+    assert "\n\n".join(run_table(m) for m in runs) + "\n" == _expected("runs.txt")
+    as_json = json.dumps([run_json(m) for m in runs], indent=2, sort_keys=True) + "\n"
+    assert as_json == _expected("runs.json")
