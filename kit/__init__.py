@@ -6,4 +6,4 @@ import os
 # line; the kit reports errors itself. Set before grpc is imported anywhere.
 os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from kit.analysis.cells import (
     CampaignView,
     CellView,
+    efficiency,
     mean_latency_ms,
     median_of,
     median_ratio,
@@ -109,10 +110,9 @@ def efficiency_bar(views: dict[str, CampaignView]) -> Bar:
             theory = cell.theory_mib_s
             if not cell.key.startswith("h2-static-") or not view_name.startswith("table1-"):
                 continue
-            if theory is None or theory > EFFICIENCY_MAX_THEORY_MIB_S:
+            if not theory or theory > EFFICIENCY_MAX_THEORY_MIB_S:
                 continue
-            median = median_of(cell)
-            eff = None if median is None else median / theory
+            eff = efficiency(median_of(cell), theory)
             checked += 1
             if eff is None or eff < EFFICIENCY_BAR:
                 cpu = " (CPU-bound)" if cell.cpu_bound_counts() else ""

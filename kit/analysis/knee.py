@@ -47,6 +47,10 @@ class Knee:
     def best_is_cpu_bound(self) -> bool:
         return self.best.cpu_bound
 
+    def share_of_best(self, point: KneePoint) -> float | None:
+        """point's median / the best median (None when even the best moved nothing)."""
+        return point.median / self.best.median if self.best.median > 0 else None
+
 
 def find_knee(points: Sequence[KneePoint], fraction: float = KNEE_FRACTION) -> Knee:
     """The smallest window whose median reaches ``fraction`` of the best median."""

@@ -76,6 +76,9 @@ class Progress:
     """
 
     def __init__(self, pending: Sequence[Pending], out: TextIO | None) -> None:
+        # Name the campaign only when there are several (tables, presets): a lone compare's
+        # name is a hash, which tells the reader nothing.
+        self.named = len({spec.name for spec, _ in pending}) > 1
         self.pending = [_key(spec, run) for spec, run in pending]
         self.planned = {_key(spec, run): expected_cell_s(run.cell.trial) for spec, run in pending}
         self.finished: dict[str, list[float]] = {}
@@ -92,7 +95,8 @@ class Progress:
             return
         eta = estimate_remaining_s(self.pending[self.done :], self.finished, self.planned)
         left = "?" if eta is None else f"{eta:.0f}s"
-        text = f"{spec.name} round {run.round_index + 1}: {run.key}"
+        where = f"{spec.name} round" if self.named else "round"
+        text = f"{where} {run.round_index + 1}: {run.key}"
         line = f"[{self.done}/{self.total}] {text} | elapsed {self.elapsed_s():.0f}s, left ~{left}"
         self.out.write(("\r\x1b[2K" + line) if self.live else line + "\n")
         self.out.flush()
@@ -130,8 +134,13 @@ def run_campaigns(
     resume: bool = False,
     progress: TextIO | None = sys.stderr,
     topology_factory: Callable[[], Topology] = Topology,
+    on_record: Callable[[Measurement], None] | None = None,
 ) -> CampaignOutcome:
-    """Run what is missing of the campaigns, interleaved within each; records as made."""
+    """Run what is missing of the campaigns, interleaved within each; records as made.
+
+    ``on_record`` sees each record once it is on disk (a caller that must account for an
+    interrupted run counts there, without reading the file back).
+    """
     pending = pending_runs(specs, records_path, resume)
     bar = Progress(pending, progress)
     topo = topology_factory()
@@ -143,6 +152,8 @@ def run_campaigns(
                 measurement = topo.measure(run.cell.trial, tags=run_tags(spec, run))
                 append_record(records_path, measurement)
                 bar.finish(spec, run, time.monotonic() - started)
+                if on_record is not None:
+                    on_record(measurement)
     finally:
         bar.close()
     return CampaignOutcome(

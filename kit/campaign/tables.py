@@ -14,10 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from kit.campaign.runner import CampaignOutcome, campaign_records, pending_runs, run_campaigns
+from kit.campaign.runner import CampaignOutcome, pending_runs, run_campaigns
 from kit.errors import UsageError
 from kit.plan.tables import TablesSettings, plan_tables
-from kit.results.records import SessionRecord
+from kit.results.records import Measurement, SessionRecord
 from kit.results.store import append_record, read_records
 from kit.topology.topology import Topology
 
@@ -64,19 +64,23 @@ def run_tables(
 ) -> CampaignOutcome:
     """Run every missing cell of the selected tables; records are appended as they are made."""
     specs = [c.spec for c in plan_tables(settings)]
-    names = [s.name for s in specs]
     if not resume:
         append_record(records_path, settings)
     planned = len(pending_runs(specs, records_path, resume=True))
-    before = len(campaign_records(records_path, names))
+    made: list[Measurement] = []
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     started, load_start = time.monotonic(), _load_1min()
     try:
         return run_campaigns(
-            specs, records_path, resume=True, progress=progress, topology_factory=topology_factory
+            specs,
+            records_path,
+            resume=True,
+            progress=progress,
+            topology_factory=topology_factory,
+            on_record=made.append,
         )
     finally:
-        done = len(campaign_records(records_path, names)) - before
+        done = len(made)
         append_record(
             records_path,
             SessionRecord(

@@ -32,7 +32,7 @@ from kit.cli.options import (
     Rounds,
     Seed,
 )
-from kit.cli.output import warn_teardown, write_text
+from kit.cli.output import topology, write_text
 from kit.errors import UsageError
 from kit.plan.builder import cli_flag, parse_candidate, workload_from
 from kit.plan.compare import ComparePlan, PlanFile, load_plan_file, plan_from_settings
@@ -187,8 +187,9 @@ def _run_plans(
 ) -> list[tuple[ComparePlan, CompareReport]]:
     path = _records_path(records, resume, name)
     typer.echo(f"records: {path}", err=True)
-    outcome = run_campaigns([p.campaign() for p in plans], path, resume=resume)
-    warn_teardown(outcome.teardown_problems)
+    outcome = run_campaigns(
+        [p.campaign() for p in plans], path, resume=resume, topology_factory=topology
+    )
     typer.echo(f"done in {outcome.elapsed_s:.0f} s; records: {path}", err=True)
     out = []
     for plan in plans:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 
 import typer
 
 from kit.errors import UsageError
+from kit.topology.topology import Topology
 
 
 def write_text(path: Path, text: str, option: str) -> None:
@@ -23,7 +23,12 @@ def echo_err(message: str) -> None:
     typer.echo(message, err=True)
 
 
-def warn_teardown(problems: Iterable[str]) -> None:
-    """Teardown failures are reported, never swallowed: the user may have a stray process."""
-    for problem in problems:
-        echo_err(f"kit: warning: while stopping: {problem}")
+def warn_teardown(problem: str) -> None:
+    """A teardown failure is reported at once, never swallowed: the user may have a stray
+    process, and the run may be ending with an error of its own."""
+    echo_err(f"kit: warning: while stopping: {problem}")
+
+
+def topology() -> Topology:
+    """The topology every command measures with: it reports its own teardown problems."""
+    return Topology(on_teardown_problem=warn_teardown)

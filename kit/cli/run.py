@@ -59,7 +59,7 @@ def run(
     ] = None,
     streams: Annotated[int, typer.Option(help="Concurrent downloads.")] = 1,
     connections: Annotated[
-        int | None, typer.Option(help="Spread the streams over this many connections.")
+        int | None, typer.Option(help="Spread the streams over this many connections (default 1).")
     ] = None,
     workload: Annotated[str, typer.Option(help="download | unary | upload.")] = "download",
     message_size: Annotated[str, typer.Option(help="gRPC message size.")] = "256KiB",
@@ -98,7 +98,7 @@ def run(
         ("max-frame", max_frame_size),
         ("connections", connections),
     ]
-    channel_args = [parse_option(o) for o in option or []]
+    channel_options = [parse_option(o) for o in option or []]
     settings = {
         "rtt": rtt,
         "delay-up": delay_up,
@@ -115,17 +115,15 @@ def run(
     trial = Trial(
         link=link_from(settings, cli_flag),
         client=client_from(
-            client, [(k, v) for k, v in items if v is not None] + channel_args, cli_flag
+            client, [(k, v) for k, v in items if v is not None], cli_flag, channel_options
         ),
         server=server_from(settings, cli_flag),
         workload=workload_from(settings, cli_flag),
     )
     if direct and trial.link.rtt_ms > 0:
         raise UsageError("--direct: without the delay line the RTT is loopback's; use --rtt 0")
-    topology = Topology(direct=direct)
-    with topology:
+    with Topology(direct=direct, on_teardown_problem=warn_teardown) as topology:
         measurement = topology.measure(trial, tags=RunTags(command="run"))
-    warn_teardown(topology.teardown_problems)
     append_record(records, measurement)
     typer.echo(json.dumps(run_json(measurement), indent=2) if as_json else run_table(measurement))
     if not measurement.ok:

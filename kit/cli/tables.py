@@ -14,7 +14,7 @@ import typer
 
 from kit.campaign.tables import check_records_file, run_tables
 from kit.cli.options import RESULTS_DIR
-from kit.cli.output import warn_teardown, write_text
+from kit.cli.output import topology, write_text
 from kit.errors import UsageError
 from kit.plan.tables import TablesSettings, parse_only
 from kit.report.tables import render_bars_of, render_tables
@@ -97,8 +97,7 @@ def tables(
         path = records if records is not None else _new_records_path()
         settings = check_records_file(path, _settings(quick, rounds, seed, only), resume=False)
     typer.echo(f"kit tables: records -> {path}", err=True)
-    outcome = run_tables(settings, path, resume=resume)
-    warn_teardown(outcome.teardown_problems)
+    outcome = run_tables(settings, path, resume=resume, topology_factory=topology)
     read = read_records(path)
     write_text(out, render_tables(read, str(path)), "--out")
     failed = sum(1 for m in outcome.measurements if not m.ok)

@@ -115,33 +115,68 @@ def workload_from(settings: Mapping[str, Any], flag: Flag = spec_flag) -> Worklo
 def server_from(settings: Mapping[str, Any], flag: Flag = spec_flag) -> ServerConfig:
     """``server-window`` (static), ``server-option`` (``key=value`` channel arguments)."""
     window = _window(settings.get("server-window"), flag("server-window"))
-    options = tuple(
-        parse_option(str(o), option=flag("server-option"))
-        for o in settings.get("server-option") or ()
-    )
+    option = flag("server-option")
+    parsed = [parse_option(str(o), option=option) for o in settings.get("server-option") or ()]
     return ServerConfig(
         window_mode="static" if window is not None else "dynamic",
         window_bytes=window,
-        channel_options=options,
+        channel_options=channel_args(parsed, option),
     )
+
+
+def channel_args(
+    pairs: Sequence[tuple[str, Any]], option: str
+) -> tuple[tuple[str, OptionValue], ...]:
+    """grpcio channel arguments, checked: grpcio ignores an unknown key silently, so a key
+    must look like one (``grpc.http2.bdp_probe``), appear once, and hold an int or a string."""
+    keys = [k for k, _ in pairs]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        raise UsageError(f"{option} {repeated[0]} given twice")
+    return tuple(_channel_arg(k, v, option) for k, v in pairs)
+
+
+def _channel_arg(key: str, value: Any, option: str) -> tuple[str, OptionValue]:
+    if "." not in key:
+        raise UsageError(
+            f"{option}: {key!r} is not a grpcio channel argument "
+            "(they look like grpc.http2.bdp_probe)"
+        )
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise UsageError(f"{option} {key}: {value!r} must be an integer or a string")
+    return (key, value) if isinstance(value, int) else parse_option(f"{key}={value}", option)
 
 
 # --- clients ------------------------------------------------------------------------------
 
 
 def client_from(
-    kind: str, items: Sequence[tuple[str, Any]], flag: Flag = spec_flag
+    kind: str,
+    items: Sequence[tuple[str, Any]],
+    flag: Flag = spec_flag,
+    options: Sequence[tuple[str, Any]] = (),
 ) -> ClientConfig:
-    """A ClientConfig from (option, value) items: kit keys and, for grpcio, channel arguments."""
+    """A ClientConfig from kit settings (``items``) and grpcio channel arguments (``options``).
+
+    On the command line they arrive apart (``--window`` vs ``--option``); in a spec or a
+    plan file they share one list, where a key with a dot is a channel argument.
+    """
     if kind not in CLIENT_KINDS:
         raise UsageError(f"{flag('client')}: {kind!r} is not one of {', '.join(CLIENT_KINDS)}")
     keys = [k for k, _ in items]
     repeated = sorted({k for k in keys if keys.count(k) > 1})
     if repeated:
         raise UsageError(f"{', '.join(flag(k) for k in repeated)} given twice")
+    settings = [(k, v) for k, v in items if "." not in k]
+    args = [*options, *((k, v) for k, v in items if "." in k)]
     if kind == "h2":
-        return _h2_client(dict(items), flag)
-    return _grpcio_client(items, flag)
+        if args:
+            raise UsageError(
+                f"{flag('option')}: channel arguments ({args[0][0]}) are for the grpcio client "
+                "only (the h2 client takes window, conn-window, credit, max-frame, connections)"
+            )
+        return _h2_client(dict(settings), flag)
+    return _grpcio_client(dict(settings), channel_args(args, flag("option")), flag)
 
 
 def _mode(value: Any, window: int | None, flag: Flag) -> WindowMode:
@@ -156,12 +191,6 @@ def _mode(value: Any, window: int | None, flag: Flag) -> WindowMode:
 
 def _h2_client(settings: Mapping[str, Any], flag: Flag) -> ClientConfig:
     norm = {k.replace("_", "-"): v for k, v in settings.items()}
-    options = sorted(k for k in norm if "." in k)
-    if options:
-        raise UsageError(
-            f"{options[0]}: channel arguments are for the grpcio client only "
-            "(the h2 client takes window, conn-window, credit, max-frame, connections)"
-        )
     unknown = sorted(set(norm) - set(H2_KEYS))
     if unknown:
         raise UsageError(f"unknown h2 setting {', '.join(unknown)} (use {', '.join(H2_KEYS)})")
@@ -187,36 +216,35 @@ def _h2_client(settings: Mapping[str, Any], flag: Flag) -> ClientConfig:
     )
 
 
-def _grpcio_client(items: Sequence[tuple[str, Any]], flag: Flag) -> ClientConfig:
-    kit = {k: v for k, v in items if k in GRPCIO_KIT_KEYS}
-    options = [_option(k, v, flag) for k, v in items if k not in GRPCIO_KIT_KEYS]
-    window = _window(kit.get("window"), flag("window"))
+# Settings only our h2 client has, and why grpcio refuses each (it would ignore them).
+_H2_ONLY = {
+    "conn-window": "the grpcio client cannot set the connection window separately "
+    "(C-core derives it from the stream window); use the h2 client",
+    "credit": "only the h2 client has a credit policy (C-core returns credit itself)",
+    "max-frame": "only the h2 client advertises it here; for grpcio pass the channel argument "
+    "grpc.http2.max_frame_size (honoured with grpc.http2.bdp_probe=0)",
+}
+
+
+def _grpcio_client(
+    settings: Mapping[str, Any], options: tuple[tuple[str, OptionValue], ...], flag: Flag
+) -> ClientConfig:
+    for key in settings:
+        if key in _H2_ONLY:
+            raise UsageError(f"{flag(key)}: {_H2_ONLY[key]}")
+        if key not in GRPCIO_KIT_KEYS:
+            raise UsageError(
+                f"{flag(key)}: not a grpcio channel argument or kit key (channel arguments "
+                f"look like grpc.http2.bdp_probe; kit keys: {', '.join(GRPCIO_KIT_KEYS)})"
+            )
+    window = _window(settings.get("window"), flag("window"))
     return ClientConfig(
         kind="grpcio",
-        window_mode=_mode(kit.get("mode"), window, flag),
+        window_mode=_mode(settings.get("mode"), window, flag),
         window_bytes=window,
-        channel_options=tuple(options),
-        connections=whole_number(kit.get("connections", 1), flag("connections")),
+        channel_options=options,
+        connections=whole_number(settings.get("connections", 1), flag("connections")),
     )
-
-
-def _option(key: str, value: Any, flag: Flag) -> tuple[str, OptionValue]:
-    if "." not in key:
-        # grpcio ignores unknown arguments silently: catch "conn-window" and typos here.
-        hint = (
-            " (the grpcio client cannot set the connection window separately; use the h2 client)"
-            if key in H2_KEYS
-            else ""
-        )
-        raise UsageError(
-            f"{flag(key)}: not a grpcio channel argument (they look like grpc.http2.bdp_probe; "
-            f"kit keys: {', '.join(GRPCIO_KIT_KEYS)}){hint}"
-        )
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise UsageError(f"option {key}: {value!r} must be an integer or a string")
-    if isinstance(value, int):
-        return key, value
-    return parse_option(f"{key}={value}")
 
 
 # --- candidate specs ----------------------------------------------------------------------

@@ -17,6 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the same parser, packaged for Python 3.10
+    import tomli as tomllib
+
 from kit.errors import UsageError, prefixed
 from kit.plan.builder import (
     Candidate,
@@ -146,10 +151,6 @@ class PlanFile:
 
 def load_plan_file(path: Path) -> PlanFile:
     """Read a TOML plan (see examples/compare.toml); every mistake is a one-line UsageError."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - the same parser, packaged for Python 3.10
-        import tomli as tomllib
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

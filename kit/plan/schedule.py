@@ -3,7 +3,7 @@
 Every round runs every cell once plus extra copies of the control cell, in an order
 reshuffled every round from one seeded ``random.Random``. Why: run sequentially, results
 improve down the list (the first cell absorbs warm-up and any drift); the spread between
-the control's copies measured in the same rounds is the noise floor (``kit.stats``).
+the control's copies measured in the same rounds is the noise floor (``kit.analysis.stats``).
 
 Each run has a stable ``run_id`` (round, key, copy - not its position), so a resumed run
 skips exactly what is already in the records file, even when resumed with another seed.

@@ -12,11 +12,16 @@ from kit.report.compare import fmt_cpu, fmt_summary
 from kit.report.format import fmt_mib_s
 
 
+def _share(knee: Knee, point: KneePoint) -> str:
+    share = knee.share_of_best(point)
+    return "-" if share is None else f"{share:.0%}"
+
+
 def knee_sentence(knee: Knee, swept: str, rtt_ms: float = 0.0) -> str:
     best, at = knee.best, knee.knee
     text = (
         f"knee: {swept} {format_bytes(at.window_bytes)} reaches "
-        f"{at.median / best.median:.0%} of the best ({fmt_mib_s(at.median)} of "
+        f"{_share(knee, at)} of the best ({fmt_mib_s(at.median)} of "
         f"{fmt_mib_s(best.median)} MiB/s at {format_bytes(best.window_bytes)})"
     )
     if knee.best_is_cpu_bound:
@@ -41,7 +46,7 @@ def _table(sweep: Sweep) -> str:
         row = rows_by_window[p.window_bytes]
         mark = " <- knee" if p is knee.knee else ""
         ping = "-" if p.ping_rtt_ms is None else f"{p.ping_rtt_ms:.1f}"
-        share = f"{p.median / knee.best.median:.0%}"
+        share = _share(knee, p)
         lines.append([format_bytes(p.window_bytes) + mark, fmt_summary(row.summary, "throughput")])
         lines[-1] += [share, fmt_mib_s(p.theory_mib_s), ping, row.verdict, fmt_cpu(row)]
     return tabulate(lines, head, tablefmt="simple")

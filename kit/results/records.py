@@ -268,4 +268,3 @@ class SessionRecord:
     cells_planned: int
     complete: bool
     load_1min: tuple[float | None, ...] = ()
-

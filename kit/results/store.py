@@ -16,7 +16,6 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-
 from typing import Any, cast
 
 from kit.errors import RecordsError, UsageError

@@ -1,4 +1,4 @@
-"""``python -m kit.soak``: minutes of mixed traffic through a real delay-line process.
+"""``python -m kit.tools.soak``: minutes of mixed traffic through a real delay-line process.
 
 Not part of CI (``make soak``). A client and a server in this process talk through
 ``python -m kit.delayline`` on 127.0.0.1 with a mix of connection shapes: bulk both ways at
@@ -369,7 +369,9 @@ def verdict(result: dict[str, Any]) -> list[str]:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m kit.soak", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m kit.tools.soak", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--duration", default="3min", help="how long to generate traffic")
     parser.add_argument("--rtt", default="2ms", help="delay line RTT (split evenly)")
     parser.add_argument("--parallel", type=int, default=24, help="concurrent connections")

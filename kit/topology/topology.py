@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,12 +31,13 @@ import h2
 from kit import __version__
 from kit.capture.summary import summarize
 from kit.capture.tapfile import parse_tap_lines
+from kit.clients.process import child_args as client_args
 from kit.delayline import child_args as proxy_args
 from kit.errors import KitError, MeasurementError, TopologyError
 from kit.plan.processes import LOOPBACK, ProxyConfig, ServerProcess
 from kit.plan.trial import Link, ServerConfig, Trial, theory_mib_s
 from kit.results.client import ClientResult, now_ns
-from kit.results.codec import from_json, to_json
+from kit.results.codec import from_json
 from kit.results.records import (
     FrameSummary,
     Measurement,
@@ -103,6 +104,7 @@ class Topology:
         direct: bool = False,
         client_grace_s: float | None = None,
         warm_up: bool = True,
+        on_teardown_problem: Callable[[str], None] | None = None,
     ) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="kit-") if workdir is None else None
         self.workdir = Path(self._tmp.name) if self._tmp is not None else Path(str(workdir))
@@ -111,6 +113,7 @@ class Topology:
         self.client_grace_s = CLIENT_GRACE_S if client_grace_s is None else client_grace_s
         self.warm_up = warm_up
         self.teardown_problems: list[str] = []
+        self._on_teardown_problem = on_teardown_problem
         self._warmed: set[tuple[ServerConfig, Link]] = set()
         self._servers: dict[ServerConfig, Child] = {}
         self._proxies: dict[tuple[ServerConfig, Link], _Proxy] = {}
@@ -136,7 +139,7 @@ class Topology:
             try:
                 stop(child)
             except (OSError, subprocess.SubprocessError) as exc:
-                self.teardown_problems.append(f"stopping the {child.role} (pid {child.pid}): {exc}")
+                self._problem(f"stopping the {child.role} (pid {child.pid}): {exc}")
             finally:
                 child.stderr_file.close()
         self._children.clear()
@@ -146,7 +149,13 @@ class Topology:
             try:
                 self._tmp.cleanup()
             except OSError as exc:
-                self.teardown_problems.append(f"removing {self.workdir}: {exc.strerror or exc}")
+                self._problem(f"removing {self.workdir}: {exc.strerror or exc}")
+
+    def _problem(self, text: str) -> None:
+        """Kept, and told at once: the run may be ending with an error of its own."""
+        self.teardown_problems.append(text)
+        if self._on_teardown_problem is not None:
+            self._on_teardown_problem(text)
 
     def server(self, config: ServerConfig) -> Child:
         if config not in self._servers:
@@ -221,14 +230,7 @@ class Topology:
             self._run_client(warm_trial(trial), port)
 
     def _run_client(self, trial: Trial, port: int) -> ClientResult:
-        args = [
-            "kit.clients",
-            "--target",
-            f"{LOOPBACK}:{port}",
-            "--trial",
-            json.dumps(to_json(trial)),
-        ]
-        child = spawn("client", args, wait_ready=False)
+        child = spawn("client", client_args(trial, f"{LOOPBACK}:{port}"), wait_ready=False)
         timeout_s = trial.workload.timeout_s + self.client_grace_s
         try:
             return _parse_client_output(communicate(child, timeout_s), child)

@@ -131,7 +131,7 @@ def test_kit_run_on_signal_stops_server_proxy_and_client(
         "--records",
         str(records),
     ) as (proc, mark):
-        roles = {"servers.grpcio_server": 0, "kit.delayline": 0, "kit.clients": 0}
+        roles = {"servers.grpcio_server": 0, "kit.delayline": 0, "kit.clients.h2": 0}
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and not all(roles.values()):
             for proc_info in psutil.Process(proc.pid).children():

@@ -99,6 +99,10 @@ def test_unary_workload(tmp_path: Path) -> None:
         (["--conn-window", "1MiB", "--window", "1MiB"], "--conn-window"),
         (["--client", "curl"], "client"),
         (["--option", "novalue"], "--option"),
+        (["--option", "window=1MiB"], "--option"),  # a kit key is not a channel argument
+        (["--option", "grpc.x=1", "--option", "grpc.x=2"], "given twice"),
+        (["--credit", "half"], "--credit"),  # h2-only settings are refused, not ignored
+        (["--client", "h2", "--window", "1MiB", "--option", "grpc.x=1"], "--option"),
         (["--streams", "0"], "--streams"),
     ],
 )

@@ -1,4 +1,4 @@
-"""kit.stats: summaries, noise floor, verdicts, rounds needed - pure, no IO."""
+"""kit.analysis.stats: summaries, noise floor, verdicts, rounds needed - pure, no IO."""
 
 from __future__ import annotations
 

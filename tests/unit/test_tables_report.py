@@ -4,6 +4,7 @@ tables and checks out."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -233,3 +234,10 @@ def test_report_command_errors_are_one_line(
         assert exc.value.code == code
         err = capsys.readouterr().err
         assert err.startswith("kit: error: ") and err.count("\n") == 1
+
+
+def test_a_record_with_a_zero_theory_does_not_break_the_checks() -> None:
+    """Found by fuzzing ``kit report``: theory 0 divided the efficiency check by zero."""
+    records = [replace(m, theory_mib_s=0.0) for m in all_records(TablesSettings(rounds=1))]
+    bars = {b.name.split(":")[0]: b for b in evaluate_bars(group_campaigns(records))}
+    assert bars["h2 static efficiency >= 0.90 where window/RTT <= 200 MiB/s"].holds is None

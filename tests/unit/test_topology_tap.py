@@ -45,10 +45,12 @@ def test_teardown_problems_are_reported_not_swallowed(monkeypatch: pytest.Monkey
 
     done = subprocess.Popen([sys.executable, "-c", "pass"], text=True)
     done.wait(10)
-    topo = topology.Topology(warm_up=False)
+    told: list[str] = []
+    topo = topology.Topology(warm_up=False, on_teardown_problem=told.append)
     topo._track(Child("proxy", done, tempfile.TemporaryFile(mode="w+"), {}))  # noqa: SIM115
     monkeypatch.setattr(topology, "stop", failing_stop)
-    topo.close()
-    assert len(topo.teardown_problems) == 1
+    with pytest.raises(RuntimeError), topo:  # also when the run itself ends with an error
+        raise RuntimeError("the measurement failed")
+    assert told == topo.teardown_problems and len(told) == 1
     assert "stopping the proxy" in topo.teardown_problems[0]
     assert "no such process group" in topo.teardown_problems[0]

@@ -1,0 +1,1 @@
+"""Typed, versioned records (``records``), their JSON form (``codec``), records files (``store``)."""
