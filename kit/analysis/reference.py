@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from kit.plan.units import KIB, MIB
 
 SOURCE = (
-    'SEEDS.md section A: "HTTP/2 flow-control windows: how the initial window and BDP '
-    'estimation affect throughput" (grpc-go, macOS arm64, one run per setting, reruns ±10%)'
+    '"HTTP/2 flow-control windows: how the initial window and BDP estimation affect '
+    'throughput", a grpc-go study (macOS arm64, one run per setting, reruns ±10%)'
 )
 
 # (RTT ms, window bytes or None for the dynamic BDP estimator) -> MiB/s. Tables 1-3 there.

@@ -10,6 +10,6 @@ _MARKS = {True: "holds", False: "FAILS", None: "not measured"}
 
 
 def render_bars(bars: Sequence[Bar]) -> str:
-    lines = ["## Issue 3's bars, evaluated from these records", ""]
+    lines = ["## Checks against the reference, evaluated from these records", ""]
     lines += [f"- {_MARKS[b.holds]}: {b.name} ({b.detail})" for b in bars]
     return "\n".join(lines)

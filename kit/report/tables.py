@@ -374,9 +374,9 @@ def render_table4(view: CampaignView) -> str:
             _md([_unary_row(view, c) for c in cells], UNARY_HEADERS),
             _floor_line(view, mean_latency_ms),
             "The window effect is judged within one client (static 64 KiB vs that client's "
-            "dynamic window); the last verdict column compares with grpcio dynamic as the issue "
-            "asks, which mixes in the difference between the two stacks' per-call cost. p50 and "
-            "p99 pool every call of every round. A verdict (kit.stats.verdict) says *faster*/"
+            "dynamic window); the last verdict column compares with grpcio dynamic, as the "
+            "reference does, which mixes in the difference between the two stacks' per-call cost. "
+            "p50 and p99 pool every call of every round. A verdict says *faster*/"
             "*slower* only when the change of medians clears the noise floor and the rounds do "
             "not overlap. The reference rows are grpc-go's (dynamic, static 64 KiB); they are "
             "shown beside the grpcio rows.",
