@@ -28,14 +28,14 @@ Pending = tuple[CampaignSpec, ScheduledRun[Cell]]
 
 @dataclass(frozen=True)
 class CampaignOutcome:
-    """What a run did: every record of its campaigns (old and new), cells run, time spent,
-    and anything that went wrong while stopping the processes."""
+    """What a run did: every record of its campaigns (old and new), cells run, time spent.
+
+    Teardown problems are the topology's to tell (``Topology(on_teardown_problem=...)``), at
+    once, so that a run ending in an error does not lose them."""
 
     measurements: tuple[Measurement, ...]
     cells_run: int
-    cells_planned: int
     elapsed_s: float
-    teardown_problems: tuple[str, ...] = ()
 
 
 def campaign_records(records_path: Path, names: Sequence[str]) -> list[Measurement]:
@@ -159,7 +159,5 @@ def run_campaigns(
     return CampaignOutcome(
         measurements=tuple(campaign_records(records_path, [s.name for s in specs])),
         cells_run=bar.done,
-        cells_planned=bar.total,
         elapsed_s=bar.elapsed_s(),
-        teardown_problems=tuple(topo.teardown_problems),
     )

@@ -29,6 +29,6 @@ def warn_teardown(problem: str) -> None:
     echo_err(f"kit: warning: while stopping: {problem}")
 
 
-def topology() -> Topology:
+def topology(direct: bool = False) -> Topology:
     """The topology every command measures with: it reports its own teardown problems."""
-    return Topology(on_teardown_problem=warn_teardown)
+    return Topology(direct=direct, on_teardown_problem=warn_teardown)

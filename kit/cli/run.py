@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from kit.cli.options import DelayDown, DelayUp, Rtt
-from kit.cli.output import warn_teardown
+from kit.cli.output import topology
 from kit.delayline.relay import run_proxy_blocking
 from kit.errors import UsageError
 from kit.plan.builder import cli_flag, client_from, link_from, server_from, workload_from
@@ -24,7 +24,6 @@ from kit.plan.units import split_host_port
 from kit.report.run import run_json, run_table
 from kit.results.records import RunTags
 from kit.results.store import append_record
-from kit.topology.topology import Topology
 from servers.grpcio_server import serve_until_signal
 
 DEFAULT_RECORDS = Path("results/runs.jsonl")
@@ -122,8 +121,8 @@ def run(
     )
     if direct and trial.link.rtt_ms > 0:
         raise UsageError("--direct: without the delay line the RTT is loopback's; use --rtt 0")
-    with Topology(direct=direct, on_teardown_problem=warn_teardown) as topology:
-        measurement = topology.measure(trial, tags=RunTags(command="run"))
+    with topology(direct=direct) as topo:
+        measurement = topo.measure(trial, tags=RunTags(command="run"))
     append_record(records, measurement)
     typer.echo(json.dumps(run_json(measurement), indent=2) if as_json else run_table(measurement))
     if not measurement.ok:

@@ -10,8 +10,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-from kit.errors import UsageError
-from kit.plan.trial import MAX_DELAY_MS, ServerConfig
+from kit.plan.trial import MAX_DELAY_MS, ServerConfig, is_int, is_number, require
 from kit.plan.units import MIB
 
 LOOPBACK = "127.0.0.1"
@@ -20,14 +19,8 @@ DEFAULT_BUFFER_CAP_BYTES = 64 * MIB
 DEFAULT_SERVER_WORKERS = 64
 
 
-def _check(ok: bool, message: str) -> None:
-    if not ok:
-        raise UsageError(message)
-
-
 def _check_int(name: str, value: object, low: int, high: int) -> None:
-    ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-    _check(ok, f"{name}: {value!r} is outside {low}..{high}")
+    require(is_int(value) and low <= value <= high, f"{name}: {value!r} is outside {low}..{high}")
 
 
 def is_loopback_host(host: str) -> bool:
@@ -49,7 +42,7 @@ class ServerProcess:
     workers: int = DEFAULT_SERVER_WORKERS
 
     def __post_init__(self) -> None:
-        _check(bool(self.listen_host), "--listen: the host must not be empty")
+        require(bool(self.listen_host), "--listen: the host must not be empty")
         _check_int("listen port", self.listen_port, 0, 65535)
         _check_int("workers", self.workers, 8, 4096)
 
@@ -69,22 +62,20 @@ class ProxyConfig:
     tap_path: str | None = None
 
     def __post_init__(self) -> None:
-        _check(bool(self.listen_host), "listen_host: must not be empty")
-        _check(bool(self.upstream_host), "upstream_host: must not be empty")
+        require(bool(self.listen_host), "listen_host: must not be empty")
+        require(bool(self.upstream_host), "upstream_host: must not be empty")
         _check_int("listen_port", self.listen_port, 0, 65535)
         _check_int("upstream_port", self.upstream_port, 1, 65535)
         for name in ("delay_up_ms", "delay_down_ms"):
             value = getattr(self, name)
-            _check(
-                isinstance(value, int | float)
-                and not isinstance(value, bool)
-                and 0.0 <= value <= MAX_DELAY_MS,
+            require(
+                is_number(value) and 0.0 <= value <= MAX_DELAY_MS,
                 f"{name}: {value!r} ms is outside 0..{MAX_DELAY_MS:g} ms",
             )
         _check_int("read_bytes", self.read_bytes, 1024, 64 * MIB)
         _check_int("buffer_cap_bytes", self.buffer_cap_bytes, self.read_bytes, 2**40)
-        _check(self.tap_path is None or bool(self.tap_path), "tap_path: must not be empty")
-        _check(
+        require(self.tap_path is None or bool(self.tap_path), "tap_path: must not be empty")
+        require(
             not (
                 self.listen_port != 0
                 and self.listen_port == self.upstream_port

@@ -8,7 +8,7 @@ naming the field and the allowed range. Trials travel to child processes as JSON
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeGuard
 
 from kit.errors import UsageError
 from kit.plan.units import HTTP2_MAX_WINDOW_BYTES, MIB, format_bytes
@@ -33,15 +33,15 @@ MIN_TIMED_S = 2.0
 MIN_TIMED_RTTS = 20
 
 
-def _require(ok: bool, message: str) -> None:
+def require(ok: bool, message: str) -> None:
     if not ok:
         raise UsageError(message)
 
 
 def _check_window(name: str, value: int | None) -> None:
     if value is not None:
-        _require(
-            _is_int(value) and 1 <= value <= HTTP2_MAX_WINDOW_BYTES,
+        require(
+            is_int(value) and 1 <= value <= HTTP2_MAX_WINDOW_BYTES,
             f"{name}: {value} is outside HTTP/2's window range 1..{HTTP2_MAX_WINDOW_BYTES} (2^31-1)",
         )
 
@@ -56,14 +56,14 @@ class Link:
     def __post_init__(self) -> None:
         for name in ("delay_up_ms", "delay_down_ms"):
             value = getattr(self, name)
-            _require(
-                _is_number(value) and 0.0 <= value <= MAX_DELAY_MS,
+            require(
+                is_number(value) and 0.0 <= value <= MAX_DELAY_MS,
                 f"{name}: {value} ms is outside 0..{MAX_DELAY_MS:g} ms",
             )
 
     @classmethod
     def from_rtt(cls, rtt_ms: float) -> Link:
-        _require(
+        require(
             0.0 <= rtt_ms <= 2 * MAX_DELAY_MS,
             f"rtt: {rtt_ms} ms is outside 0..{2 * MAX_DELAY_MS:g} ms",
         )
@@ -93,45 +93,45 @@ class ClientConfig:
     connections: int = 1
 
     def __post_init__(self) -> None:
-        _require(
+        require(
             self.kind in CLIENT_KINDS,
             f"client: {self.kind!r} is not one of {', '.join(CLIENT_KINDS)}",
         )
-        _require(
+        require(
             self.window_mode in WINDOW_MODES,
             f"window mode: {self.window_mode!r} is not one of {', '.join(WINDOW_MODES)}",
         )
-        _require(
+        require(
             self.credit_policy in CREDIT_POLICIES,
             f"credit policy: {self.credit_policy!r} is not one of {', '.join(CREDIT_POLICIES)}",
         )
         _check_window("--window", self.window_bytes)
         _check_window("--conn-window", self.conn_window_bytes)
-        _require(
+        require(
             (self.window_mode == "static") == (self.window_bytes is not None),
             "--window: a static window needs a size, and only a static window takes one",
         )
-        _require(
-            _is_int(self.max_frame_bytes)
+        require(
+            is_int(self.max_frame_bytes)
             and H2_MIN_FRAME_BYTES <= self.max_frame_bytes <= H2_MAX_FRAME_BYTES,
             f"max frame size: {self.max_frame_bytes} is outside HTTP/2's {H2_MIN_FRAME_BYTES}..{H2_MAX_FRAME_BYTES}",
         )
-        _require(
-            _is_int(self.connections) and 1 <= self.connections <= 256,
+        require(
+            is_int(self.connections) and 1 <= self.connections <= 256,
             f"connections: {self.connections} is outside 1..256",
         )
         if self.kind == "grpcio":
-            _require(
+            require(
                 self.conn_window_bytes is None,
                 "--conn-window: the grpcio client cannot set the connection window separately "
                 "(C-core derives it from the stream window); use --client h2",
             )
-            _require(self.credit_policy == "immediate", "credit policy: only the h2 client has one")
+            require(self.credit_policy == "immediate", "credit policy: only the h2 client has one")
         else:
-            _require(
+            require(
                 not self.channel_options, "--option: channel options are for the grpcio client only"
             )
-            _require(
+            require(
                 self.window_mode != "bdp-off",
                 "window mode: bdp-off is a grpcio mode; the h2 client is static or dynamic",
             )
@@ -168,12 +168,12 @@ class ServerConfig:
     channel_options: tuple[tuple[str, OptionValue], ...] = ()
 
     def __post_init__(self) -> None:
-        _require(
+        require(
             self.window_mode in WINDOW_MODES,
             f"server window mode: {self.window_mode!r} is not one of {', '.join(WINDOW_MODES)}",
         )
         _check_window("--server-window", self.window_bytes)
-        _require(
+        require(
             (self.window_mode == "static") == (self.window_bytes is not None),
             "--server-window: a static window needs a size, and only a static window takes one",
         )
@@ -197,35 +197,35 @@ class Workload:
     timeout_s: float = 60.0
 
     def __post_init__(self) -> None:
-        _require(
+        require(
             self.kind in WORKLOAD_KINDS,
             f"workload: {self.kind!r} is not one of {', '.join(WORKLOAD_KINDS)}",
         )
-        _require(
-            _is_int(self.message_bytes) and 1 <= self.message_bytes <= 64 * MIB,
+        require(
+            is_int(self.message_bytes) and 1 <= self.message_bytes <= 64 * MIB,
             f"--message-size: {self.message_bytes} is outside 1..64 MiB",
         )
-        _require(
-            _is_int(self.streams) and 1 <= self.streams <= 1024,
+        require(
+            is_int(self.streams) and 1 <= self.streams <= 1024,
             f"--streams: {self.streams} is outside 1..1024",
         )
-        _require(
-            _is_int(self.calls) and 1 <= self.calls <= 1_000_000,
+        require(
+            is_int(self.calls) and 1 <= self.calls <= 1_000_000,
             f"--calls: {self.calls} is outside 1..1000000",
         )
         if self.duration_s is not None:
-            _require(
-                _is_number(self.duration_s) and 0.01 <= self.duration_s <= 3600,
+            require(
+                is_number(self.duration_s) and 0.01 <= self.duration_s <= 3600,
                 f"--duration: {self.duration_s} s is outside 0.01..3600 s",
             )
         if self.bytes_per_stream is not None:
-            _require(
-                _is_int(self.bytes_per_stream) and 1 <= self.bytes_per_stream <= 2**40,
+            require(
+                is_int(self.bytes_per_stream) and 1 <= self.bytes_per_stream <= 2**40,
                 f"--bytes: {self.bytes_per_stream} is outside 1 B..1 TiB",
             )
-        _require(isinstance(self.warmup, bool), f"warmup: {self.warmup!r} is not true or false")
-        _require(
-            _is_number(self.timeout_s) and 1.0 <= self.timeout_s <= 7200,
+        require(isinstance(self.warmup, bool), f"warmup: {self.warmup!r} is not true or false")
+        require(
+            is_number(self.timeout_s) and 1.0 <= self.timeout_s <= 7200,
             f"--timeout: {self.timeout_s} s is outside 1..7200 s",
         )
 
@@ -252,7 +252,7 @@ class Trial:
     label: str = ""
 
     def __post_init__(self) -> None:
-        _require(
+        require(
             not (self.client.kind == "h2" and self.workload.kind == "upload"),
             "--workload upload: the h2 client measures downloads and unary calls; "
             "use --client grpcio for uploads (the server's receive window governs them)",
@@ -286,9 +286,9 @@ def theory_mib_s(trial: Trial) -> float | None:
     return per_conn * connections / (trial.link.rtt_ms / 1000.0) / MIB
 
 
-def _is_number(value: object) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _is_int(value: object) -> bool:
+def is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)

@@ -8,7 +8,7 @@ from kit.analysis.cells import OTHER_LOAD_CORES, CellFlags, CpuLimit
 from kit.analysis.stats import Summary
 from kit.plan.trial import Trial
 from kit.plan.units import format_bytes
-from kit.results.records import FrameSummary, Measurement
+from kit.results.records import FrameSummary
 
 
 def fmt_mib_s(value: float | None) -> str:
@@ -66,8 +66,7 @@ def settings_text(settings: dict[str, int]) -> str:
     return " ".join(f"{k}={v}" for k, v in settings.items()) or "(empty)"
 
 
-def short_error(m: Measurement | str, limit: int = 80) -> str:
-    error = m if isinstance(m, str) else m.error
+def short_error(error: str, limit: int = 80) -> str:
     text = " ".join((error or "unknown error").split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
