@@ -123,6 +123,73 @@ def size_spec(n_bytes: int) -> str:
     return str(n_bytes)
 
 
+_RATE_UNITS_BITS_S = {
+    # decimal bits per second
+    "bit": 1.0,
+    "bps": 1.0,
+    "kbit": 1e3,
+    "kbps": 1e3,
+    "mbit": 1e6,
+    "mbps": 1e6,
+    "gbit": 1e9,
+    "gbps": 1e9,
+    # bytes per second (decimal and binary)
+    "b/s": 8.0,
+    "kb/s": 8e3,
+    "mb/s": 8e6,
+    "gb/s": 8e9,
+    "kib/s": 8.0 * KIB,
+    "mib/s": 8.0 * MIB,
+    "gib/s": 8.0 * GIB,
+}
+_RATE_RE = re.compile(r"^\s*(?P<all>" + _NUMBER + r")\s*(?P<unit>[a-zA-Z/]*)\s*$")
+MIN_RATE_BITS_S = 1_000.0
+MAX_RATE_BITS_S = 1e12
+
+
+def parse_rate_bits_s(text: str, *, option: str = "--rate") -> float:
+    """Parse "100Mbit", "1Gbps", "12.5MB/s", "10MiB/s" into bits per second (decimal bits).
+
+    A unit is required (a bare number is ambiguous between bits and bytes); the rate must be
+    within 1 kbit/s .. 1 Tbit/s.
+    """
+    match = _RATE_RE.match(str(text))
+    if match is None:
+        raise UsageError(
+            f"{option}: cannot read {text!r} as a rate (examples: 100Mbit, 1Gbit, 12.5MB/s, 10MiB/s)"
+        )
+    unit = match.group("unit").lower()
+    if not unit:
+        raise UsageError(
+            f"{option}: {text!r} needs a unit, e.g. {text.strip()}Mbit (bits/s) or {text.strip()}MB/s"
+        )
+    if unit not in _RATE_UNITS_BITS_S:
+        raise UsageError(
+            f"{option}: unknown rate unit {match.group('unit')!r} in {text!r} "
+            "(use Kbit, Mbit, Gbit, kbps, Mbps, Gbps, KB/s, MB/s, MiB/s)"
+        )
+    value = float(match.group("all")) * _RATE_UNITS_BITS_S[unit]
+    if value != value or not MIN_RATE_BITS_S <= value <= MAX_RATE_BITS_S:
+        raise UsageError(f"{option}: {text!r} is outside 1 kbit/s .. 1 Tbit/s")
+    return value
+
+
+def format_rate(bits_s: float) -> str:
+    """100e6 -> "100 Mbit/s"; three significant figures, decimal units."""
+    for unit, size in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        if bits_s >= size:
+            return f"{bits_s / size:.3g} {unit}"
+    return f"{bits_s:.3g} bit/s"
+
+
+def rate_spec(bits_s: float) -> str:
+    """The rate as text ``parse_rate_bits_s`` reads back exactly ("100Mbit", "1500bit")."""
+    for unit, size in (("Gbit", 1e9), ("Mbit", 1e6), ("Kbit", 1e3)):
+        if bits_s >= size and (bits_s / size) == int(bits_s / size):
+            return f"{int(bits_s / size)}{unit}"
+    return f"{bits_s:g}bit"
+
+
 def split_host_port(text: str, option: str) -> tuple[str, int]:
     """ "127.0.0.1:0" -> ("127.0.0.1", 0); "[::1]:80" -> ("::1", 80)."""
     host, sep, port = str(text).rpartition(":")

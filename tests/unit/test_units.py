@@ -6,9 +6,12 @@ from kit.errors import UsageError
 from kit.plan.units import (
     HTTP2_MAX_WINDOW_BYTES,
     format_bytes,
+    format_rate,
     parse_duration_ms,
+    parse_rate_bits_s,
     parse_size_bytes,
     parse_window_bytes,
+    rate_spec,
 )
 
 
@@ -72,3 +75,31 @@ def test_format_bytes_never_uses_exponents() -> None:
     assert format_bytes(130.5 * 1024) == "130.5 KiB"
     assert format_bytes(1.5 * 2**20) == "1.5 MiB"
     assert "e+" not in format_bytes(999.99 * 1024)
+
+
+@pytest.mark.parametrize(
+    ("text", "bits"),
+    [
+        ("100Mbit", 100e6),
+        ("1Gbit", 1e9),
+        ("1gbps", 1e9),
+        ("20Mbps", 20e6),
+        ("500kbit", 500e3),
+        ("12.5MB/s", 100e6),
+        ("1MiB/s", 8 * 1024 * 1024),
+    ],
+)
+def test_rates_parse_in_decimal_bits(text: str, bits: float) -> None:
+    assert parse_rate_bits_s(text) == pytest.approx(bits)
+    assert parse_rate_bits_s(rate_spec(parse_rate_bits_s(text))) == pytest.approx(bits)
+
+
+@pytest.mark.parametrize("text", ["100", "0Mbit", "-5Mbit", "fast", "10furlongs", "2Tbit"])
+def test_bad_rates_are_one_line_errors(text: str) -> None:
+    with pytest.raises(UsageError, match="--rate"):
+        parse_rate_bits_s(text)
+
+
+def test_format_rate_uses_three_figures() -> None:
+    assert format_rate(100e6) == "100 Mbit/s"
+    assert format_rate(1.5e9) == "1.5 Gbit/s"
