@@ -125,12 +125,16 @@ def unary_verdict(view: CampaignView, cell: CellView, baseline: CellView | None)
 # --- the whole run ---------------------------------------------------------------------------
 
 
-def tables_in(plans: Sequence[TablesSettings], views: dict[str, CampaignView]) -> list[int]:
-    """Which tables to render: the run's --only, else whatever the records hold."""
+def tables_in(plans: Sequence[TablesSettings], views: dict[str, CampaignView]) -> list[str]:
+    """Which tables to render (by name): the run's --only, else whatever the records hold."""
     if plans:
         return list(plans[0].only)
-    found = [1] if any(n.startswith(TABLE1_PREFIX) for n in views) else []
-    named = ((2, WIRE_CAMPAIGN), (3, STARVATION_CAMPAIGN), (4, UNARY_CAMPAIGN))
+    found = ["windows"] if any(n.startswith(TABLE1_PREFIX) for n in views) else []
+    named = (
+        ("wire", WIRE_CAMPAIGN),
+        ("starvation", STARVATION_CAMPAIGN),
+        ("unary", UNARY_CAMPAIGN),
+    )
     return found + [t for t, n in named if n in views]
 
 

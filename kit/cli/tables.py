@@ -16,7 +16,7 @@ from kit.campaign.tables import check_records_file, run_tables
 from kit.cli.options import RESULTS_DIR
 from kit.cli.output import topology, write_text
 from kit.errors import UsageError
-from kit.plan.tables import TablesSettings, parse_only
+from kit.plan.tables import TABLE_NAMES, TablesSettings, parse_only
 from kit.report.tables import render_bars_of, render_tables
 from kit.results.store import read_records
 
@@ -78,7 +78,11 @@ def tables(
     ] = None,
     only: Annotated[
         str | None,
-        typer.Option(help="Tables to run, e.g. 1,3 (table 2 reads table 1's 20 ms cells)."),
+        typer.Option(
+            help="Tables to run by name (or number): "
+            + ", ".join(TABLE_NAMES)
+            + ". wire reads the windows table's 20 ms cells."
+        ),
     ] = None,
     records: Annotated[
         Path | None, typer.Option(help="JSON-lines records (default results/tables-<time>.jsonl).")

@@ -27,7 +27,16 @@ from kit.plan.trial import (
 )
 from kit.plan.units import KIB, MIB, size_spec
 
-TABLE_IDS: tuple[int, ...] = (1, 2, 3, 4)
+# Every table: its name (what ``--only`` takes) and its number (the heading; ``--only``
+# still takes numbers). A new table is one line here plus its campaign in ``plan_tables``.
+TABLES: tuple[tuple[str, int], ...] = (
+    ("windows", 1),
+    ("wire", 2),
+    ("starvation", 3),
+    ("unary", 4),
+)
+TABLE_NAMES: tuple[str, ...] = tuple(name for name, _ in TABLES)
+TABLE_NUMBERS: dict[str, int] = dict(TABLES)
 WINDOWS_BYTES: tuple[int, ...] = (64 * KIB, 256 * KIB, MIB, 4 * MIB)
 TABLE1_RTTS_MS: tuple[float, ...] = (0.0, 5.0, 20.0)
 SHORT_TRANSFER_BYTES = 8 * MIB  # the reference's transfer (grpc-go: ~23 MiB/s at 20 ms)
@@ -68,30 +77,41 @@ class TablesSettings:
     quick: bool = False
     rounds: int = 3
     seed: int = 1
-    only: tuple[int, ...] = TABLE_IDS
+    only: tuple[str, ...] = TABLE_NAMES
 
     def __post_init__(self) -> None:
         if not 1 <= self.rounds <= 100:
             raise UsageError(f"--rounds: {self.rounds} is outside 1..100")
-        if not self.only or any(t not in TABLE_IDS for t in self.only):
-            raise UsageError(f"--only: {list(self.only)} must name tables among 1, 2, 3, 4")
+        if not self.only or any(t not in TABLE_NAMES for t in self.only):
+            raise UsageError(
+                f"--only: {list(self.only)} must name tables among {', '.join(TABLE_NAMES)}"
+            )
 
     @property
     def timing(self) -> CellTiming:
         return QUICK_TIMING if self.quick else DEFAULT_TIMING
 
 
-def parse_only(text: str | None) -> tuple[int, ...]:
-    """``"1,3"`` -> (1, 3); None -> every table."""
+def table_name(token: str | int) -> str:
+    """A table's name from its name (any case) or its number; UsageError if there is none."""
+    text = str(token).strip().lower()
+    by_number = {str(number): name for name, number in TABLES}
+    if text in by_number:
+        return by_number[text]
+    if text in TABLE_NUMBERS:
+        return text
+    choices = ", ".join(f"{name} ({number})" for name, number in TABLES)
+    raise UsageError(f"--only: {str(token).strip()!r} is not a table; choose among {choices}")
+
+
+def parse_only(text: str | None) -> tuple[str, ...]:
+    """``"unary,1"`` -> ("windows", "unary") in table order; None -> every table."""
     if text is None:
-        return TABLE_IDS
-    try:
-        chosen = {int(part) for part in text.split(",") if part.strip()}
-    except ValueError:
-        raise UsageError(f"--only: {text!r} is not a list of table numbers like 1,3") from None
-    if not chosen or not chosen <= set(TABLE_IDS):
-        raise UsageError(f"--only: {text!r} must name tables among 1, 2, 3, 4")
-    return tuple(sorted(chosen))
+        return TABLE_NAMES
+    chosen = {table_name(part) for part in text.split(",") if part.strip()}
+    if not chosen:
+        raise UsageError(f"--only: {text!r} names no table (e.g. --only windows,unary)")
+    return tuple(name for name in TABLE_NAMES if name in chosen)
 
 
 # --- cell sizing ----------------------------------------------------------------------------
@@ -134,7 +154,7 @@ class TableCampaign:
     """One campaign of the tables run and the tables it feeds."""
 
     spec: CampaignSpec
-    tables: tuple[int, ...]
+    tables: tuple[str, ...]
 
     @property
     def name(self) -> str:
@@ -195,7 +215,7 @@ def _campaign(
     cells: list[Cell],
     control_key: str,
     settings: TablesSettings,
-    tables: tuple[int, ...],
+    tables: tuple[str, ...],
 ) -> TableCampaign:
     spec = CampaignSpec(name, tuple(cells), control_key, settings.rounds, settings.seed)
     return TableCampaign(spec, tables)
@@ -203,7 +223,7 @@ def _campaign(
 
 def table1_campaign(rtt_ms: float, settings: TablesSettings) -> TableCampaign:
     cells = table1_cells(rtt_ms, settings.timing)
-    tables = (1, 2) if rtt_ms == 20.0 else (1,)
+    tables = ("windows", "wire") if rtt_ms == 20.0 else ("windows",)
     return _campaign(f"{TABLE1_PREFIX}{rtt_name(rtt_ms)}", cells, TABLE1_CONTROL, settings, tables)
 
 
@@ -234,7 +254,7 @@ STARVATION_CONTROL = "h2-conn-64KiB"  # the window-bound cell: a 40 ms cell's sp
 
 def starvation_campaign(settings: TablesSettings) -> TableCampaign:
     cells = starvation_cells(settings.timing)
-    return _campaign(STARVATION_CAMPAIGN, cells, STARVATION_CONTROL, settings, (3,))
+    return _campaign(STARVATION_CAMPAIGN, cells, STARVATION_CONTROL, settings, ("starvation",))
 
 
 def unary_cells(timing: CellTiming) -> list[Cell]:
@@ -267,7 +287,9 @@ UNARY_BASELINE = "grpcio-dynamic"
 
 
 def unary_campaign(settings: TablesSettings) -> TableCampaign:
-    return _campaign(UNARY_CAMPAIGN, unary_cells(settings.timing), UNARY_BASELINE, settings, (4,))
+    return _campaign(
+        UNARY_CAMPAIGN, unary_cells(settings.timing), UNARY_BASELINE, settings, ("unary",)
+    )
 
 
 def plan_tables(settings: TablesSettings) -> list[TableCampaign]:

@@ -41,7 +41,13 @@ from kit.analysis.tables import (
     unary_verdict,
     window_ratio,
 )
-from kit.plan.tables import STARVATION_CAMPAIGN, UNARY_CAMPAIGN, WIRE_CAMPAIGN, TablesSettings
+from kit.plan.tables import (
+    STARVATION_CAMPAIGN,
+    TABLE_NUMBERS,
+    UNARY_CAMPAIGN,
+    WIRE_CAMPAIGN,
+    TablesSettings,
+)
 from kit.plan.units import format_bytes
 from kit.report.checks import render_bars
 from kit.report.format import (
@@ -419,7 +425,7 @@ def _plan_text(plans: Sequence[TablesSettings]) -> str:
         return "Settings: unknown (no plan record)."
     plan = plans[0]
     mode = "--quick (short cells)" if plan.quick else "default cells (1-1.5 s timed)"
-    only = ",".join(str(t) for t in plan.only)
+    only = ",".join(plan.only)
     return f"Settings: {mode}, {plan.rounds} round(s), seed {plan.seed}, tables {only}."
 
 
@@ -435,16 +441,16 @@ METHOD = (
 )
 
 
-def _renderers(views: dict[str, CampaignView]) -> dict[int, Callable[[], str | None]]:
+def _renderers(views: dict[str, CampaignView]) -> dict[str, Callable[[], str | None]]:
     def one(name: str, render: Callable[[CampaignView], str]) -> Callable[[], str | None]:
         return lambda: render(views[name]) if name in views else None
 
     table1 = table1_views(views)
     return {
-        1: lambda: render_table1(table1) if table1 else None,
-        2: one(WIRE_CAMPAIGN, render_table2),
-        3: one(STARVATION_CAMPAIGN, render_table3),
-        4: one(UNARY_CAMPAIGN, render_table4),
+        "windows": lambda: render_table1(table1) if table1 else None,
+        "wire": one(WIRE_CAMPAIGN, render_table2),
+        "starvation": one(STARVATION_CAMPAIGN, render_table3),
+        "unary": one(UNARY_CAMPAIGN, render_table4),
     }
 
 
@@ -469,7 +475,9 @@ def render_tables(read: RecordsRead, records_name: str) -> str:
     for table in wanted:
         text = renderers[table]()
         parts.append(
-            text if text is not None else f"## Table {table}\n\nNot measured in these records."
+            text
+            if text is not None
+            else f"## Table {TABLE_NUMBERS[table]} ({table})\n\nNot measured in these records."
         )
     parts.append(render_bars(evaluate_bars(views)))
     return "\n\n".join(parts) + "\n"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from kit.errors import RecordsError, UsageError
-from kit.plan.tables import TablesSettings
+from kit.plan.tables import TablesSettings, table_name
 from kit.results.codec import decode_line, encode_line, from_json
 from kit.results.records import Measurement, SessionRecord
 
@@ -62,7 +62,17 @@ def decode_record(data: Any) -> Record:
     """One records-file line (any schema) -> its typed record; ``UsageError`` if it is none."""
     if isinstance(data, dict) and "schema" not in data:
         return _decode_legacy(dict(data))
+    if isinstance(data, dict) and data.get("kind") == "tables-plan":
+        data = _tables_plan_body(dict(data))
     return cast(Record, decode_line(data, KINDS, "record"))
+
+
+def _tables_plan_body(body: dict[str, Any]) -> dict[str, Any]:
+    """Releases up to 0.2 stored ``only`` as table numbers; today it holds table names."""
+    only = body.get("only")
+    if isinstance(only, list):
+        body["only"] = [table_name(t) if isinstance(t, int) else t for t in only]
+    return body
 
 
 def _decode_legacy(body: dict[str, Any]) -> Record:
@@ -71,6 +81,8 @@ def _decode_legacy(body: dict[str, Any]) -> Record:
     if "trial" in body and "status" in body:
         return from_json(Measurement, _legacy_measurement(body), "measurement")
     kind = body.pop("kind", None)
+    if kind == "tables-plan":
+        body = _tables_plan_body(body)
     if isinstance(kind, str) and kind in ("tables-plan", "tables-session"):
         return cast(Record, from_json(KINDS[kind], body, kind))
     raise UsageError(f"unknown record kind {kind!r}")

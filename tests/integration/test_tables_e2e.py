@@ -32,7 +32,7 @@ def kit(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_quick_table4_writes_tables_and_records(tmp_path: Path) -> None:
     records, out = tmp_path / "tables.jsonl", tmp_path / "tables.md"
-    done = kit("tables", "--quick", "--only", "4", "--records", str(records), "--out", str(out))
+    done = kit("tables", "--quick", "--only", "unary", "--records", str(records), "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert "[0/5]" in done.stderr and "left ~" in done.stderr  # the progress display
 

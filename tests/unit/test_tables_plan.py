@@ -26,10 +26,12 @@ from kit.results.store import decode_record, encode_record
 
 
 def test_parse_only() -> None:
-    assert parse_only(None) == (1, 2, 3, 4)
-    assert parse_only("3,1") == (1, 3)
-    assert parse_only(" 2 ") == (2,)
-    for bad in ("", "5", "1,x", "0"):
+    assert parse_only(None) == ("windows", "wire", "starvation", "unary")
+    assert parse_only("3,1") == ("windows", "starvation")
+    assert parse_only(" 2 ") == ("wire",)
+    assert parse_only("Unary,windows") == ("windows", "unary")
+    assert parse_only("unary,4") == ("unary",)
+    for bad in ("", ",", "9", "1,x", "0", "tables"):
         with pytest.raises(UsageError, match="--only"):
             parse_only(bad)
 
@@ -38,10 +40,20 @@ def test_settings_validate_and_round_trip() -> None:
     with pytest.raises(UsageError, match="--rounds"):
         TablesSettings(rounds=0)
     with pytest.raises(UsageError, match="--only"):
-        TablesSettings(only=(7,))
-    settings = TablesSettings(quick=True, rounds=2, seed=9, only=(1, 4))
+        TablesSettings(only=("seven",))
+    settings = TablesSettings(quick=True, rounds=2, seed=9, only=("windows", "unary"))
     assert decode_record(encode_record(settings)) == settings
     assert settings.timing == QUICK_TIMING
+    # Earlier releases stored table numbers; they read back as names.
+    old = {
+        "schema": 2,
+        "kind": "tables-plan",
+        "quick": True,
+        "rounds": 2,
+        "seed": 9,
+        "only": [1, 4],
+    }
+    assert decode_record(old) == settings
 
 
 def test_timed_duration_is_at_least_20_rtts_and_capped() -> None:
@@ -102,7 +114,7 @@ def test_starvation_and_unary_cells() -> None:
     ("only", "names"),
     [
         (
-            (1, 2, 3, 4),
+            ("windows", "wire", "starvation", "unary"),
             [
                 "table1-loopback",
                 "table1-rtt5ms",
@@ -111,17 +123,17 @@ def test_starvation_and_unary_cells() -> None:
                 "table4-unary",
             ],
         ),
-        ((2,), ["table1-rtt20ms"]),
-        ((1,), ["table1-loopback", "table1-rtt5ms", "table1-rtt20ms"]),
-        ((3, 4), ["table3-starvation", "table4-unary"]),
+        (("wire",), ["table1-rtt20ms"]),
+        (("windows",), ["table1-loopback", "table1-rtt5ms", "table1-rtt20ms"]),
+        (("starvation", "unary"), ["table3-starvation", "table4-unary"]),
     ],
 )
-def test_selection_runs_only_the_campaigns_needed(only: tuple[int, ...], names: list[str]) -> None:
+def test_selection_runs_only_the_campaigns_needed(only: tuple[str, ...], names: list[str]) -> None:
     assert [c.name for c in plan_tables(TablesSettings(only=only))] == names
 
 
 def test_schedule_has_the_control_twice_per_round_in_a_seeded_reshuffled_order() -> None:
-    campaign = plan_tables(TablesSettings(rounds=3, seed=4, only=(4,)))[0]
+    campaign = plan_tables(TablesSettings(rounds=3, seed=4, only=("unary",)))[0]
     schedule = campaign.spec.schedule()
     by_round: dict[int, list[str]] = {}
     for run in schedule:

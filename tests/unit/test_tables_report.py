@@ -167,7 +167,10 @@ def test_starvation_and_unary_tables(markdown: str) -> None:
 
 
 def test_header_reports_settings_time_and_load(markdown: str) -> None:
-    assert "default cells" in markdown and "3 round(s), seed 2, tables 1,2,3,4" in markdown
+    assert (
+        "default cells" in markdown
+        and "3 round(s), seed 2, tables windows,wire,starvation,unary" in markdown
+    )
     assert "Measured 216 cells in 250 s (4 min 10 s" in markdown
     assert "load average during the run: 0.4-1.9" in markdown
     assert "kit report results/tables-x.jsonl" in markdown
@@ -184,7 +187,7 @@ def test_bars_evaluated_from_records(markdown: str) -> None:
 
 
 def test_bars_fail_or_are_not_measured_honestly() -> None:
-    settings = TablesSettings(rounds=1, only=(1,))
+    settings = TablesSettings(rounds=1, only=("windows",))
     records = [
         m
         for m in all_records(settings)
