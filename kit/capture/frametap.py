@@ -13,7 +13,7 @@ and parsed with hyperframe. ``summary()`` builds the frozen ``DirectionSummary``
 (``kit.results.records``) from those counters when it is asked for, once per connection.
 
 Bounded: ``settings`` keeps 32 entries, first window updates (each layer) 64, ping events
-2000; the counts and totals are exact. Setting names are h2's ``SettingCodes`` names;
+2000, DATA marks (time, DATA bytes so far, per chunk that began DATA frames) 512; the counts and totals are exact. Setting names are h2's ``SettingCodes`` names;
 unknown ids appear as "0x..".
 """
 
@@ -51,6 +51,9 @@ MAX_NON_DATA_FRAME_BYTES = MIB
 MAX_SETTINGS_ENTRIES = 32
 MAX_FIRST_UPDATES = 64
 MAX_PING_EVENTS = 2000
+# (time, DATA bytes so far) per chunk that began DATA frames: enough to check a sender
+# against the peer's credit over the first hundreds of round trips.
+MAX_DATA_MARKS = 512
 MAX_REASON_CHARS = 200
 
 TYPE_DATA, TYPE_HEADERS, TYPE_SETTINGS = 0x0, 0x1, 0x4
@@ -102,6 +105,7 @@ class FrameTap:
         "_conn_updates",
         "_data_bytes",
         "_data_frames",
+        "_data_marks",
         "_data_max",
         "_frames",
         "_goaway",
@@ -142,6 +146,7 @@ class FrameTap:
         self._data_frames = 0
         self._data_bytes = 0
         self._data_max = 0
+        self._data_marks: list[tuple[int, int]] = []
         self._headers = 0
         self._rst_stream = 0
         self._goaway = 0
@@ -156,10 +161,13 @@ class FrameTap:
         if skip >= n:  # the common bulk case: a whole chunk inside one DATA payload
             self._skip = skip - n
             return
+        before = self._data_bytes
         try:
             self._consume(memoryview(data), now_ns)
         except Exception as exc:  # a passive tap must never disturb forwarding
             self._give_up(f"decoder error: {type(exc).__name__}: {exc}")
+        if self._data_bytes != before and len(self._data_marks) < MAX_DATA_MARKS:
+            self._data_marks.append((now_ns, self._data_bytes))
 
     def end(self) -> None:
         """The direction ended (EOF). Bytes cut off inside the preface or a frame are a
@@ -188,6 +196,7 @@ class FrameTap:
             ping_acks=self._ping_acks,
             ping_events=tuple(self._ping_events),
             data=DataTotals(self._data_frames, self._data_bytes, self._data_max),
+            data_marks=tuple(self._data_marks),
             headers=self._headers,
             rst_stream=self._rst_stream,
             goaway=self._goaway,

@@ -20,13 +20,16 @@ count travels with the summary (``FrameSummary.tap_lines_skipped``).
   median and p90 are None without matched pairs);
 - ``data_down``/``data_up``, ``bytes_up``/``bytes_down``: summed (max_frame: the largest);
 - ``window_growth``: the INITIAL_WINDOW_SIZE values the client announced in successive
-  non-ack SETTINGS on "up" of the first connection, with their times.
+  non-ack SETTINGS on "up" of the first connection, with their times;
+- ``server_*``: the same SETTINGS, window updates, PINGs and growth on "down", the server's
+  side (for uploads the server is the receiver, and its credit paces the client).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from kit.analysis.stats import percentile
 from kit.capture.tapfile import tap_connections
@@ -83,7 +86,23 @@ def summarize(
         bytes_down=sum(c.down.bytes for c in ordered),
         window_growth=_window_growth(ups[0]) if ups else (),
         tap_lines_skipped=skipped_lines,
+        **_server_side([c.down for c in ordered]),
     )
+
+
+def _server_side(downs: Sequence[DirectionSummary]) -> dict[str, Any]:
+    """The server's SETTINGS, credit and PINGs ("down"): what paces an upload."""
+    return {
+        "server_settings": _first_client_settings(downs),
+        "server_settings_changes": sum(max(0, len(_sent_settings(d)) - 1) for d in downs),
+        "server_conn_window_updates": _conn_window_updates(downs),
+        "server_stream_window_updates": WindowUpdates(
+            count=sum(d.stream_window_updates.count for d in downs),
+            total=sum(d.stream_window_updates.total for d in downs),
+        ),
+        "server_pings_sent": sum(d.pings for d in downs),
+        "server_window_growth": _window_growth(downs[0]) if downs else (),
+    }
 
 
 def ping_rtts_ms(up: DirectionSummary, down: DirectionSummary) -> list[float]:

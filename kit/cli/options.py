@@ -52,3 +52,21 @@ AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tabl
 Markdown = Annotated[
     Path | None, typer.Option("--markdown", help="Also write the report as markdown to this file.")
 ]
+ServerWindow = Annotated[
+    str | None,
+    typer.Option(
+        "--server-window",
+        help="The server's static receive window (it governs uploads): 64KiB, 4MiB.",
+    ),
+]
+ServerMode = Annotated[
+    str | None,
+    typer.Option(
+        "--server-mode",
+        help="Server window: dynamic | static | bdp-off; inferred from --server-window.",
+    ),
+]
+ServerOption = Annotated[
+    list[str] | None,
+    typer.Option("--server-option", help="grpcio server channel arg key=value (repeatable)."),
+]

@@ -12,12 +12,12 @@ from typing import Annotated
 
 import typer
 
-from kit.cli.options import DelayDown, DelayUp, Rtt
+from kit.cli.options import DelayDown, DelayUp, Rtt, ServerMode, ServerOption, ServerWindow
 from kit.cli.output import topology
 from kit.delayline.relay import run_proxy_blocking
 from kit.errors import UsageError
 from kit.plan.builder import cli_flag, client_from, link_from, server_from, workload_from
-from kit.plan.grpc_args import parse_option
+from kit.plan.grpc_args import parse_option, server_notes
 from kit.plan.processes import ProxyConfig, ServerProcess
 from kit.plan.trial import Trial
 from kit.plan.units import split_host_port
@@ -72,9 +72,9 @@ def run(
         ),
     ] = None,
     calls: Annotated[int, typer.Option(help="Unary calls (workload unary).")] = 200,
-    server_window: Annotated[
-        str | None, typer.Option(help="Static receive window of the server (uploads).")
-    ] = None,
+    server_window: ServerWindow = None,
+    server_mode: ServerMode = None,
+    server_option: ServerOption = None,
     timeout: Annotated[str, typer.Option(help="Hard timeout of the measurement.")] = "60s",
     delay_up: DelayUp = None,
     delay_down: DelayDown = None,
@@ -110,6 +110,8 @@ def run(
         "calls": calls,
         "timeout": timeout,
         "server-window": server_window,
+        "server-mode": server_mode,
+        "server-option": server_option,
     }
     trial = Trial(
         link=link_from(settings, cli_flag),
@@ -157,22 +159,34 @@ def proxy(
 
 def serve(
     listen: Annotated[str, typer.Option(help="HOST:PORT to listen on.")] = "127.0.0.1:50051",
+    server_window: ServerWindow = None,
+    server_mode: ServerMode = None,
+    server_option: ServerOption = None,
     window: Annotated[
-        str | None, typer.Option(help="Static receive window (uploads); omit for dynamic.")
+        str | None, typer.Option(help="Same as --server-window (kept for older scripts).")
     ] = None,
     option: Annotated[
-        list[str] | None, typer.Option("--option", "-o", help="grpcio server arg key=value.")
+        list[str] | None, typer.Option("--option", "-o", help="Same as --server-option.")
     ] = None,
 ) -> None:
     """Run the standalone grpcio server until Ctrl-C."""
     host, port = split_host_port(listen, "--listen")
+    if window is not None and server_window is not None:
+        raise UsageError("--window: give --server-window or --window, not both")
     config = server_from(
-        {"server-window": window, "server-option": option or []},
-        lambda key: "--" + {"server-window": "window", "server-option": "option"}.get(key, key),
+        {
+            "server-window": server_window if server_window is not None else window,
+            "server-mode": server_mode,
+            "server-option": [*(server_option or []), *(option or [])],
+        },
+        cli_flag,
     )
+    notes = server_notes(config)
     serve_until_signal(
         ServerProcess(config=config, listen_host=host, listen_port=port),
-        announce=lambda line: typer.echo(f"serving on {host}:{json.loads(line)['port']}"),
+        announce=lambda line: typer.echo(
+            "\n".join([f"serving on {host}:{json.loads(line)['port']} ({config.label})", *notes])
+        ),
     )
 
 

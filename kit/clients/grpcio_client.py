@@ -18,8 +18,8 @@ import grpc
 from kit._proto import throughput_pb2 as pb
 from kit.clients.process import main
 from kit.errors import MeasurementError, TopologyError
-from kit.plan.grpc_args import STATIC_WINDOW_NOTE, merge_options, window_options
-from kit.plan.trial import ClientConfig, Trial
+from kit.plan.grpc_args import STATIC_WINDOW_NOTE, merge_options, server_notes, window_options
+from kit.plan.trial import ClientConfig, Trial, upload_call_timeout_s
 from kit.plan.units import MIB
 from kit.results.client import ClientResult, now_ns
 
@@ -68,8 +68,19 @@ def _open_channel(target: str, config: ClientConfig, index: int, timeout_s: floa
             DOWNLOAD, request_serializer=pb.DownloadRequest.SerializeToString
         ),
         ping=channel.unary_unary(PING, request_serializer=pb.PingRequest.SerializeToString),
-        upload=channel.stream_unary(UPLOAD, response_deserializer=pb.UploadSummary.FromString),
+        # Requests go out pre-serialized (one Chunk's bytes, built once): the serializer only
+        # passes them through. Without one grpcio fails inside its request thread (a
+        # ``KeyError: None`` on stderr) and the call sits silent until its deadline.
+        upload=channel.stream_unary(
+            UPLOAD,
+            request_serializer=_as_bytes,
+            response_deserializer=pb.UploadSummary.FromString,
+        ),
     )
+
+
+def _as_bytes(message: bytes) -> bytes:
+    return message
 
 
 def _warm(ch: _Channel, message_bytes: int, timeout_s: float) -> None:
@@ -171,20 +182,22 @@ def _unary(ch: _Channel, trial: Trial) -> ClientResult:
 
 
 def _upload(ch: _Channel, trial: Trial) -> ClientResult:
+    """One client-streaming call: send until the deadline (or ``--bytes``), then half-close;
+    the server's summary says how much it received, and its arrival ends the timed phase."""
     workload = trial.workload
-    chunk = pb.Chunk(payload=b"\x5a" * workload.message_bytes)
+    chunk = pb.Chunk(payload=b"\x5a" * workload.message_bytes).SerializeToString()
     limit = workload.messages_per_stream()
     duration_s = workload.timed_duration_s(trial.link.rtt_ms)
     cpu0, start = time.process_time(), now_ns()
     deadline = start + int(duration_s * 1e9)
 
-    def chunks() -> Iterator[pb.Chunk]:
+    def chunks() -> Iterator[bytes]:
         sent = 0
         while (limit is None and now_ns() < deadline) or (limit is not None and sent < limit):
             sent += 1
             yield chunk
 
-    summary = ch.upload(chunks(), timeout=workload.timeout_s)
+    summary = ch.upload(chunks(), timeout=upload_call_timeout_s(trial))
     end = now_ns()
     return ClientResult(
         client="grpcio",
@@ -193,12 +206,16 @@ def _upload(ch: _Channel, trial: Trial) -> ClientResult:
         elapsed_s=(end - start) / 1e9,
         t_start_ns=start,
         t_end_ns=end,
+        stream_bytes=(int(summary.payload_bytes),),
+        stream_finish_s=((end - start) / 1e9,),
         cpu_s=time.process_time() - cpu0,
         notes=_notes(trial),
     )
 
 
 def _notes(trial: Trial) -> tuple[str, ...]:
+    if trial.workload.kind == "upload":  # the server receives: its window and credit count
+        return server_notes(trial.server)
     return (STATIC_WINDOW_NOTE,) if trial.client.window_mode == "static" else ()
 
 

@@ -113,14 +113,26 @@ def workload_from(settings: Mapping[str, Any], flag: Flag = spec_flag) -> Worklo
 
 
 def server_from(settings: Mapping[str, Any], flag: Flag = spec_flag) -> ServerConfig:
-    """``server-window`` (static), ``server-option`` (``key=value`` channel arguments)."""
+    """``server-window`` (static), ``server-mode`` (dynamic | static | bdp-off, inferred from
+    the window when omitted), ``server-option`` (``key=value`` channel arguments, repeatable)."""
     window = _window(settings.get("server-window"), flag("server-window"))
+    mode = str(settings.get("server-mode") or ("static" if window is not None else "dynamic"))
+    if mode != "static" and window is not None:
+        raise UsageError(
+            f"{flag('server-window')}: server mode {mode!r} does not take a window "
+            f"(drop {flag('server-mode')} or {flag('server-window')})"
+        )
+    if mode == "static" and window is None:
+        raise UsageError(
+            f"{flag('server-mode')}: a static server window needs {flag('server-window')}"
+        )
     option = flag("server-option")
-    parsed = [parse_option(str(o), option=option) for o in settings.get("server-option") or ()]
+    raw = settings.get("server-option") or ()
+    pairs = [o if isinstance(o, tuple) else parse_option(str(o), option=option) for o in raw]
     return ServerConfig(
-        window_mode="static" if window is not None else "dynamic",
+        window_mode=cast(WindowMode, mode),
         window_bytes=window,
-        channel_options=channel_args(parsed, option),
+        channel_options=channel_args(pairs, option),
     )
 
 

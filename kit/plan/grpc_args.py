@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kit.errors import UsageError
-from kit.plan.trial import OptionValue, WindowMode
+from kit.plan.trial import OptionValue, ServerConfig, WindowMode
 from kit.plan.units import MIB
 
 OptionList = list[tuple[str, OptionValue]]
@@ -23,6 +23,17 @@ STATIC_WINDOW_NOTE = (
     "grpcio static windows: C-core grants each stream extra credit of min(bytes missing of "
     "the message being read, 1 MiB), so a static window can exceed window/RTT"
 )
+
+SERVER_EXTRA_CREDIT_NOTE = (
+    "grpcio server (C-core) receives uploads: it grants each stream extra credit of min(bytes "
+    "missing of the message being read, 1 MiB), so a static server window can exceed window/RTT"
+)
+
+
+def server_notes(server: ServerConfig) -> tuple[str, ...]:
+    """What an upload's output says about the server's receive window (C-core's extra credit
+    matters whenever the window is not the dynamic one, which is large anyway)."""
+    return (SERVER_EXTRA_CREDIT_NOTE,) if server.window_mode != "dynamic" else ()
 
 
 def window_options(mode: WindowMode, window_bytes: int | None) -> OptionList:

@@ -178,6 +178,16 @@ class ServerConfig:
             "--server-window: a static window needs a size, and only a static window takes one",
         )
 
+    @property
+    def label(self) -> str:
+        """``server static 64 KiB``, ``server dynamic``, plus any channel arguments."""
+        text = f"server {self.window_mode}"
+        if self.window_bytes is not None:
+            text += f" {format_bytes(self.window_bytes)}"
+        if self.channel_options:
+            text += " " + ",".join(f"{k}={v}" for k, v in self.channel_options)
+        return text
+
 
 @dataclass(frozen=True)
 class Workload:
@@ -251,13 +261,6 @@ class Trial:
     workload: Workload = field(default_factory=Workload)
     label: str = ""
 
-    def __post_init__(self) -> None:
-        require(
-            not (self.client.kind == "h2" and self.workload.kind == "upload"),
-            "--workload upload: the h2 client measures downloads and unary calls; "
-            "use --client grpcio for uploads (the server's receive window governs them)",
-        )
-
     @property
     def streams_per_connection(self) -> int:
         """Streams are spread round-robin: the busiest connection carries this many."""
@@ -276,6 +279,8 @@ def theory_mib_s(trial: Trial) -> float | None:
     connection layer allows the connection window per RTT; the smaller one binds.
     """
     client, workload = trial.client, trial.workload
+    if workload.kind == "upload":
+        return upload_theory_mib_s(trial)
     if client.window_bytes is None or trial.link.rtt_ms <= 0 or workload.kind != "download":
         return None
     per_conn = client.window_bytes * trial.streams_per_connection
@@ -284,6 +289,30 @@ def theory_mib_s(trial: Trial) -> float | None:
         per_conn = min(per_conn, conn_window)
     connections = min(client.connections, workload.streams)
     return per_conn * connections / (trial.link.rtt_ms / 1000.0) / MIB
+
+
+def upload_theory_mib_s(trial: Trial) -> float | None:
+    """An upload's bound: the server's static receive window / RTT. An upload is one stream,
+    and C-core's connection window follows its stream window. None when dynamic or at RTT 0."""
+    window = trial.server.window_bytes
+    if window is None or trial.link.rtt_ms <= 0:
+        return None
+    return window / (trial.link.rtt_ms / 1000.0) / MIB
+
+
+UPLOAD_DRAIN_S = 5.0
+UPLOAD_DRAIN_RTTS = 20
+
+
+def upload_call_timeout_s(trial: Trial) -> float:
+    """A timed upload's deadline: the timed phase plus time to drain what is in flight (at
+    most a window and a message: a few RTTs), so a server that stops reading fails the call
+    in seconds rather than after the whole ``--timeout``. Fixed-size uploads get --timeout."""
+    workload = trial.workload
+    if workload.bytes_per_stream is not None:
+        return workload.timeout_s
+    drain_s = max(UPLOAD_DRAIN_S, UPLOAD_DRAIN_RTTS * trial.link.rtt_ms / 1000.0)
+    return min(workload.timeout_s, workload.timed_duration_s(trial.link.rtt_ms) + drain_s)
 
 
 def is_number(value: object) -> TypeGuard[int | float]:

@@ -56,6 +56,11 @@ def run_json(m: Measurement) -> dict[str, Any]:
         "frames": to_json(m.frames) if m.frames is not None else {},
         "notes": list(result.notes) if result else [],
         "meta": asdict(m.meta),
+        "server_mode": trial.server.window_mode,
+        "server_window_bytes": trial.server.window_bytes,
+        "server_options": dict(trial.server.channel_options),
+        "sent_bytes": result.sent_bytes if result else None,
+        "credit_wait_s": result.credit_wait_s if result else None,
     }
 
 
@@ -68,16 +73,14 @@ def run_table(m: Measurement) -> str:
             "RTT",
             f"{data['rtt_ms']:g} ms (up {data['delay_up_ms']:g} + down {data['delay_down_ms']:g})",
         ),
-        (
-            "stream / connection window",
-            f"{fmt_window(data['window_bytes'])} / {fmt_window(data['conn_window_bytes'])}",
-        ),
+        _window_row(m, data),
     ]
     if m.status != "ok":
         rows.append(("FAILED", m.error))
         return tabulate(rows, tablefmt="simple")
     rows += _result_rows(data)
-    rows += _frame_rows(m.frames)
+    rows += _upload_frame_rows(m.frames) if m.trial.workload.kind == "upload" else []
+    rows += [] if m.trial.workload.kind == "upload" else _frame_rows(m.frames)
     rows += [("note", n) for n in data["notes"]]
     warning = cpu_warning(cpu_limit(m))
     if warning:
@@ -144,6 +147,42 @@ def _frame_rows(frames: FrameSummary | None) -> list[tuple[str, str]]:
         rows.append(("stream window growth", " -> ".join(format_bytes(g) for g in growth)))
     if frames.tap_lines_skipped:
         rows.append(("tap", f"{frames.tap_lines_skipped} corrupt tap-file line(s) skipped"))
+    if not frames.decodable:
+        rows.append(("tap", "some frames could not be decoded"))
+    return rows
+
+
+def _window_row(m: Measurement, data: dict[str, Any]) -> tuple[str, str]:
+    if m.trial.workload.kind == "upload":  # the server receives: its window governs
+        return ("server receive window", m.trial.server.label.removeprefix("server "))
+    return (
+        "stream / connection window",
+        f"{fmt_window(data['window_bytes'])} / {fmt_window(data['conn_window_bytes'])}",
+    )
+
+
+def _upload_frame_rows(frames: FrameSummary | None) -> list[tuple[str, str]]:
+    """An upload's tap rows: the server's SETTINGS and credit (it is the receiver)."""
+    if frames is None:
+        return [("frames", "no tap (direct connection)")]
+    wu = frames.server_conn_window_updates
+    growth = [step.window_bytes for step in frames.server_window_growth]
+    rows = [
+        ("server SETTINGS (first)", settings_text(frames.server_settings)),
+        (
+            "conn WINDOW_UPDATEs from server",
+            f"{wu.count}; first: {' '.join(str(i) for i in wu.first)}",
+        ),
+        ("stream WINDOW_UPDATEs from server", str(frames.server_stream_window_updates.count)),
+        ("server SETTINGS changes", str(frames.server_settings_changes)),
+        ("PINGs sent by server", str(frames.server_pings_sent)),
+        (
+            "DATA frames sent",
+            f"{frames.data_up.frames} (max {format_bytes(frames.data_up.max_frame)})",
+        ),
+    ]
+    if len(growth) > 1:
+        rows.append(("server window growth", " -> ".join(format_bytes(g) for g in growth)))
     if not frames.decodable:
         rows.append(("tap", "some frames could not be decoded"))
     return rows

@@ -44,6 +44,9 @@ class ClientResult:
     latencies_ms: tuple[float, ...] = ()
     window_trace: tuple[tuple[float, int], ...] = ()
     notes: tuple[str, ...] = ()
+    # Uploads: ``bytes`` is what the server confirmed; these say what the client did.
+    sent_bytes: int = 0  # DATA bytes the h2 client wrote (framing included)
+    credit_wait_s: float | None = None  # h2: time it had bytes to send but no window
 
     @property
     def throughput_mib_s(self) -> float:

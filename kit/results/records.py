@@ -87,6 +87,8 @@ class DirectionSummary:
     headers: int = 0
     rst_stream: int = 0
     goaway: int = 0
+    # (t_ns, DATA bytes so far), once per chunk that began DATA frames; the first 512.
+    data_marks: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,8 @@ class WindowStep:
 class FrameSummary:
     """The frames of one trial's connections, summed (first-N lists merged in time order).
 
-    "Client" fields describe the "up" direction (client -> server).
+    "Client" fields describe the "up" direction (client -> server), ``server_`` fields the
+    "down" direction (the receiver's credit for uploads).
     """
 
     connections: int = 0
@@ -170,6 +173,13 @@ class FrameSummary:
     bytes_down: int = 0
     window_growth: tuple[WindowStep, ...] = ()
     tap_lines_skipped: int = 0
+    # The same for the server's side ("down"): the receiver of uploads.
+    server_settings: dict[str, int] = field(default_factory=dict)
+    server_settings_changes: int = 0
+    server_conn_window_updates: WindowUpdates = WindowUpdates()
+    server_stream_window_updates: WindowUpdates = WindowUpdates()
+    server_pings_sent: int = 0
+    server_window_growth: tuple[WindowStep, ...] = ()
 
 
 # --- the record of one trial ---------------------------------------------------------------

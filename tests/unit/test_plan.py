@@ -104,6 +104,14 @@ def test_parse_option_and_merge() -> None:
     assert merge_options([("a", 1), ("b", 2)], [("a", 3)]) == [("a", 3), ("b", 2)]
 
 
-def test_h2_client_refuses_uploads() -> None:
-    with pytest.raises(UsageError, match="upload"):
-        Trial(client=ClientConfig(kind="h2"), workload=Workload(kind="upload"))
+def test_both_clients_take_uploads_and_the_server_window_is_the_theory() -> None:
+    server = ServerConfig(window_mode="static", window_bytes=64 * 1024)
+    for kind in ("h2", "grpcio"):
+        trial = Trial(
+            link=Link.from_rtt(100.0),
+            client=ClientConfig(kind=kind),  # type: ignore[arg-type]
+            server=server,
+            workload=Workload(kind="upload"),
+        )
+        assert theory_mib_s(trial) == pytest.approx(64 / 1024 / 0.1)
+    assert theory_mib_s(Trial(link=Link.from_rtt(100.0), workload=Workload(kind="upload"))) is None

@@ -25,6 +25,7 @@ import h2.exceptions
 from kit.clients.h2 import wire
 from kit.clients.h2.bdp import INITIAL_BDP_BYTES
 from kit.clients.h2.connection import DEFAULT_WINDOW_BYTES, Call, ConnOptions, H2GrpcConnection
+from kit.clients.h2.upload_shell import run_upload
 from kit.errors import KitError, MeasurementError, TopologyError
 from kit.plan.trial import Trial
 from kit.plan.units import MIB
@@ -191,6 +192,11 @@ class Session:
                 self._probe(now)
         return now
 
+    def poll(self) -> None:
+        """Read whatever is ready now, without waiting (an upload interleaves it with sends)."""
+        for key, _ in self._selector.select(0):
+            self._read(key.data, now_ns())
+
     def _read(self, endpoint: _Endpoint, now: int) -> None:
         """One recv, fed whole to the connection (one credit batch), then its reply sent."""
         n = endpoint.sock.recv_into(self._buffer)
@@ -324,11 +330,10 @@ def _unary_call_ms(session: Session, conn: H2GrpcConnection, body: bytes) -> flo
     return ((call.ended_ns or now_ns()) - sent) / 1e6
 
 
-# The h2 client measures downloads and unary calls; uploads are refused when the Trial is
-# built (UsageError), and here too should one arrive some other way.
 _WORKLOADS: dict[str, Callable[[Session], ClientResult]] = {
     "download": _run_download,
     "unary": _run_unary,
+    "upload": run_upload,  # kit.clients.h2.upload_shell
 }
 
 

@@ -83,6 +83,7 @@ class Call:
     status: int | None = None
     status_message: str = ""
     cancelled: bool = False
+    body: bytearray | None = None  # the response's DATA, kept only when asked (uploads)
 
     @property
     def done(self) -> bool:
@@ -170,6 +171,31 @@ class H2GrpcConnection:
         self.calls[stream_id] = call
         return call
 
+    # -- the send side of client-streaming calls (kit.clients.h2.upload drives these) ----
+
+    def start_stream(self, path: str, now_ns: int) -> Call:
+        """Queue a call's headers only: its body follows as flow control allows
+        (``send_data``); the response body is kept for the caller to parse."""
+        stream_id = self._h2.get_next_available_stream_id()
+        self._h2.send_headers(stream_id, wire.request_headers(path, self.authority))
+        credit = Credit(self._stream_window, self.options.credit_policy)
+        call = Call(stream_id, path, now_ns, credit=credit, body=bytearray())
+        self.calls[stream_id] = call
+        return call
+
+    @property
+    def max_outbound_frame_bytes(self) -> int:
+        """The largest DATA frame the server accepts (its SETTINGS_MAX_FRAME_SIZE)."""
+        return int(self._h2.max_outbound_frame_size)
+
+    def send_window(self, stream_id: int) -> int:
+        """Bytes the server's stream and connection windows both allow on ``stream_id`` now."""
+        return int(self._h2.local_flow_control_window(stream_id))
+
+    def send_data(self, stream_id: int, data: bytes | memoryview, end_stream: bool) -> None:
+        """Queue one DATA frame; h2 refuses (FlowControlError) anything past the windows."""
+        self._h2.send_data(stream_id, data, end_stream=end_stream)
+
     def cancel(self, call: Call) -> None:
         """Queue RST_STREAM(CANCEL) for an unfinished call; later frames on it are dropped."""
         if not call.done and not call.cancelled:
@@ -229,6 +255,8 @@ class H2GrpcConnection:
         if call is not None and event.data:
             call.data_bytes += len(event.data)
             call.counter.feed(event.data)
+            if call.body is not None:
+                call.body += event.data
         self._return_credit(call, size, ended=event.stream_ended is not None)
         if self.bdp is not None and self.bdp.on_data(size, now_ns):
             self._h2.ping(BDP_PING_DATA)

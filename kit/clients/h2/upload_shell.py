@@ -1,0 +1,98 @@
+"""The socket side of an h2 upload: pump the sans-IO ``UploadSender``, send, read credit.
+
+One loop on the session's single thread: while the server's windows allow bytes, queue a
+budget of DATA, send it, and read whatever arrived (WINDOW_UPDATEs, PINGs) without
+waiting; when they allow none, block in the session's selector until a read opens them.
+The timed phase ends at the next message boundary after the deadline; the server's
+summary (its reply) is what the result reports, and its arrival ends the timed phase.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from kit.clients.h2.upload import UPLOAD_PATH, UploadSender, parse_summary, upload_message
+from kit.errors import MeasurementError
+from kit.plan.grpc_args import server_notes
+from kit.plan.trial import upload_call_timeout_s
+from kit.results.client import ClientResult, now_ns
+
+if TYPE_CHECKING:  # the session's shell imports this module
+    from kit.clients.h2.client import Session
+
+# Bytes queued per pass before reading again: small enough that credit and PINGs are read
+# promptly, large enough that a pass is not dominated by the select call.
+PUMP_BUDGET_BYTES = 256 * 1024
+NS_PER_S = 1_000_000_000
+
+
+def run_upload(session: Session) -> ClientResult:
+    """One client-streaming Upload call on the first connection, as fast as credit allows."""
+    trial, conn = session.trial, session.conns[0]
+    workload = trial.workload
+    t_start = now_ns()
+    cpu_start = time.process_time()
+    deadline_ns = t_start + int(upload_call_timeout_s(trial) * NS_PER_S)
+    session.hard_deadline_ns = min(session.hard_deadline_ns, deadline_ns)
+    fixed = workload.messages_per_stream()
+    stop_ns = None if fixed else t_start + int(workload.timed_duration_s(trial.link.rtt_ms) * 1e9)
+    call = conn.start_stream(UPLOAD_PATH, t_start)
+    sender = UploadSender(call.stream_id, upload_message(workload.message_bytes), fixed)
+    session.start_probing(t_start)
+    while not sender.ended and not call.done:
+        now = now_ns()
+        if stop_ns is not None and now >= stop_ns:
+            sender.stop()
+        if now >= session.hard_deadline_ns:
+            raise MeasurementError(_stalled(sender.sent_bytes))
+        queued = sender.pump(conn, now, PUMP_BUDGET_BYTES)
+        session.send_pending()
+        if queued:
+            session.poll()
+        elif not sender.ended:
+            wake = None if sender.stopping else stop_ns
+            session.drive(lambda: call.done or conn.send_window(call.stream_id) > 0, wake)
+    sender.finish(now_ns())
+    try:
+        session.drive(lambda: call.done)
+    except MeasurementError as exc:
+        if now_ns() >= session.hard_deadline_ns:
+            raise MeasurementError(_stalled(sender.sent_bytes)) from None
+        raise exc from None
+    t_end = call.ended_ns or now_ns()
+    cpu_s = time.process_time() - cpu_start
+    summary = parse_summary(bytes(call.body or b""))
+    if summary.messages != sender.messages_started:
+        raise MeasurementError(
+            f"h2 client: the server confirmed {summary.messages} of "
+            f"{sender.messages_started} upload messages"
+        )
+    elapsed_s = (t_end - t_start) / NS_PER_S
+    return ClientResult(
+        client="h2",
+        bytes=summary.payload_bytes,
+        messages=summary.messages,
+        elapsed_s=elapsed_s,
+        t_start_ns=t_start,
+        t_end_ns=t_end,
+        stream_bytes=(summary.payload_bytes,),
+        stream_finish_s=(elapsed_s,),
+        cpu_s=cpu_s,
+        ping_rtt_ms=tuple(ns / 1e6 for ns in conn.ping_rtt_ns),
+        notes=(
+            f"waited for the server's credit {sender.waited_ns / 1e9:.2f} s of {elapsed_s:.2f} s "
+            f"({sender.stalls} stalls); DATA frames up to the server's MAX_FRAME_SIZE "
+            f"{conn.max_outbound_frame_bytes} B",
+            *server_notes(trial.server),
+        ),
+        sent_bytes=sender.sent_bytes,
+        credit_wait_s=sender.waited_ns / 1e9,
+    )
+
+
+def _stalled(sent_bytes: int) -> str:
+    return (
+        f"h2 client: the server stopped taking the upload ({sent_bytes} B sent, "
+        "no summary before the deadline)"
+    )
