@@ -44,6 +44,7 @@ Flag = Callable[[str], str]
 DEFAULT_RTT = "20ms"
 H2_KEYS = ("window", "conn-window", "credit", "max-frame", "connections", "mode")
 GRPCIO_KIT_KEYS = ("window", "mode", "connections")
+SERVER_KIND = "server"
 _CLI_NAMES = {"max-frame": "max-frame-size", "bytes": "bytes"}
 _ITEM_SPLIT = re.compile(r",\s*(?=[A-Za-z_][\w.\-]*\s*=)")
 
@@ -269,6 +270,7 @@ class Candidate:
     name: str
     client: ClientConfig
     spec: str
+    server: ServerConfig = ServerConfig()
 
     def __post_init__(self) -> None:
         if not self.name.strip():
@@ -276,27 +278,52 @@ class Candidate:
 
 
 def parse_candidate(text: str, name: str | None = None) -> Candidate:
-    """ "h2:window=4MiB,conn-window=16MiB" -> Candidate (named by its spec unless named)."""
+    """ "h2:window=4MiB,conn-window=16MiB" -> Candidate (named by its spec unless named).
+
+    ``server:window=4MiB,mode=...,option=key=value`` changes the server's receive window
+    instead (the client stays grpcio's defaults); a client spec may change it too with
+    ``server-window``, ``server-mode``, ``server-option``.
+    """
     spec = text.strip()
     kind, sep, rest = spec.partition(":")
     kind = kind.strip()
     with prefixed(f"candidate {spec!r}"):
+        if kind == SERVER_KIND:
+            items = split_items(rest) if sep else []
+            return Candidate(name or spec, ClientConfig(), spec, _server_items(items, "", ""))
         if kind not in CLIENT_KINDS:
             raise UsageError(
-                f"client {kind!r} is not one of {', '.join(CLIENT_KINDS)} "
-                "(e.g. 'grpcio:grpc.http2.bdp_probe=0' or 'h2:window=4MiB,conn-window=16MiB')"
+                f"client {kind!r} is not one of {', '.join((*CLIENT_KINDS, SERVER_KIND))} "
+                "(e.g. 'grpcio:grpc.http2.bdp_probe=0', 'h2:window=4MiB,conn-window=16MiB' "
+                "or 'server:window=4MiB')"
             )
         items = split_items(rest) if sep else []
-        return Candidate(name or spec, client_from(kind, items), spec)
+        client_items = [(k, v) for k, v in items if not k.startswith("server-")]
+        server = _server_items(items, "server-", "server-")
+        return Candidate(name or spec, client_from(kind, client_items), spec, server)
 
 
-def candidate_from_items(
-    kind: str, items: Sequence[tuple[str, Any]], name: str | None
-) -> Candidate:
-    """A candidate given as fields (a plan file's table): its spec is rebuilt from them."""
-    spec = kind + (":" + ",".join(f"{k}={v}" for k, v in items) if items else "")
-    with prefixed(f"candidate {spec!r}"):
-        return Candidate(name or spec, client_from(kind, items), spec)
+def _server_items(items: Sequence[tuple[str, Any]], prefix: str, flag_prefix: str) -> ServerConfig:
+    """Server settings of a spec (``window``, ``mode``, ``option``; dotted keys are channel
+    arguments) -> ServerConfig. ``prefix`` picks them out of a client spec."""
+    mine = [(k[len(prefix) :], v) for k, v in items if k.startswith(prefix)] if prefix else items
+    known = ("window", "mode", "option")
+    settings: dict[str, Any] = {"server-option": []}
+    for key, value in mine:
+        if "." in key and not prefix:
+            settings["server-option"].append((key, value))
+        elif key not in known:
+            raise UsageError(
+                f"unknown server setting {flag_prefix}{key} (use {', '.join(flag_prefix + k for k in known)}"
+                + (", or a channel argument like grpc.http2.bdp_probe=0)" if not prefix else ")")
+            )
+        elif key == "option":
+            settings["server-option"].append(parse_option(str(value), option=flag_prefix + key))
+        elif f"server-{key}" in settings:
+            raise UsageError(f"{flag_prefix}{key} given twice")
+        else:
+            settings[f"server-{key}"] = value
+    return server_from(settings, lambda key: flag_prefix + key.removeprefix("server-"))
 
 
 def split_items(rest: str) -> list[tuple[str, str]]:

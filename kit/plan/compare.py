@@ -38,7 +38,7 @@ from kit.plan.units import format_bytes
 
 CompareMetric = Literal["throughput", "latency"]
 BASELINE_KEY = "baseline"
-COMPARE_WORKLOADS = ("download", "unary")
+COMPARE_WORKLOADS = ("download", "unary", "upload")
 DEFAULT_ROUNDS = 5
 SETTING_KEYS = (
     "rtt",
@@ -92,7 +92,11 @@ class ComparePlan:
 
     def trial(self, candidate: Candidate) -> Trial:
         return Trial(
-            link=self.link, client=candidate.client, workload=self.workload, label=candidate.name
+            link=self.link,
+            client=candidate.client,
+            server=candidate.server,
+            workload=self.workload,
+            label=candidate.name,
         )
 
     def cells(self) -> tuple[Cell, ...]:
@@ -134,7 +138,7 @@ def describe_setup(link: Link, workload: Workload) -> str:
         return f"{path}; unary calls x{workload.calls}"
     timed = f"{workload.timed_duration_s(link.rtt_ms):g} s timed"
     size = format_bytes(workload.message_bytes, digits=3)
-    return f"{path}; download, {workload.streams} stream(s), {size} messages, {timed}"
+    return f"{path}; {workload.kind}, {workload.streams} stream(s), {size} messages, {timed}"
 
 
 # --- settings: CLI flags over a plan file over defaults ----------------------------------
