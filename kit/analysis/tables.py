@@ -31,6 +31,7 @@ from kit.plan.tables import (
     TablesSettings,
 )
 from kit.plan.units import KIB, MIB
+from kit.plan.upload_table import UPLOAD_PREFIX
 from kit.results.records import Measurement, RunMeta, SessionRecord
 
 _ROW_GROUPS = {
@@ -135,7 +136,8 @@ def tables_in(plans: Sequence[TablesSettings], views: dict[str, CampaignView]) -
         ("starvation", STARVATION_CAMPAIGN),
         ("unary", UNARY_CAMPAIGN),
     )
-    return found + [t for t, n in named if n in views]
+    uploads = ["uploads"] if any(n.startswith(UPLOAD_PREFIX) for n in views) else []
+    return found + [t for t, n in named if n in views] + uploads
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from kit._proto import throughput_pb2 as pb
 from kit.clients.process import main
 from kit.errors import MeasurementError, TopologyError
 from kit.plan.grpc_args import STATIC_WINDOW_NOTE, merge_options, server_notes, window_options
-from kit.plan.trial import ClientConfig, Trial, upload_call_timeout_s
+from kit.plan.trial import ClientConfig, Trial, Workload, upload_call_timeout_s
 from kit.plan.units import MIB
 from kit.results.client import ClientResult, now_ns
 
@@ -83,11 +83,12 @@ def _as_bytes(message: bytes) -> bytes:
     return message
 
 
-def _warm(ch: _Channel, message_bytes: int, timeout_s: float) -> None:
+def _warm(ch: _Channel, workload: Workload, timeout_s: float) -> None:
     ch.ping(pb.PingRequest(payload=b"warm"), timeout=timeout_s)
-    for _ in ch.download(
-        pb.DownloadRequest(message_count=2, message_bytes=message_bytes), timeout=timeout_s
-    ):
+    if workload.kind == "upload":  # a download warms the wrong direction
+        return
+    request = pb.DownloadRequest(message_count=2, message_bytes=workload.message_bytes)
+    for _ in ch.download(request, timeout=timeout_s):
         pass
 
 
@@ -229,7 +230,7 @@ def run_grpcio(host: str, port: int, trial: Trial) -> ClientResult:
             channels.append(_open_channel(target, trial.client, index, trial.workload.timeout_s))
         if trial.workload.warmup:
             for ch in channels:
-                _warm(ch, trial.workload.message_bytes, trial.workload.timeout_s)
+                _warm(ch, trial.workload, trial.workload.timeout_s)
         if trial.workload.kind == "unary":
             return _unary(channels[0], trial)
         if trial.workload.kind == "upload":

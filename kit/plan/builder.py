@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from kit.errors import UsageError, prefixed
@@ -270,7 +270,7 @@ class Candidate:
     name: str
     client: ClientConfig
     spec: str
-    server: ServerConfig = ServerConfig()
+    server: ServerConfig = field(default_factory=ServerConfig)
 
     def __post_init__(self) -> None:
         if not self.name.strip():
@@ -324,6 +324,15 @@ def _server_items(items: Sequence[tuple[str, Any]], prefix: str, flag_prefix: st
         else:
             settings[f"server-{key}"] = value
     return server_from(settings, lambda key: flag_prefix + key.removeprefix("server-"))
+
+
+def candidate_from_items(
+    kind: str, items: Sequence[tuple[str, Any]], name: str | None
+) -> Candidate:
+    """A candidate given as fields (a plan file's table): its spec is rebuilt from them."""
+    spec = kind + (":" + ",".join(f"{k}={v}" for k, v in items) if items else "")
+    with prefixed(f"candidate {spec!r}"):
+        return Candidate(name or spec, client_from(kind, items), spec)
 
 
 def split_items(rest: str) -> list[tuple[str, str]]:

@@ -26,6 +26,7 @@ from kit.plan.trial import (
     theory_mib_s,
 )
 from kit.plan.units import KIB, MIB, size_spec
+from kit.plan.upload_table import UPLOAD_CONTROL, UPLOAD_RTTS_MS, campaign_name, upload_cells
 
 # Every table: its name (what ``--only`` takes) and its number (the heading; ``--only``
 # still takes numbers). A new table is one line here plus its campaign in ``plan_tables``.
@@ -34,6 +35,7 @@ TABLES: tuple[tuple[str, int], ...] = (
     ("wire", 2),
     ("starvation", 3),
     ("unary", 4),
+    ("uploads", 5),
 )
 TABLE_NAMES: tuple[str, ...] = tuple(name for name, _ in TABLES)
 TABLE_NUMBERS: dict[str, int] = dict(TABLES)
@@ -292,9 +294,16 @@ def unary_campaign(settings: TablesSettings) -> TableCampaign:
     )
 
 
+def uploads_campaign(rtt_ms: float, settings: TablesSettings) -> TableCampaign:
+    """Table 5 at one RTT (``kit.plan.upload_table``), with its own control and floor."""
+    cells = upload_cells(rtt_ms, settings.quick)
+    return _campaign(campaign_name(rtt_ms), cells, UPLOAD_CONTROL, settings, ("uploads",))
+
+
 def plan_tables(settings: TablesSettings) -> list[TableCampaign]:
     """The campaigns the selected tables need (table 2 reads table 1's 20 ms campaign)."""
     wanted = set(settings.only)
     campaigns = [table1_campaign(rtt, settings) for rtt in TABLE1_RTTS_MS]
     campaigns += [starvation_campaign(settings), unary_campaign(settings)]
+    campaigns += [uploads_campaign(rtt, settings) for rtt in UPLOAD_RTTS_MS]
     return [c for c in campaigns if wanted & set(c.tables)]

@@ -41,6 +41,7 @@ from kit.analysis.tables import (
     unary_verdict,
     window_ratio,
 )
+from kit.analysis.upload_table import upload_views
 from kit.plan.tables import (
     STARVATION_CAMPAIGN,
     TABLE_NUMBERS,
@@ -58,6 +59,7 @@ from kit.report.format import (
     pings_text,
     settings_text,
 )
+from kit.report.upload_table import render_uploads
 from kit.results.records import FrameSummary, Measurement
 from kit.results.store import RecordsRead
 
@@ -446,11 +448,13 @@ def _renderers(views: dict[str, CampaignView]) -> dict[str, Callable[[], str | N
         return lambda: render(views[name]) if name in views else None
 
     table1 = table1_views(views)
+    uploads = upload_views(views)
     return {
         "windows": lambda: render_table1(table1) if table1 else None,
         "wire": one(WIRE_CAMPAIGN, render_table2),
         "starvation": one(STARVATION_CAMPAIGN, render_table3),
         "unary": one(UNARY_CAMPAIGN, render_table4),
+        "uploads": lambda: render_uploads(uploads) if uploads else None,
     }
 
 

@@ -274,10 +274,11 @@ def _signals_deferred() -> Iterator[None]:
 
 
 def warm_trial(trial: Trial) -> Trial:
-    """The same client and link, a short timed download: the warm-up run."""
+    """The same client and link, a short timed download (an upload for uploads): the
+    warm-up run."""
     workload = replace(
         trial.workload,
-        kind="download",
+        kind="upload" if trial.workload.kind == "upload" else "download",
         duration_s=WARM_UP_S,
         bytes_per_stream=None,
         streams=min(trial.workload.streams, 4),

@@ -166,6 +166,8 @@ class Session:
         """Settle SETTINGS, then one Ping call and a short download on every connection."""
         self.drive(lambda: all(c.settings_acked for c in self.conns))
         self.call_all(wire.PING_PATH, wire.ping_body(b"warm"))
+        if self.trial.workload.kind == "upload":  # a download warms the wrong direction
+            return
         body = wire.download_body(WARMUP_MESSAGES, self.trial.workload.message_bytes)
         self.call_all(wire.DOWNLOAD_PATH, body)
 

@@ -1,0 +1,119 @@
+"""Pure: the figures of the uploads table, from a ``kit tables`` run's records.
+
+The server's receive window governs an upload: per cell, the throughput against
+server window / RTT, the window that throughput implies (throughput x RTT, which shows
+C-core's per-message extra credit), what the server advertised on the wire, and HAProxy's
+figures for the same shape. The second part's two verdicts: the client's own receive
+window (64 KiB vs 16 MiB) against the server's (64 KiB vs 4 MiB), each beyond noise or not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kit.analysis.cells import CampaignView, CellView, median_of, throughput
+from kit.analysis.stats import Verdict, verdict
+from kit.plan.units import MIB
+from kit.plan.upload_table import (
+    CLIENT_WINDOW_KEY,
+    HAPROXY_AUTO_BYTES,
+    HAPROXY_RTT_MS,
+    SMALL_SERVER_KEY,
+    UPLOAD_CONTROL,
+    UPLOAD_PREFIX,
+)
+from kit.results.records import FrameSummary
+
+HAPROXY_SOURCE = (
+    "HAProxy 3.1's HTTP/2 receive-window work (its commit messages): one upload stream at "
+    "103 ms over real TCP"
+)
+# Server receive window (bytes; our nearest cell) -> HAProxy's Mbit/s at 103 ms.
+HAPROXY_MBIT_S: dict[int, tuple[str, float]] = {
+    64 * 1024: ("64 kB window", 5.1),
+    HAPROXY_AUTO_BYTES: ("automatic buffers, ~1.4 MB", 121.0),
+    4 * MIB: ("4 MB (tune.h2.fe.rxbuf 4m)", 257.0),
+}
+BITS_PER_MIB = 8 * MIB / 1e6  # MiB/s -> Mbit/s (decimal megabits, as network rates are)
+INITIAL_WINDOW_SIZE = "INITIAL_WINDOW_SIZE"
+
+
+def upload_views(views: dict[str, CampaignView]) -> list[CampaignView]:
+    """The uploads campaigns (one per RTT), by RTT."""
+    found = [v for n, v in views.items() if n.startswith(UPLOAD_PREFIX)]
+    return sorted(found, key=lambda v: v.cells[0].trial.link.rtt_ms)
+
+
+def mbit_s(mib_s: float | None) -> float | None:
+    return None if mib_s is None else mib_s * BITS_PER_MIB
+
+
+def implied_window_bytes(cell: CellView) -> float | None:
+    """Median throughput x RTT: the window the upload behaved as if it had."""
+    median = median_of(cell)
+    rtt_ms = cell.trial.link.rtt_ms
+    return None if median is None or rtt_ms <= 0 else median * MIB * rtt_ms / 1000.0
+
+
+def haproxy_reference(cell: CellView) -> tuple[str, float] | None:
+    trial = cell.trial
+    if trial.link.rtt_ms != HAPROXY_RTT_MS or trial.server.window_bytes is None:
+        return None
+    return HAPROXY_MBIT_S.get(trial.server.window_bytes)
+
+
+@dataclass(frozen=True)
+class Advertised:
+    """The server's windows on the wire: its first INITIAL_WINDOW_SIZE and later ones, the
+    credit it granted on the connection, and the largest connection WINDOW_UPDATE."""
+
+    initial_bytes: int | None
+    grown_to: int | None
+    conn_credit_bytes: int
+    largest_conn_update: int
+
+
+def advertised(frames: FrameSummary) -> Advertised:
+    growth = [s.window_bytes for s in frames.server_window_growth]
+    updates = frames.server_conn_window_updates
+    return Advertised(
+        initial_bytes=frames.server_settings.get(INITIAL_WINDOW_SIZE),
+        grown_to=growth[-1] if len(growth) > 1 else None,
+        conn_credit_bytes=updates.total,
+        largest_conn_update=max(updates.first, default=0),
+    )
+
+
+@dataclass(frozen=True)
+class WindowEffect:
+    """One of the second part's comparisons: ``what`` changed from ``base`` to ``cand``."""
+
+    what: str
+    base: str
+    cand: str
+    result: Verdict | None  # None: not measured (a cell or the noise floor is missing)
+
+
+def window_effects(view: CampaignView) -> list[WindowEffect]:
+    """Client window 64 KiB -> 16 MiB (server 4 MiB), and server 64 KiB -> 4 MiB (client
+    64 KiB), on the h2 client, judged against this campaign's noise floor."""
+    pairs = (
+        (
+            "client receive window 64 KiB -> 16 MiB (server 4 MiB)",
+            UPLOAD_CONTROL,
+            CLIENT_WINDOW_KEY,
+        ),
+        ("server receive window 64 KiB -> 4 MiB (client 64 KiB)", SMALL_SERVER_KEY, UPLOAD_CONTROL),
+    )
+    return [WindowEffect(what, b, c, _verdict(view, b, c)) for what, b, c in pairs]
+
+
+def _verdict(view: CampaignView, base_key: str, cand_key: str) -> Verdict | None:
+    floor = view.floor(throughput)
+    base, cand = view.cell(base_key), view.cell(cand_key)
+    if floor is None or base is None or cand is None:
+        return None
+    base_values, cand_values = base.values(throughput), cand.values(throughput)
+    if not base_values or not cand_values:
+        return None
+    return verdict(base_values, cand_values, floor.floor_pct, higher_is_better=True)
