@@ -114,6 +114,6 @@ def _verdict(view: CampaignView, base_key: str, cand_key: str) -> Verdict | None
     if floor is None or base is None or cand is None:
         return None
     base_values, cand_values = base.values(throughput), cand.values(throughput)
-    if not base_values or not cand_values:
+    if not base_values or not cand_values or median_of(base) == 0:
         return None
     return verdict(base_values, cand_values, floor.floor_pct, higher_is_better=True)

@@ -192,10 +192,11 @@ def _upload(ch: _Channel, trial: Trial) -> ClientResult:
     cpu0, start = time.process_time(), now_ns()
     deadline = start + int(duration_s * 1e9)
 
+    sent = [0]
+
     def chunks() -> Iterator[bytes]:
-        sent = 0
-        while (limit is None and now_ns() < deadline) or (limit is not None and sent < limit):
-            sent += 1
+        while (limit is None and now_ns() < deadline) or (limit is not None and sent[0] < limit):
+            sent[0] += 1
             yield chunk
 
     summary = ch.upload(chunks(), timeout=upload_call_timeout_s(trial))
@@ -211,6 +212,7 @@ def _upload(ch: _Channel, trial: Trial) -> ClientResult:
         stream_finish_s=((end - start) / 1e9,),
         cpu_s=time.process_time() - cpu0,
         notes=_notes(trial),
+        sent_bytes=sent[0] * workload.message_bytes,
     )
 
 

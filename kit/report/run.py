@@ -53,12 +53,30 @@ def run_json(m: Measurement) -> dict[str, Any]:
         "stream_finish_s": list(result.stream_finish_s) if result else None,
         "cpu": {c.role: round(c.cpu_fraction, 3) for c in m.cpu},
         "cpu_bound": list(m.cpu_bound_roles),
-        "frames": to_json(m.frames) if m.frames is not None else {},
+        "frames": _frames_json(m),
         "notes": list(result.notes) if result else [],
         "meta": asdict(m.meta),
-        "server_mode": trial.server.window_mode,
-        "server_window_bytes": trial.server.window_bytes,
-        "server_options": dict(trial.server.channel_options),
+        **(_upload_json(m) if trial.workload.kind == "upload" else {}),
+    }
+
+
+def _frames_json(m: Measurement) -> dict[str, Any]:
+    """The tap's summary; the server's side only for uploads (where the server receives)."""
+    if m.frames is None:
+        return {}
+    data: dict[str, Any] = to_json(m.frames)
+    if m.trial.workload.kind != "upload":
+        data = {k: v for k, v in data.items() if not k.startswith("server_")}
+    return data
+
+
+def _upload_json(m: Measurement) -> dict[str, Any]:
+    """An upload's extra keys: the server's window (it receives) and what the client sent."""
+    server, result = m.trial.server, m.result
+    return {
+        "server_mode": server.window_mode,
+        "server_window_bytes": server.window_bytes,
+        "server_options": dict(server.channel_options),
         "sent_bytes": result.sent_bytes if result else None,
         "credit_wait_s": result.credit_wait_s if result else None,
     }

@@ -45,7 +45,7 @@ class ClientResult:
     window_trace: tuple[tuple[float, int], ...] = ()
     notes: tuple[str, ...] = ()
     # Uploads: ``bytes`` is what the server confirmed; these say what the client did.
-    sent_bytes: int = 0  # DATA bytes the h2 client wrote (framing included)
+    sent_bytes: int = 0  # payload bytes of the messages the client sent
     credit_wait_s: float | None = None  # h2: time it had bytes to send but no window
 
     @property

@@ -225,7 +225,7 @@ def test_campaign_name_ignores_rounds_and_seed_but_not_cells() -> None:
 
 @pytest.mark.parametrize(
     ("settings", "match"),
-    [({"workload": "upload"}, "not one of download, unary"), ({"rounds": 0}, "--rounds: 0")],
+    [({"workload": "bogus"}, "not one of download, unary, upload"), ({"rounds": 0}, "--rounds: 0")],
 )
 def test_plan_validation(settings: dict[str, object], match: str) -> None:
     with pytest.raises(UsageError, match=match):

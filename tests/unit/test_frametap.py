@@ -82,6 +82,8 @@ def _without_times(summary: DirectionSummary) -> DirectionSummary:
         stream_window_updates=replace(stream, first_t_ns=(0,) * len(stream.first_t_ns)),
         stream_window_first=tuple(replace(u, t_ns=0) for u in summary.stream_window_first),
         ping_events=tuple(replace(p, t_ns=0) for p in summary.ping_events),
+        # DATA marks are per chunk by design: only the running total is split-invariant.
+        data_marks=((0, summary.data_marks[-1][1]),) if summary.data_marks else (),
     )
 
 

@@ -16,7 +16,7 @@ from kit.analysis.checks import evaluate_bars
 from kit.cli import main
 from kit.plan.tables import TableCampaign, TablesSettings, plan_tables
 from kit.report.tables import render_tables
-from kit.results.records import Measurement, SessionRecord
+from kit.results.records import FrameSummary, Measurement, SessionRecord, WindowUpdates
 from kit.results.store import RecordsRead, append_record
 
 Spec = Callable[[str, int, int], dict[str, Any]]
@@ -74,6 +74,22 @@ def unary_spec(key: str, round_index: int, copy: int) -> dict[str, Any]:
     return {"latencies_ms": tuple(base + 0.01 * i for i in range(20))}
 
 
+UPLOAD_RATES = {"64KiB": 2.0, "1.4MB": 10.0, "4MiB": 26.0, "dynamic": 80.0}
+
+
+def upload_spec(key: str, round_index: int, copy: int) -> dict[str, Any]:
+    """Server window sets the rate; the 16 MiB client window changes nothing (within noise)."""
+    window = key.split("-server-", 1)[1].split("-client-", 1)[0]
+    rate = UPLOAD_RATES[window] * (1 + 0.02 * round_index + 0.01 * copy)
+    return {
+        "mib_s": rate,
+        "frames": FrameSummary(
+            server_settings={"INITIAL_WINDOW_SIZE": 65536},
+            server_conn_window_updates=WindowUpdates(count=2, total=262144, first=(65536, 196617)),
+        ),
+    }
+
+
 def all_records(settings: TablesSettings) -> list[Measurement]:
     records: list[Measurement] = []
     for campaign in plan_tables(settings):
@@ -82,6 +98,8 @@ def all_records(settings: TablesSettings) -> list[Measurement]:
             records += records_for(campaign, table1_spec(rtt))
         elif campaign.name == "table3-starvation":
             records += records_for(campaign, starvation_spec)
+        elif campaign.name.startswith("uploads-"):
+            records += records_for(campaign, upload_spec)
         else:
             records += records_for(campaign, unary_spec)
     return records
@@ -244,3 +262,23 @@ def test_a_record_with_a_zero_theory_does_not_break_the_checks() -> None:
     records = [replace(m, theory_mib_s=0.0) for m in all_records(TablesSettings(rounds=1))]
     bars = {b.name.split(":")[0]: b for b in evaluate_bars(group_campaigns(records))}
     assert bars["h2 static efficiency >= 0.90 where window/RTT <= 200 MiB/s"].holds is None
+
+
+def test_uploads_table_shows_server_windows_theory_and_the_haproxy_shape(markdown: str) -> None:
+    table = markdown.split("## Table 5", 1)[1].split("## Checks", 1)[0]
+    at20, at103 = table.split("### RTT 103 ms", 1)
+    row = _row(at103, "|", "h2 (receive window 64 KiB)", "| 64KiB ")
+    assert "5.1 Mbit/s" in row and "64 KiB; largest conn update 192 KiB" in row
+    assert "| 0.6 " in row  # theory = 64 KiB / 103 ms = 0.61 MiB/s
+    grpcio = _row(at103, "|", "grpcio", "| 4MiB ")
+    assert "257 Mbit/s" in grpcio and "| 38.8 " in grpcio
+    assert "(64 kB window)" not in at20  # HAProxy measured at 103 ms only
+    effects = at103.split("The write path follows the server's window only", 1)[1]
+    assert "client receive window 64 KiB -> 16 MiB (server 4 MiB): within noise" in effects
+    assert "server receive window 64 KiB -> 4 MiB (client 64 KiB): +" in effects
+
+
+def test_upload_bars(markdown: str) -> None:
+    checks = markdown.split("## Checks", 1)[1]
+    assert "holds: uploads at 103 ms: server window 4 MiB >= 8x 64 KiB (h2) (13.1x)" in checks
+    assert "holds: uploads: the client's receive window is within noise, the server's is not" in checks

@@ -10,21 +10,36 @@ summary (its reply) is what the result reports, and its arrival ends the timed p
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Protocol
 
+from kit.clients.h2.connection import H2GrpcConnection
 from kit.clients.h2.upload import UPLOAD_PATH, UploadSender, parse_summary, upload_message
 from kit.errors import MeasurementError
 from kit.plan.grpc_args import server_notes
-from kit.plan.trial import upload_call_timeout_s
+from kit.plan.trial import Trial, upload_call_timeout_s
 from kit.results.client import ClientResult, now_ns
-
-if TYPE_CHECKING:  # the session's shell imports this module
-    from kit.clients.h2.client import Session
 
 # Bytes queued per pass before reading again: small enough that credit and PINGs are read
 # promptly, large enough that a pass is not dominated by the select call.
 PUMP_BUDGET_BYTES = 256 * 1024
 NS_PER_S = 1_000_000_000
+
+
+class Session(Protocol):
+    """What an upload needs of the client's session (``kit.clients.h2.client.Session``)."""
+
+    trial: Trial
+    conns: list[H2GrpcConnection]
+    hard_deadline_ns: int
+
+    def start_probing(self, now: int) -> None: ...
+
+    def send_pending(self) -> None: ...
+
+    def poll(self) -> None: ...
+
+    def drive(self, until: Callable[[], bool], stop_ns: int | None = None) -> int: ...
 
 
 def run_upload(session: Session) -> ClientResult:
@@ -86,7 +101,7 @@ def run_upload(session: Session) -> ClientResult:
             f"{conn.max_outbound_frame_bytes} B",
             *server_notes(trial.server),
         ),
-        sent_bytes=sender.sent_bytes,
+        sent_bytes=sender.messages_started * workload.message_bytes,
         credit_wait_s=sender.waited_ns / 1e9,
     )
 
