@@ -42,9 +42,9 @@ def _advertised_text(cell: CellView) -> str:
     if run is None or run.frames is None:
         return "FAILED" if not cell.ok else "no tap records"
     seen = advertised(run.frames)
-    initial = "-" if seen.initial_bytes is None else format_bytes(seen.initial_bytes, digits=0)
+    initial = "-" if seen.initial_bytes is None else format_bytes(seen.initial_bytes)
     grown = "" if seen.grown_to is None else f" -> {format_bytes(seen.grown_to, digits=0)}"
-    largest = format_bytes(seen.largest_conn_update, digits=0)
+    largest = format_bytes(seen.largest_conn_update)
     return f"{initial}{grown}; largest conn update {largest}"
 
 
@@ -66,7 +66,7 @@ def _row(cell: CellView) -> list[str]:
         fmt_mib_s(mbit_s(median)),
         fmt_mib_s(cell.theory_mib_s),
         "-" if (e := efficiency(median, cell.theory_mib_s)) is None else f"{e:.2f}",
-        "-" if implied is None else format_bytes(int(implied), digits=0),
+        "-" if implied is None else format_bytes(int(implied)),
         "-" if reference is None else f"{reference[1]:g} Mbit/s ({reference[0]})",
         flags_text(cell.flags(throughput)),
     ]
