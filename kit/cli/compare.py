@@ -83,7 +83,8 @@ def compare(
     ] = None,
     message_size: MessageSize = None,
     workload: Annotated[
-        str | None, typer.Option("--workload", help="download, upload (throughput) | unary (latency).")
+        str | None,
+        typer.Option("--workload", help="download, upload (throughput) | unary (latency)."),
     ] = None,
     duration: Duration = None,
     calls: Annotated[

@@ -332,7 +332,9 @@ def candidate_from_items(
     """A candidate given as fields (a plan file's table): its spec is rebuilt from them."""
     spec = kind + (":" + ",".join(f"{k}={v}" for k, v in items) if items else "")
     with prefixed(f"candidate {spec!r}"):
-        return Candidate(name or spec, client_from(kind, items), spec)
+        client_items = [(k, v) for k, v in items if not k.startswith("server-")]
+        server = _server_items(items, "server-", "server-")
+        return Candidate(name or spec, client_from(kind, client_items), spec, server)
 
 
 def split_items(rest: str) -> list[tuple[str, str]]:

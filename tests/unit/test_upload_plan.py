@@ -11,7 +11,7 @@ from kit.capture.frametap import FrameTap
 from kit.capture.summary import summarize
 from kit.errors import UsageError
 from kit.plan.builder import cli_flag, parse_candidate, server_from
-from kit.plan.compare import plan_from_settings
+from kit.plan.compare import plan_file_from_dict, plan_from_settings
 from kit.plan.grpc_args import SERVER_EXTRA_CREDIT_NOTE, server_notes
 from kit.plan.tables import TablesSettings, plan_tables
 from kit.plan.trial import Link, ServerConfig, Trial, Workload, upload_call_timeout_s
@@ -144,3 +144,16 @@ def test_the_tap_marks_data_bytes_per_chunk() -> None:
     tap.feed(data_frame[50:], 3)  # the rest of the payload: no new DATA frame, no mark
     tap.feed(data_frame + data_frame, 4)
     assert tap.summary().data_marks == ((2, 100), (4, 300))
+
+
+def test_plan_file_candidates_can_change_the_server() -> None:
+    plan = plan_file_from_dict(
+        {
+            "workload": "upload",
+            "candidate": [
+                {"client": "h2", "window": "64KiB", "server-window": "4MiB"},
+                "server:window=1MiB",
+            ],
+        }
+    )
+    assert [c.server.window_bytes for c in plan.candidates] == [4 * MIB, MIB]
