@@ -52,3 +52,22 @@ AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tabl
 Markdown = Annotated[
     Path | None, typer.Option("--markdown", help="Also write the report as markdown to this file.")
 ]
+Rate = Annotated[
+    str | None,
+    typer.Option(
+        "--rate", help="Bottleneck rate of both directions: 100Mbit, 1Gbit, 12.5MB/s (unlimited)."
+    ),
+]
+RateUp = Annotated[
+    str | None, typer.Option("--rate-up", help="Client->server rate (overrides --rate).")
+]
+RateDown = Annotated[
+    str | None, typer.Option("--rate-down", help="Server->client rate (overrides --rate).")
+]
+Jitter = Annotated[
+    str | None,
+    typer.Option("--jitter", help="Uniform +-J on each chunk's delay, never reordering: 2ms."),
+]
+LinkSeed = Annotated[
+    int | None, typer.Option("--seed", help="Seed of the jitter (default 1: reproducible).")
+]
