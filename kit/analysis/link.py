@@ -153,3 +153,9 @@ def link_json(m: Measurement) -> dict[str, object]:
         "ramp_90_bytes": None if r is None else r.to_fraction_bytes,
         "steady_bits_s": None if r is None else r.steady_bits_s,
     }
+
+
+def peak_queued(m: Measurement) -> float | None:
+    if not m.ok or m.frames is None:
+        return None
+    return float(m.frames.peak_queued_bytes_down)

@@ -23,6 +23,7 @@ from kit.analysis.cells import (
     total_time_ms,
 )
 from kit.analysis.stats import Verdict, percentile, verdict
+from kit.plan.links import LINKS_CAMPAIGN
 from kit.plan.tables import (
     STARVATION_CAMPAIGN,
     TABLE1_PREFIX,
@@ -134,6 +135,7 @@ def tables_in(plans: Sequence[TablesSettings], views: dict[str, CampaignView]) -
         ("wire", WIRE_CAMPAIGN),
         ("starvation", STARVATION_CAMPAIGN),
         ("unary", UNARY_CAMPAIGN),
+        ("links", LINKS_CAMPAIGN),
     )
     return found + [t for t, n in named if n in views]
 

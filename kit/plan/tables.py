@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from kit.errors import UsageError
 from kit.plan.campaign import CampaignSpec, Cell
+from kit.plan.links import LINKS_CAMPAIGN, LINKS_CONTROL, link_cells
 from kit.plan.trial import (
     DEFAULT_MESSAGE_BYTES,
     ClientConfig,
@@ -34,6 +35,7 @@ TABLES: tuple[tuple[str, int], ...] = (
     ("wire", 2),
     ("starvation", 3),
     ("unary", 4),
+    ("links", 5),
 )
 TABLE_NAMES: tuple[str, ...] = tuple(name for name, _ in TABLES)
 TABLE_NUMBERS: dict[str, int] = dict(TABLES)
@@ -292,9 +294,16 @@ def unary_campaign(settings: TablesSettings) -> TableCampaign:
     )
 
 
+def links_campaign(settings: TablesSettings) -> TableCampaign:
+    """The estimator table: dynamic windows judged against each link's BDP."""
+    cells = link_cells(settings.quick)
+    return _campaign(LINKS_CAMPAIGN, cells, LINKS_CONTROL, settings, ("links",))
+
+
 def plan_tables(settings: TablesSettings) -> list[TableCampaign]:
     """The campaigns the selected tables need (table 2 reads table 1's 20 ms campaign)."""
     wanted = set(settings.only)
     campaigns = [table1_campaign(rtt, settings) for rtt in TABLE1_RTTS_MS]
     campaigns += [starvation_campaign(settings), unary_campaign(settings)]
+    campaigns.append(links_campaign(settings))
     return [c for c in campaigns if wanted & set(c.tables)]

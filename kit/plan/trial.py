@@ -98,6 +98,33 @@ class Link:
         return self.rate_up_bits_s is not None or self.rate_down_bits_s is not None
 
 
+# The link fields added with the bottleneck, at their defaults (today's unlimited link).
+LINK_EXTRA_DEFAULTS: dict[str, object] = {
+    "rate_up_bits_s": None,
+    "rate_down_bits_s": None,
+    "jitter_ms": 0.0,
+    "seed": DEFAULT_LINK_SEED,
+}
+
+
+def link_text(link: Link) -> str:
+    """ ", rate 100 Mbit/s, jitter +-2 ms" for a link with a bottleneck or jitter; "" if none."""
+    up, down = link.rate_up_bits_s, link.rate_down_bits_s
+    text = ""
+    if up is not None or down is not None:
+        if up == down:
+            text += f", rate {format_rate(up or 0)}"
+        else:
+            rates = [
+                f"{n} {'unlimited' if r is None else format_rate(r)}"
+                for n, r in (("down", down), ("up", up))
+            ]
+            text += ", rate " + " / ".join(rates)
+    if link.jitter_ms:
+        text += f", jitter +-{link.jitter_ms:g} ms (seed {link.seed})"
+    return text
+
+
 def check_link_extras(
     rate_up_bits_s: float | None, rate_down_bits_s: float | None, jitter_ms: float, seed: int
 ) -> None:

@@ -54,11 +54,21 @@ def run_json(m: Measurement) -> dict[str, Any]:
         "stream_finish_s": list(result.stream_finish_s) if result else None,
         "cpu": {c.role: round(c.cpu_fraction, 3) for c in m.cpu},
         "cpu_bound": list(m.cpu_bound_roles),
-        "frames": to_json(m.frames) if m.frames is not None else {},
+        "frames": _frames_json(m.frames),
         "notes": list(result.notes) if result else [],
         "meta": asdict(m.meta),
         **link_json(m),
     }
+
+
+def _frames_json(frames: FrameSummary | None) -> dict[str, Any]:
+    """The frame summary; the link's delivery trace (thousands of numbers) stays in the
+    records file, its meaning is in the link keys (``ramp_90_ms``, ``steady_bits_s``)."""
+    if frames is None:
+        return {}
+    data: dict[str, Any] = to_json(frames)
+    data.pop("delivered_down", None)
+    return data
 
 
 def run_table(m: Measurement) -> str:
@@ -105,6 +115,13 @@ def _link_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def _mbit_text(data: dict[str, Any]) -> str:
+    """Also in Mbit/s on a link with a rate (rates are set in bits per second)."""
+    if data["bdp_bytes"] is None or data["throughput_mbit_s"] is None:
+        return ""
+    return f" = {data['throughput_mbit_s']:.4g} Mbit/s"
+
+
 def _workload_text(data: dict[str, Any]) -> str:
     text = f"{data['workload']}, {data['streams']} stream(s) on {data['connections']} connection(s)"
     return text
@@ -124,7 +141,7 @@ def _result_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(
             (
                 "throughput",
-                f"{fmt_mib_s(data['throughput_mib_s'])} MiB/s = {data['throughput_mbit_s']:.4g} Mbit/s ({format_bytes(data['bytes'] or 0)} in {data['elapsed_s']:.2f} s)",
+                f"{fmt_mib_s(data['throughput_mib_s'])} MiB/s{_mbit_text(data)} ({format_bytes(data['bytes'] or 0)} in {data['elapsed_s']:.2f} s)",
             )
         )
         rows.append(

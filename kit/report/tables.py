@@ -41,6 +41,7 @@ from kit.analysis.tables import (
     unary_verdict,
     window_ratio,
 )
+from kit.plan.links import LINKS_CAMPAIGN
 from kit.plan.tables import (
     STARVATION_CAMPAIGN,
     TABLE_NUMBERS,
@@ -58,6 +59,7 @@ from kit.report.format import (
     pings_text,
     settings_text,
 )
+from kit.report.links import render_links
 from kit.results.records import FrameSummary, Measurement
 from kit.results.store import RecordsRead
 
@@ -451,6 +453,7 @@ def _renderers(views: dict[str, CampaignView]) -> dict[str, Callable[[], str | N
         "wire": one(WIRE_CAMPAIGN, render_table2),
         "starvation": one(STARVATION_CAMPAIGN, render_table3),
         "unary": one(UNARY_CAMPAIGN, render_table4),
+        "links": one(LINKS_CAMPAIGN, render_links),
     }
 
 

@@ -26,7 +26,8 @@ from kit.results.store import decode_record, encode_record
 
 
 def test_parse_only() -> None:
-    assert parse_only(None) == ("windows", "wire", "starvation", "unary")
+    assert parse_only(None) == ("windows", "wire", "starvation", "unary", "links")
+    assert parse_only("links,5") == ("links",)
     assert parse_only("3,1") == ("windows", "starvation")
     assert parse_only(" 2 ") == ("wire",)
     assert parse_only("Unary,windows") == ("windows", "unary")
