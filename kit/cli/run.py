@@ -75,7 +75,10 @@ def run(
     server_window: Annotated[
         str | None, typer.Option(help="Static receive window of the server (uploads).")
     ] = None,
-    timeout: Annotated[str, typer.Option(help="Hard timeout of the measurement.")] = "60s",
+    timeout: Annotated[
+        str | None,
+        typer.Option(help="Hard timeout (default max(60s, 2 x timed phase + 60 RTT))."),
+    ] = None,
     delay_up: DelayUp = None,
     delay_down: DelayDown = None,
     rate: Rate = None,
@@ -117,13 +120,14 @@ def run(
         "timeout": timeout,
         "server-window": server_window,
     }
+    link = link_from(settings, cli_flag)
     trial = Trial(
-        link=link_from(settings, cli_flag),
+        link=link,
         client=client_from(
             client, [(k, v) for k, v in items if v is not None], cli_flag, channel_options
         ),
         server=server_from(settings, cli_flag),
-        workload=workload_from(settings, cli_flag),
+        workload=workload_from(settings, cli_flag, link.rtt_ms),
     )
     if direct and (trial.link.rtt_ms > 0 or trial.link.limited or trial.link.jitter_ms):
         raise UsageError(

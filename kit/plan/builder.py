@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from kit.errors import UsageError, prefixed
@@ -48,6 +48,8 @@ from kit.plan.units import (
 )
 
 Flag = Callable[[str], str]
+DEFAULT_TIMEOUT_RTTS = 60
+MAX_DEFAULT_TIMEOUT_S = 7200.0
 DEFAULT_RTT = "20ms"
 H2_KEYS = ("window", "conn-window", "credit", "max-frame", "connections", "mode")
 GRPCIO_KIT_KEYS = ("window", "mode", "connections")
@@ -135,11 +137,17 @@ def _seed(value: Any, option: str) -> int:
     return seed
 
 
-def workload_from(settings: Mapping[str, Any], flag: Flag = spec_flag) -> Workload:
-    """``workload``, ``streams``, ``message-size``, ``duration``, ``bytes``, ``calls``, ``timeout``."""
+def workload_from(
+    settings: Mapping[str, Any], flag: Flag = spec_flag, rtt_ms: float = 0.0
+) -> Workload:
+    """``workload``, ``streams``, ``message-size``, ``duration``, ``bytes``, ``calls``, ``timeout``.
+
+    Without ``timeout`` the hard timeout scales with the link: max(60 s, 2 x the timed
+    phase + 60 RTTs), so a 2 s RTT (a 40 s timed phase) is not cut short.
+    """
     s = {k: v for k, v in settings.items() if v is not None}
     duration, size = s.get("duration"), s.get("bytes")
-    return Workload(
+    workload = Workload(
         kind=cast(WorkloadKind, str(s.get("workload", "download"))),
         streams=whole_number(s.get("streams", 1), flag("streams")),
         message_bytes=parse_size_bytes(
@@ -152,6 +160,10 @@ def workload_from(settings: Mapping[str, Any], flag: Flag = spec_flag) -> Worklo
         calls=whole_number(s.get("calls", 200), flag("calls")),
         timeout_s=_duration_s(s.get("timeout", "60s"), flag("timeout")),
     )
+    if "timeout" in s:
+        return workload
+    scaled = 2 * workload.timed_duration_s(rtt_ms) + DEFAULT_TIMEOUT_RTTS * rtt_ms / 1000
+    return replace(workload, timeout_s=min(MAX_DEFAULT_TIMEOUT_S, max(workload.timeout_s, scaled)))
 
 
 def server_from(settings: Mapping[str, Any], flag: Flag = spec_flag) -> ServerConfig:

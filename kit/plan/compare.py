@@ -229,9 +229,10 @@ def plan_from_settings(
 ) -> ComparePlan:
     """Settings (file values overridden by CLI flags; None = not given) -> ComparePlan."""
     s = {k: v for k, v in settings.items() if v is not None}
+    link = link_from(s, cli_flag)
     return ComparePlan(
-        link=link_from(s, cli_flag),
-        workload=workload_from(s, cli_flag),
+        link=link,
+        workload=workload_from(s, cli_flag, link.rtt_ms),
         baseline=baseline,
         candidates=tuple(candidates),
         rounds=whole_number(s.get("rounds", DEFAULT_ROUNDS), "--rounds"),

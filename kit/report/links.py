@@ -18,6 +18,7 @@ from kit.analysis.link import (
     steady_fraction,
     window_over_bdp,
 )
+from kit.plan.links import link_cells
 from kit.plan.trial import bdp_bytes
 from kit.plan.units import format_bytes, format_rate
 from kit.report.format import flags_text, fmt_range
@@ -86,7 +87,9 @@ def _md(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
 
 
 def render_links(view: CampaignView) -> str:
-    rows = [_row(c) for c in view.cells]
+    order = {cell.key: i for i, cell in enumerate(link_cells(quick=False))}
+    cells = sorted(view.cells, key=lambda c: (order.get(c.key, len(order)), c.key))
+    rows = [_row(c) for c in cells]
     floor = view.floor(throughput)
     control = view.control
     floor_text = (
@@ -105,7 +108,10 @@ def render_links(view: CampaignView) -> str:
             "until the rate over one RTT first reached 90% (the first RTT included); *PINGs*: "
             "sent by the client (BDP probes; the h2 client's RTT probes excluded); *peak "
             "queue*: the largest backlog at the bottleneck, which a window above the BDP "
-            "fills. The static window of exactly the BDP is the control.",
+            "fills (the link drops nothing, so that backlog is delay: bufferbloat). The static "
+            "window of exactly the BDP is the control; it falls short of the rate because a "
+            "receiver can return credit only for whole DATA frames, and the grpcio server's "
+            "frames (up to 192 KiB) take milliseconds to cross a slow link.",
             _md(rows, LINKS_HEADERS),
             floor_text,
         ]

@@ -252,7 +252,9 @@ class Topology:
     def _frames(self, proxy: _Proxy, since_ns: int, trial: Trial) -> FrameSummary | None:
         expect = min(trial.client.connections, trial.workload.streams)
         before = proxy.skipped_lines
-        conns = proxy.new_connections(since_ns, expect, TAP_SETTLE_S)
+        # A connection's record is written once its close crossed both delays: scale with RTT.
+        settle_s = TAP_SETTLE_S + 2 * trial.link.rtt_ms / 1000
+        conns = proxy.new_connections(since_ns, expect, settle_s)
         if not conns:
             return None
         return summarize(conns, proxy.link.delay_down_ms, proxy.skipped_lines - before)
