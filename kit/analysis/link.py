@@ -62,9 +62,13 @@ class Ramp:
 def _phase_buckets(trace: DeliveryTrace, start_ns: int, end_ns: int) -> list[int]:
     if not trace.bytes or trace.bucket_ns <= 0 or end_ns <= start_ns:
         return []
-    first = max(0, (start_ns - trace.origin_ns) // trace.bucket_ns)
+    first = (start_ns - trace.origin_ns) // trace.bucket_ns
     last = (end_ns - trace.origin_ns) // trace.bucket_ns
-    return list(trace.bytes[first : last + 1])
+    if last < 0:
+        return []
+    # A cold start begins before the link delivered its first byte: those buckets are empty.
+    lead = [0] * -first if first < 0 else []
+    return lead + list(trace.bytes[max(0, first) : last + 1])
 
 
 def ramp(

@@ -238,6 +238,8 @@ class _Connection:
             try:
                 await self._close_and_flush()
             finally:
+                self.up.queue.discard(time.monotonic_ns())  # frees the shared bottleneck
+                self.down.queue.discard(time.monotonic_ns())
                 self.proxy.connection_done(self)  # counted and recorded whatever happened
 
     async def _dial(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:

@@ -86,6 +86,12 @@ class Bottleneck:
             self.peak_queued_bytes = queued
         return queued
 
+    def forget(self, n_bytes: int, now_ns: int) -> None:
+        """``n_bytes`` still waiting here were dropped (their connection closed): the link
+        no longer spends time on them. Chunks stamped earlier keep their times."""
+        if n_bytes > 0 and self._last_exit_ns > now_ns:
+            self._last_exit_ns = max(float(now_ns), self._last_exit_ns - n_bytes * self.ns_per_byte)
+
 
 class DeliveryTrace:
     """Bytes released per ``TRACE_BUCKET_NS``, from the first release on (bounded)."""
@@ -140,6 +146,7 @@ class DelayQueue:
         self.released_bytes = 0
         self.delivered = DeliveryTrace()
         self._paused = False
+        self._exits: deque[tuple[int, int]] = deque()  # (exit at the bottleneck, bytes)
 
     def push(self, chunk: Chunk, arrival_ns: int) -> None:
         """Queue ``chunk`` (arrived at ``arrival_ns``): through the bottleneck, then delayed."""
@@ -160,19 +167,36 @@ class DelayQueue:
 
     def _push_limited(self, chunk: Chunk, arrival_ns: int, bottleneck: Bottleneck) -> None:
         size, step = len(chunk), bottleneck.chunk_bytes
-        entries = self._entries
+        entries, exits = self._entries, self._exits
+        while exits and exits[0][0] <= arrival_ns:
+            exits.popleft()  # serialised already
         if size <= step:
             exit_ns = bottleneck.exit_ns(size, arrival_ns)
             entries.append((self._stamp(exit_ns + self._delay_ns()), chunk))
+            exits.append((exit_ns, size))
         else:
             view = memoryview(chunk)  # pieces share the read's buffer: no copies
             for start in range(0, size, step):
                 piece = view[start : start + step]
                 exit_ns = bottleneck.exit_ns(len(piece), arrival_ns)
                 entries.append((self._stamp(exit_ns + self._delay_ns()), piece))
+                exits.append((exit_ns, len(piece)))
         queued = bottleneck.note_backlog(arrival_ns)
         if queued > self.peak_queued_bytes:
             self.peak_queued_bytes = queued
+
+    def discard(self, now_ns: int) -> int:
+        """The connection is gone: drop what is queued and give the bottleneck back the time
+        its unserialised bytes would have taken (else the next connection would wait behind
+        a dead one's backlog). Returns the bytes dropped."""
+        dropped = self.buffered_bytes
+        unsent = sum(n for exit_ns, n in self._exits if exit_ns > now_ns)
+        if self.bottleneck is not None:
+            self.bottleneck.forget(unsent, now_ns)
+        self._entries.clear()
+        self._exits.clear()
+        self.buffered_bytes = 0
+        return dropped
 
     def push_eof(self, arrival_ns: int) -> None:
         """Queue end-of-stream; released after all data, ``delay_ns`` after it arrived."""

@@ -227,3 +227,14 @@ def test_a_bottleneck_needs_a_positive_rate(rate: float) -> None:
 def test_negative_jitter_is_refused() -> None:
     with pytest.raises(UsageError, match="jitter"):
         DelayQueue(0, jitter_ns=-1)
+
+
+def test_a_closed_connections_backlog_leaves_the_shared_link() -> None:
+    link = Bottleneck(8 * MBIT)  # 1 byte per microsecond
+    old, new = DelayQueue(0, bottleneck=link), DelayQueue(0, bottleneck=link)
+    old.push(b"x" * 100_000, 0)  # 100 ms of backlog
+    assert old.discard(10 * MS) == 100_000  # closed at 10 ms: 90 kB never serialised
+    assert link.queued_bytes(10 * MS) == 0
+    new.push(b"y" * 1000, 10 * MS)
+    assert new.next_due_ns() == 11 * MS  # not behind the dead connection's 90 ms
+    assert old.buffered_bytes == 0 and old.next_due_ns() is None
