@@ -246,3 +246,37 @@ def test_bad_link_input_is_one_line_and_exit_2(command: str, args: list[str], ne
     assert "Traceback" not in proc.stderr
     lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
     assert len(lines) == 1 and needle in lines[0], proc.stderr
+
+
+# -- kit compare on a link with a bottleneck -------------------------------------------------
+
+
+def test_compare_on_a_rate_limited_link(tmp_path: Path) -> None:
+    """A window far above the BDP and one far below it, on 20 Mbit/s: the small one is slower,
+    and the setup names the link."""
+    proc = kit(
+        "compare", "--rtt", "20ms", "--rate", "20Mbit", "--jitter", "0.5ms",
+        "--duration", "400ms", "--rounds", "1",
+        "--baseline", "h2:window=2MiB,conn-window=2MiB",
+        "--candidate", "h2:window=16KiB,conn-window=16KiB",
+        "--json", "--records", str(tmp_path / "c.jsonl"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "rate 20 Mbit/s, jitter +-0.5 ms (seed 1)" in proc.stdout
+    lines = [json.loads(x) for x in (tmp_path / "c.jsonl").read_text().splitlines()]
+    cells = [x for x in lines if x.get("kind") == "measurement"]
+    assert {c["trial"]["link"]["rate_down_bits_s"] for c in cells} == {20e6}
+    by_key: dict[str, list[float]] = {}
+    for c in cells:
+        by_key.setdefault(c["tags"]["key"], []).append(
+            c["result"]["bytes"] / c["result"]["elapsed_s"]
+        )
+    big = max(by_key["baseline"])
+    small = max(v for k, vs in by_key.items() if k != "baseline" for v in vs)
+    assert big <= 20e6 / 8 * 1.02  # the link's rate bounds it
+    assert small < big / 2  # 16 KiB / 20 ms = 6.6 Mbit/s, a third of the rate
+
+
+def test_compare_preset_refuses_a_rate() -> None:
+    proc = kit("compare", "--preset", "windows", "--rate", "1Gbit", timeout_s=30)
+    assert proc.returncode == 2 and "--rate" in proc.stderr

@@ -94,4 +94,3 @@ def test_run_records_render() -> None:
         "bdp_bytes": None,
         "jitter_ms": 0.0,
     }
-

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -62,7 +64,7 @@ def test_a_large_read_is_split_into_one_millisecond_chunks() -> None:
     released = _drain(q)
     assert len(released) == -(-1024 * 1024 // chunk_bytes(rate))
     assert {n for _, n in released[:-1]} == {12_500}
-    gaps = {b[0] - a[0] for a, b in zip(released, released[1:], strict=False)}
+    gaps = {b[0] - a[0] for a, b in itertools.pairwise(released)}
     assert max(gaps) <= MS + 1  # a steady stream, not one burst after 84 ms
     assert released[-1][0] == pytest.approx(5 * MS + 1024 * 1024 * 8 / rate * 1e9, abs=2)
 
