@@ -330,6 +330,8 @@ class Trial:
         ):
             if rate is None:
                 continue
+            if self.link.rate_up_bits_s == self.link.rate_down_bits_s:
+                name = "--rate"
             frame_s = SLOWEST_FRAME_BYTES * 8 / rate
             require(
                 frame_s <= self.workload.timeout_s,

@@ -233,7 +233,8 @@ def test_quick_links_table(tmp_path: Path) -> None:
         ("run", ["--rate-down", "0"], "--rate-down"),
         ("run", ["--jitter", "-1ms"], "--jitter"),
         ("run", ["--jitter", "2"], "--jitter"),
-        ("run", ["--rate", "2Kbit"], "--rate-up"),  # a 16 KiB frame: 66 s > the 60 s timeout
+        ("run", ["--rate", "2Kbit"], "--rate: at 2 kbit/s one 16 KiB frame takes 66 s"),
+        ("run", ["--direct", "--rtt", "0", "--rate", "1Gbit"], "--direct"),
         ("run", ["--rate-down", "5Kbit", "--timeout", "10s"], "--rate-down"),
         ("run", ["--seed", "-3", "--jitter", "1ms"], "--seed"),
         ("proxy", ["--rate", "0Gbit"], "--rate"),
