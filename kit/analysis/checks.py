@@ -17,8 +17,10 @@ from kit.analysis.cells import (
     median_of,
     median_ratio,
 )
+from kit.analysis.link import rate_fraction, steady_fraction
 from kit.analysis.stats import verdict
 from kit.analysis.upload_table import upload_views, window_effects
+from kit.plan.links import BAR_CASE, ESTIMATORS, LINKS_CAMPAIGN, cell_key
 from kit.plan.upload_table import HAPROXY_RTT_MS, SMALL_SERVER_KEY, UPLOAD_CONTROL
 
 RATIO_BAR_20MS = 30.0
@@ -167,11 +169,43 @@ def upload_bars(views: dict[str, CampaignView]) -> list[Bar]:
     return bars
 
 
+ESTIMATOR_BAR = 0.8
+RATE_CEILING = 1.02  # a link never carries more than its rate (+2%: the trace's buckets)
+
+
+def estimator_bar(views: dict[str, CampaignView]) -> Bar:
+    """Both estimators carry >= 0.8 of the rate over the bar link's whole timed phase."""
+    name = (
+        f"links: both estimators carry >= {ESTIMATOR_BAR:g} of the rate on {BAR_CASE.name} "
+        f"over {BAR_CASE.duration_s:g} s"
+    )
+    view = views.get(LINKS_CAMPAIGN)
+    found = {}
+    for key, _client in ESTIMATORS:
+        cell = view.cell(cell_key(BAR_CASE, key)) if view else None
+        found[key] = median_of(cell, rate_fraction)
+    if any(v is None for v in found.values()):
+        return Bar(name, None, "not measured")
+    detail = ", ".join(f"{k} {v:.2f}" for k, v in found.items() if v is not None)
+    return Bar(name, all(v is not None and v >= ESTIMATOR_BAR for v in found.values()), detail)
+
+
+def rate_ceiling_bar(views: dict[str, CampaignView]) -> Bar:
+    """No cell of the estimator table delivered more than the link's rate."""
+    name = f"links: no window carries more than the rate (steady <= {RATE_CEILING:g} x rate)"
+    view = views.get(LINKS_CAMPAIGN)
+    fractions = {c.key: median_of(c, steady_fraction) for c in view.cells} if view else {}
+    measured = {k: v for k, v in fractions.items() if v is not None}
+    if not measured:
+        return Bar(name, None, "not measured")
+    over = [f"{k} {v:.3f}" for k, v in measured.items() if v > RATE_CEILING]
+    top = max(measured.values())
+    return Bar(name, not over, "; ".join(over) or f"highest {top:.3f} of {len(measured)} cells")
+
+
 def evaluate_bars(views: dict[str, CampaignView]) -> list[Bar]:
-    return [
-        *ratio_bars(views),
-        starvation_bar(views),
-        unary_bar(views),
-        efficiency_bar(views),
-        *upload_bars(views),
-    ]
+    bars = [*ratio_bars(views), starvation_bar(views), unary_bar(views), efficiency_bar(views)]
+    bars += upload_bars(views)
+    if LINKS_CAMPAIGN in views:
+        bars += [estimator_bar(views), rate_ceiling_bar(views)]
+    return bars

@@ -23,6 +23,7 @@ from kit.analysis.cells import (
     total_time_ms,
 )
 from kit.analysis.stats import Verdict, percentile, verdict
+from kit.plan.links import LINKS_CAMPAIGN
 from kit.plan.tables import (
     STARVATION_CAMPAIGN,
     TABLE1_PREFIX,
@@ -135,6 +136,7 @@ def tables_in(plans: Sequence[TablesSettings], views: dict[str, CampaignView]) -
         ("wire", WIRE_CAMPAIGN),
         ("starvation", STARVATION_CAMPAIGN),
         ("unary", UNARY_CAMPAIGN),
+        ("links", LINKS_CAMPAIGN),
     )
     uploads = ["uploads"] if any(n.startswith(UPLOAD_PREFIX) for n in views) else []
     return found + [t for t, n in named if n in views] + uploads

@@ -110,6 +110,7 @@ class FrameTap:
         "_frames",
         "_goaway",
         "_headers",
+        "_initial_window_last",
         "_pending",
         "_ping_acks",
         "_ping_events",
@@ -150,6 +151,7 @@ class FrameTap:
         self._headers = 0
         self._rst_stream = 0
         self._goaway = 0
+        self._initial_window_last: int | None = None
 
     def feed(self, data: bytes | bytearray | memoryview, now_ns: int) -> None:
         """Account for ``data`` seen at ``now_ns``. Never raises."""
@@ -200,6 +202,7 @@ class FrameTap:
             headers=self._headers,
             rst_stream=self._rst_stream,
             goaway=self._goaway,
+            initial_window_last=self._initial_window_last,
         )
 
     # -- decoding ---------------------------------------------------------------------------
@@ -313,6 +316,9 @@ class FrameTap:
             self._goaway += 1
 
     def _on_settings(self, frame: SettingsFrame, now_ns: int) -> None:
+        window = frame.settings.get(SettingCodes.INITIAL_WINDOW_SIZE)
+        if window is not None and "ACK" not in frame.flags:
+            self._initial_window_last = window
         if len(self._settings) < MAX_SETTINGS_ENTRIES:
             values = {setting_name(k): v for k, v in frame.settings.items()}
             self._settings.append((now_ns, "ACK" in frame.flags, values))

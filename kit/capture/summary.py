@@ -23,6 +23,11 @@ count travels with the summary (``FrameSummary.tap_lines_skipped``).
   non-ack SETTINGS on "up" of the first connection, with their times;
 - ``server_*``: the same SETTINGS, window updates, PINGs and growth on "down", the server's
   side (for uploads the server is the receiver, and its credit paces the client).
+- ``window_final_bytes``: the last INITIAL_WINDOW_SIZE the first connection's client sent
+  (HTTP/2's default 65535 when it sent SETTINGS without one; None without SETTINGS);
+- ``peak_queued_bytes_down``: the largest backlog at the down bottleneck any connection saw;
+  ``delivered_down``: the bytes the link delivered downstream per time bucket, summed over
+  the connections (aligned on the earliest one's first release).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from kit.capture.tapfile import tap_connections
 from kit.results.client import RTT_PROBE_PING_TAG
 from kit.results.records import (
     DataTotals,
+    DeliveryTrace,
     DirectionSummary,
     FrameSummary,
     PingRtt,
@@ -50,6 +56,7 @@ from kit.results.records import (
 FIRST_CONN_WINDOW_UPDATES = 10
 RTT_DIGITS = 3
 INITIAL_WINDOW_SIZE = "INITIAL_WINDOW_SIZE"
+DEFAULT_INITIAL_WINDOW = 65_535  # RFC 9113: the stream window until SETTINGS says otherwise
 
 
 # --- one trial's summary ------------------------------------------------------------------
@@ -86,6 +93,9 @@ def summarize(
         bytes_down=sum(c.down.bytes for c in ordered),
         window_growth=_window_growth(ups[0]) if ups else (),
         tap_lines_skipped=skipped_lines,
+        window_final_bytes=_window_final(ups[0]) if ups else None,
+        peak_queued_bytes_down=max((c.link_down.peak_queued_bytes for c in ordered), default=0),
+        delivered_down=merge_traces([c.link_down.delivered for c in ordered]),
         **_server_side([c.down for c in ordered]),
     )
 
@@ -103,6 +113,30 @@ def _server_side(downs: Sequence[DirectionSummary]) -> dict[str, Any]:
         "server_pings_sent": sum(d.pings for d in downs),
         "server_window_growth": _window_growth(downs[0]) if downs else (),
     }
+
+
+def _window_final(up: DirectionSummary) -> int | None:
+    if up.initial_window_last is not None:
+        return up.initial_window_last
+    return DEFAULT_INITIAL_WINDOW if _sent_settings(up) else None
+
+
+def merge_traces(traces: Sequence[DeliveryTrace]) -> DeliveryTrace:
+    """Delivery traces of several connections summed bucket by bucket, on one time axis."""
+    used = [t for t in traces if t.bytes and t.bucket_ns > 0]
+    if not used:
+        return DeliveryTrace()
+    bucket = used[0].bucket_ns
+    origin = min(t.origin_ns for t in used)
+    total: list[int] = []
+    for trace in used:
+        shift = (trace.origin_ns - origin) // bucket
+        need = shift + len(trace.bytes)
+        if need > len(total):
+            total.extend([0] * (need - len(total)))
+        for i, n in enumerate(trace.bytes):
+            total[shift + i] += n
+    return DeliveryTrace(origin, bucket, tuple(total))
 
 
 def ping_rtts_ms(up: DirectionSummary, down: DirectionSummary) -> list[float]:

@@ -70,3 +70,22 @@ ServerOption = Annotated[
     list[str] | None,
     typer.Option("--server-option", help="grpcio server channel arg key=value (repeatable)."),
 ]
+Rate = Annotated[
+    str | None,
+    typer.Option(
+        "--rate", help="Bottleneck rate of both directions: 100Mbit, 1Gbit, 12.5MB/s (unlimited)."
+    ),
+]
+RateUp = Annotated[
+    str | None, typer.Option("--rate-up", help="Client->server rate (overrides --rate).")
+]
+RateDown = Annotated[
+    str | None, typer.Option("--rate-down", help="Server->client rate (overrides --rate).")
+]
+Jitter = Annotated[
+    str | None,
+    typer.Option("--jitter", help="Uniform +-J on each chunk's delay, never reordering: 2ms."),
+]
+LinkSeed = Annotated[
+    int | None, typer.Option("--seed", help="Seed of the jitter (default 1: reproducible).")
+]

@@ -12,13 +12,25 @@ from typing import Annotated
 
 import typer
 
-from kit.cli.options import DelayDown, DelayUp, Rtt, ServerMode, ServerOption, ServerWindow
+from kit.cli.options import (
+    DelayDown,
+    DelayUp,
+    Jitter,
+    LinkSeed,
+    Rate,
+    RateDown,
+    RateUp,
+    Rtt,
+    ServerMode,
+    ServerOption,
+    ServerWindow,
+)
 from kit.cli.output import topology
 from kit.delayline.relay import run_proxy_blocking
 from kit.errors import UsageError
 from kit.plan.builder import cli_flag, client_from, link_from, server_from, workload_from
 from kit.plan.grpc_args import parse_option, server_notes
-from kit.plan.processes import ProxyConfig, ServerProcess
+from kit.plan.processes import ProxyConfig, ServerProcess, link_extras
 from kit.plan.trial import Trial
 from kit.plan.units import split_host_port
 from kit.report.run import run_json, run_table
@@ -75,9 +87,17 @@ def run(
     server_window: ServerWindow = None,
     server_mode: ServerMode = None,
     server_option: ServerOption = None,
-    timeout: Annotated[str, typer.Option(help="Hard timeout of the measurement.")] = "60s",
+    timeout: Annotated[
+        str | None,
+        typer.Option(help="Hard timeout (default max(60s, 2 x timed phase + 60 RTT))."),
+    ] = None,
     delay_up: DelayUp = None,
     delay_down: DelayDown = None,
+    rate: Rate = None,
+    rate_up: RateUp = None,
+    rate_down: RateDown = None,
+    jitter: Jitter = None,
+    seed: LinkSeed = None,
     direct: Annotated[
         bool, typer.Option(help="Skip the delay line (no tap; RTT must be 0).")
     ] = False,
@@ -102,6 +122,7 @@ def run(
         "rtt": rtt,
         "delay-up": delay_up,
         "delay-down": delay_down,
+        **_link_settings(rate, rate_up, rate_down, jitter, seed),
         "workload": workload,
         "streams": streams,
         "message-size": message_size,
@@ -113,16 +134,20 @@ def run(
         "server-mode": server_mode,
         "server-option": server_option,
     }
+    link = link_from(settings, cli_flag)
     trial = Trial(
-        link=link_from(settings, cli_flag),
+        link=link,
         client=client_from(
             client, [(k, v) for k, v in items if v is not None], cli_flag, channel_options
         ),
         server=server_from(settings, cli_flag),
-        workload=workload_from(settings, cli_flag),
+        workload=workload_from(settings, cli_flag, link.rtt_ms),
     )
-    if direct and trial.link.rtt_ms > 0:
-        raise UsageError("--direct: without the delay line the RTT is loopback's; use --rtt 0")
+    if direct and (trial.link.rtt_ms > 0 or trial.link.limited or trial.link.jitter_ms):
+        raise UsageError(
+            "--direct: without the delay line the link is loopback's; "
+            "use --rtt 0 and no --rate or --jitter"
+        )
     with topology(direct=direct) as topo:
         measurement = topo.measure(trial, tags=RunTags(command="run"))
     append_record(records, measurement)
@@ -140,9 +165,22 @@ def proxy(
     delay_up: DelayUp = None,
     delay_down: DelayDown = None,
     tap_file: Annotated[Path | None, typer.Option(help="Append frame-tap JSON lines here.")] = None,
+    rate: Rate = None,
+    rate_up: RateUp = None,
+    rate_down: RateDown = None,
+    jitter: Jitter = None,
+    seed: LinkSeed = None,
 ) -> None:
     """Run a standalone delay line (with frame tap) until Ctrl-C."""
-    link = link_from({"rtt": rtt, "delay-up": delay_up, "delay-down": delay_down}, cli_flag)
+    link = link_from(
+        {
+            "rtt": rtt,
+            "delay-up": delay_up,
+            "delay-down": delay_down,
+            **_link_settings(rate, rate_up, rate_down, jitter, seed),
+        },
+        cli_flag,
+    )
     listen_host, listen_port = split_host_port(listen, "--listen")
     upstream_host, upstream_port = split_host_port(upstream, "--upstream")
     config = ProxyConfig(
@@ -153,8 +191,25 @@ def proxy(
         delay_up_ms=link.delay_up_ms,
         delay_down_ms=link.delay_down_ms,
         tap_path=None if tap_file is None else str(tap_file),
+        **link_extras(link),
     )
     run_proxy_blocking(config, announce=typer.echo)
+
+
+def _link_settings(
+    rate: str | None,
+    rate_up: str | None,
+    rate_down: str | None,
+    jitter: str | None,
+    seed: int | None,
+) -> dict[str, object]:
+    return {
+        "rate": rate,
+        "rate-up": rate_up,
+        "rate-down": rate_down,
+        "jitter": jitter,
+        "jitter-seed": seed,
+    }
 
 
 def serve(

@@ -35,12 +35,18 @@ from typing import IO
 
 from kit.capture.frametap import FrameTap
 from kit.capture.tapfile import TapLine, encode_tap_line
-from kit.delayline.schedule import DelayQueue
+from kit.delayline.schedule import Bottleneck, DelayQueue, bottleneck_for, queue_for
 from kit.delayline.timer import Sleeper, SpinSleeper, make_sleeper
 from kit.errors import TopologyError
 from kit.plan.processes import ProxyConfig
-from kit.plan.units import MIB
-from kit.results.records import DirectionSummary, ProxyTotals, TapConnection
+from kit.plan.units import MIB, format_rate
+from kit.results.records import (
+    DeliveryTrace,
+    DirectionSummary,
+    LinkSide,
+    ProxyTotals,
+    TapConnection,
+)
 
 WRITE_HIGH_WATER_BYTES = 16 * MIB
 SHUTDOWN_GRACE_S = 2.0
@@ -69,6 +75,7 @@ class ProxyStats:
     bytes_down: int = 0
     peak_buffered_bytes: int = 0  # largest backlog one direction of one connection held
     errors: list[str] = field(default_factory=list)
+    bottlenecks: tuple[Bottleneck | None, ...] = ()  # the link's, up and down
 
     def add_error(self, message: str) -> None:
         if len(self.errors) < MAX_ERRORS_KEPT:
@@ -82,6 +89,9 @@ class ProxyStats:
             bytes_down=self.bytes_down,
             peak_buffered_bytes=self.peak_buffered_bytes,
             errors=tuple(self.errors),
+            peak_queued_bytes=max(
+                (b.peak_queued_bytes for b in self.bottlenecks if b is not None), default=0
+            ),
         )
 
 
@@ -93,11 +103,11 @@ class _Pump:
     """One direction: a reader task fills the delay queue, a writer task empties it."""
 
     def __init__(
-        self, name: str, delay_ms: float, config: ProxyConfig, stats: ProxyStats, sleeper: Sleeper
+        self, name: str, queue: DelayQueue, config: ProxyConfig, stats: ProxyStats, sleeper: Sleeper
     ) -> None:
         self.name = name
         self.sleeper = sleeper
-        self.queue = DelayQueue(round(delay_ms * 1e6), config.buffer_cap_bytes)
+        self.queue = queue
         self.tap = FrameTap("up" if name == "up" else "down") if config.tap_path else None
         self.read_bytes = config.read_bytes
         self.stats = stats
@@ -205,8 +215,10 @@ class _Connection:
         self.upstream_writer: asyncio.StreamWriter | None = None
         self.opened_ns = time.monotonic_ns()
         config, stats = proxy.config, proxy.stats
-        self.up = _Pump("up", config.delay_up_ms, config, stats, proxy.sleeper)
-        self.down = _Pump("down", config.delay_down_ms, config, stats, proxy.sleeper)
+        up_q = queue_for(config, "up", proxy.bottlenecks[0], conn_id)
+        down_q = queue_for(config, "down", proxy.bottlenecks[1], conn_id)
+        self.up = _Pump("up", up_q, config, stats, proxy.sleeper)
+        self.down = _Pump("down", down_q, config, stats, proxy.sleeper)
         self.tasks: list[asyncio.Task[None]] = []
         self.closing = False
 
@@ -226,6 +238,8 @@ class _Connection:
             try:
                 await self._close_and_flush()
             finally:
+                self.up.queue.discard(time.monotonic_ns())  # frees the shared bottleneck
+                self.down.queue.discard(time.monotonic_ns())
                 self.proxy.connection_done(self)  # counted and recorded whatever happened
 
     async def _dial(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
@@ -323,7 +337,17 @@ class _Connection:
             closed_ns=time.monotonic_ns(),
             up=up.summary() if up is not None else DirectionSummary(),
             down=down.summary() if down is not None else DirectionSummary(),
+            link_up=_link_side(self.up.queue),
+            link_down=_link_side(self.down.queue),
         )
+
+
+def _link_side(queue: DelayQueue) -> LinkSide:
+    trace = queue.delivered
+    return LinkSide(
+        peak_queued_bytes=queue.peak_queued_bytes,
+        delivered=DeliveryTrace(trace.origin_ns or 0, trace.bucket_ns, tuple(trace.buckets)),
+    )
 
 
 class DelayLine:
@@ -331,7 +355,8 @@ class DelayLine:
 
     def __init__(self, config: ProxyConfig) -> None:
         self.config = config
-        self.stats = ProxyStats()
+        self.bottlenecks = (bottleneck_for(config, "up"), bottleneck_for(config, "down"))
+        self.stats = ProxyStats(bottlenecks=self.bottlenecks)
         self.port = 0
         self._server: asyncio.Server | None = None
         self._conns: dict[_Connection, asyncio.Task[None]] = {}
@@ -453,8 +478,21 @@ def describe(config: ProxyConfig, port: int) -> str:
     return (
         f"delay line listening on {config.listen_host}:{port} -> "
         f"{config.upstream_host}:{config.upstream_port}, delay up "
-        f"{config.delay_up_ms:g} ms, down {config.delay_down_ms:g} ms"
+        f"{config.delay_up_ms:g} ms, down {config.delay_down_ms:g} ms{_link_text(config)}"
     )
+
+
+def _link_text(config: ProxyConfig) -> str:
+    rates = [
+        f"{name} {'unlimited' if rate is None else format_rate(rate)}"
+        for name, rate in (("up", config.rate_up_bits_s), ("down", config.rate_down_bits_s))
+    ]
+    text = ""
+    if config.rate_up_bits_s is not None or config.rate_down_bits_s is not None:
+        text += ", rate " + ", ".join(rates)
+    if config.jitter_ms:
+        text += f", jitter +-{config.jitter_ms:g} ms (seed {config.seed})"
+    return text
 
 
 def run_proxy_blocking(config: ProxyConfig, announce: Callable[[str], None]) -> None:

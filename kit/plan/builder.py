@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from kit.errors import UsageError, prefixed
 from kit.plan.grpc_args import parse_option
 from kit.plan.trial import (
     CLIENT_KINDS,
+    DEFAULT_LINK_SEED,
     DEFAULT_MAX_FRAME_BYTES,
     ClientConfig,
     CreditPolicy,
@@ -38,14 +39,22 @@ from kit.plan.trial import (
     Workload,
     WorkloadKind,
 )
-from kit.plan.units import parse_duration_ms, parse_size_bytes, parse_window_bytes, size_spec
+from kit.plan.units import (
+    parse_duration_ms,
+    parse_rate_bits_s,
+    parse_size_bytes,
+    parse_window_bytes,
+    size_spec,
+)
 
 Flag = Callable[[str], str]
+DEFAULT_TIMEOUT_RTTS = 60
+MAX_DEFAULT_TIMEOUT_S = 7200.0
 DEFAULT_RTT = "20ms"
 H2_KEYS = ("window", "conn-window", "credit", "max-frame", "connections", "mode")
 GRPCIO_KIT_KEYS = ("window", "mode", "connections")
 SERVER_KIND = "server"
-_CLI_NAMES = {"max-frame": "max-frame-size", "bytes": "bytes"}
+_CLI_NAMES = {"max-frame": "max-frame-size", "bytes": "bytes", "jitter-seed": "seed"}
 _ITEM_SPLIT = re.compile(r",\s*(?=[A-Za-z_][\w.\-]*\s*=)")
 
 
@@ -82,23 +91,64 @@ def _window(value: Any, option: str) -> int | None:
 def link_from(
     settings: Mapping[str, Any], flag: Flag = spec_flag, default_rtt: str = DEFAULT_RTT
 ) -> Link:
-    """``rtt`` splits evenly; ``delay-up`` / ``delay-down`` override one direction each."""
+    """``rtt`` splits evenly; ``delay-up`` / ``delay-down`` override one direction each.
+
+    ``rate`` sets both directions' bottleneck, ``rate-up`` / ``rate-down`` one each (omitted:
+    unlimited); ``jitter`` and ``jitter-seed`` (``--seed`` of ``kit run``) as in ``Link``.
+    """
     rtt = settings.get("rtt") or default_rtt
     half = parse_duration_ms(str(rtt), option=flag("rtt")) / 2
     up, down = settings.get("delay-up"), settings.get("delay-down")
+    both = _rate(settings.get("rate"), flag("rate"))
+    rate_up = _rate(settings.get("rate-up"), flag("rate-up"))
+    rate_down = _rate(settings.get("rate-down"), flag("rate-down"))
+    jitter, seed = settings.get("jitter"), settings.get("jitter-seed")
     return Link(
         delay_up_ms=half if up is None else parse_duration_ms(str(up), option=flag("delay-up")),
         delay_down_ms=half
         if down is None
         else parse_duration_ms(str(down), option=flag("delay-down")),
+        rate_up_bits_s=both if rate_up is None else rate_up,
+        rate_down_bits_s=both if rate_down is None else rate_down,
+        jitter_ms=0.0 if jitter is None else _jitter_ms(jitter, flag("jitter")),
+        seed=DEFAULT_LINK_SEED if seed is None else _seed(seed, flag("jitter-seed")),
     )
 
 
-def workload_from(settings: Mapping[str, Any], flag: Flag = spec_flag) -> Workload:
-    """``workload``, ``streams``, ``message-size``, ``duration``, ``bytes``, ``calls``, ``timeout``."""
+def _rate(value: Any, option: str) -> float | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    if text.startswith("-"):
+        raise UsageError(f"{option}: {text!r} is negative; a rate is above 0 (e.g. 100Mbit)")
+    return parse_rate_bits_s(text, option=option)
+
+
+def _jitter_ms(value: Any, option: str) -> float:
+    text = str(value).strip()
+    if text.startswith("-"):
+        raise UsageError(f"{option}: {text!r} is negative; jitter is 0 or more (e.g. 2ms)")
+    return parse_duration_ms(text, option=option)
+
+
+def _seed(value: Any, option: str) -> int:
+    seed = whole_number(value, option)
+    if seed < 0:
+        raise UsageError(f"{option}: {seed} is negative; a seed is a whole number >= 0")
+    return seed
+
+
+def workload_from(
+    settings: Mapping[str, Any], flag: Flag = spec_flag, rtt_ms: float = 0.0
+) -> Workload:
+    """``workload``, ``streams``, ``message-size``, ``duration``, ``bytes``, ``calls``, ``timeout``.
+
+    Without ``timeout`` the hard timeout scales with the link: max(60 s, 2 x the timed
+    phase + 60 RTTs), so a 2 s RTT (a 40 s timed phase) is not cut short.
+    """
     s = {k: v for k, v in settings.items() if v is not None}
     duration, size = s.get("duration"), s.get("bytes")
-    return Workload(
+    workload = Workload(
         kind=cast(WorkloadKind, str(s.get("workload", "download"))),
         streams=whole_number(s.get("streams", 1), flag("streams")),
         message_bytes=parse_size_bytes(
@@ -111,6 +161,10 @@ def workload_from(settings: Mapping[str, Any], flag: Flag = spec_flag) -> Worklo
         calls=whole_number(s.get("calls", 200), flag("calls")),
         timeout_s=_duration_s(s.get("timeout", "60s"), flag("timeout")),
     )
+    if "timeout" in s:
+        return workload
+    scaled = 2 * workload.timed_duration_s(rtt_ms) + DEFAULT_TIMEOUT_RTTS * rtt_ms / 1000
+    return replace(workload, timeout_s=min(MAX_DEFAULT_TIMEOUT_S, max(workload.timeout_s, scaled)))
 
 
 def server_from(settings: Mapping[str, Any], flag: Flag = spec_flag) -> ServerConfig:

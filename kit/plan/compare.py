@@ -33,7 +33,7 @@ from kit.plan.builder import (
     workload_from,
 )
 from kit.plan.campaign import CampaignSpec, Cell
-from kit.plan.trial import CLIENT_KINDS, Link, Trial, Workload
+from kit.plan.trial import CLIENT_KINDS, LINK_EXTRA_DEFAULTS, Link, Trial, Workload, link_text
 from kit.plan.units import format_bytes
 
 CompareMetric = Literal["throughput", "latency"]
@@ -44,6 +44,11 @@ SETTING_KEYS = (
     "rtt",
     "delay-up",
     "delay-down",
+    "rate",
+    "rate-up",
+    "rate-down",
+    "jitter",
+    "jitter-seed",
     "streams",
     "message-size",
     "workload",
@@ -56,6 +61,16 @@ SETTING_KEYS = (
 
 
 # --- the plan -----------------------------------------------------------------------------
+
+
+def _hashable(trial: Trial) -> dict[str, Any]:
+    """The trial as hashed into a campaign name. Link fields added later (rate, jitter,
+    seed) are left out at their defaults, so earlier campaigns keep their names (resumable)."""
+    data = dataclasses.asdict(trial)
+    for name, default in LINK_EXTRA_DEFAULTS.items():
+        if data["link"].get(name) == default:
+            del data["link"][name]
+    return data
 
 
 @dataclass(frozen=True)
@@ -106,7 +121,7 @@ class ComparePlan:
     @property
     def campaign_name(self) -> str:
         """Stable for the same cells, whatever the rounds and seed: --resume may add rounds."""
-        cells = [[c.key, dataclasses.asdict(c.trial)] for c in self.cells()]
+        cells = [[c.key, _hashable(c.trial)] for c in self.cells()]
         digest = hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()[:10]
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", self.title).strip("-") or "compare"
         return f"{slug}-{digest}"
@@ -134,6 +149,7 @@ def describe_setup(link: Link, workload: Workload) -> str:
         path = f"RTT {link.rtt_ms:g} ms"
     else:
         path = f"RTT {link.rtt_ms:g} ms (up {link.delay_up_ms:g} + down {link.delay_down_ms:g})"
+    path += link_text(link)
     if workload.kind == "unary":
         return f"{path}; unary calls x{workload.calls}"
     timed = f"{workload.timed_duration_s(link.rtt_ms):g} s timed"
@@ -217,9 +233,10 @@ def plan_from_settings(
 ) -> ComparePlan:
     """Settings (file values overridden by CLI flags; None = not given) -> ComparePlan."""
     s = {k: v for k, v in settings.items() if v is not None}
+    link = link_from(s, cli_flag)
     return ComparePlan(
-        link=link_from(s, cli_flag),
-        workload=workload_from(s, cli_flag),
+        link=link,
+        workload=workload_from(s, cli_flag, link.rtt_ms),
         baseline=baseline,
         candidates=tuple(candidates),
         rounds=whole_number(s.get("rounds", DEFAULT_ROUNDS), "--rounds"),

@@ -9,8 +9,18 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
+from typing import Any
 
-from kit.plan.trial import MAX_DELAY_MS, ServerConfig, is_int, is_number, require
+from kit.plan.trial import (
+    DEFAULT_LINK_SEED,
+    MAX_DELAY_MS,
+    Link,
+    ServerConfig,
+    check_link_extras,
+    is_int,
+    is_number,
+    require,
+)
 from kit.plan.units import MIB
 
 LOOPBACK = "127.0.0.1"
@@ -49,7 +59,11 @@ class ServerProcess:
 
 @dataclass(frozen=True, kw_only=True)
 class ProxyConfig:
-    """One delay line: listen address, upstream address, per-direction delays, tap file."""
+    """One delay line: listen address, upstream address, per-direction delays, tap file.
+
+    ``rate_up_bits_s`` / ``rate_down_bits_s`` (None = unlimited) make a direction a bottleneck
+    shared by every connection; ``jitter_ms`` and ``seed`` as in ``kit.plan.trial.Link``.
+    """
 
     listen_host: str = LOOPBACK
     listen_port: int = 0
@@ -60,9 +74,14 @@ class ProxyConfig:
     read_bytes: int = DEFAULT_READ_BYTES
     buffer_cap_bytes: int = DEFAULT_BUFFER_CAP_BYTES
     tap_path: str | None = None
+    rate_up_bits_s: float | None = None
+    rate_down_bits_s: float | None = None
+    jitter_ms: float = 0.0
+    seed: int = DEFAULT_LINK_SEED
 
     def __post_init__(self) -> None:
         require(bool(self.listen_host), "listen_host: must not be empty")
+        check_link_extras(self.rate_up_bits_s, self.rate_down_bits_s, self.jitter_ms, self.seed)
         require(bool(self.upstream_host), "upstream_host: must not be empty")
         _check_int("listen_port", self.listen_port, 0, 65535)
         _check_int("upstream_port", self.upstream_port, 1, 65535)
@@ -87,3 +106,13 @@ class ProxyConfig:
     @property
     def is_loopback(self) -> bool:
         return is_loopback_host(self.listen_host)
+
+
+def link_extras(link: Link) -> dict[str, Any]:
+    """The ``ProxyConfig`` fields a link sets besides its delays (rate, jitter, seed)."""
+    return {
+        "rate_up_bits_s": link.rate_up_bits_s,
+        "rate_down_bits_s": link.rate_down_bits_s,
+        "jitter_ms": link.jitter_ms,
+        "seed": link.seed,
+    }

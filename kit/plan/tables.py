@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from kit.errors import UsageError
 from kit.plan.campaign import CampaignSpec, Cell
+from kit.plan.links import LINKS_CAMPAIGN, LINKS_CONTROL, link_cells
 from kit.plan.trial import (
     DEFAULT_MESSAGE_BYTES,
     ClientConfig,
@@ -36,6 +37,7 @@ TABLES: tuple[tuple[str, int], ...] = (
     ("starvation", 3),
     ("unary", 4),
     ("uploads", 5),
+    ("links", 6),
 )
 TABLE_NAMES: tuple[str, ...] = tuple(name for name, _ in TABLES)
 TABLE_NUMBERS: dict[str, int] = dict(TABLES)
@@ -300,10 +302,17 @@ def uploads_campaign(rtt_ms: float, settings: TablesSettings) -> TableCampaign:
     return _campaign(campaign_name(rtt_ms), cells, UPLOAD_CONTROL, settings, ("uploads",))
 
 
+def links_campaign(settings: TablesSettings) -> TableCampaign:
+    """The estimator table: dynamic windows judged against each link's BDP."""
+    cells = link_cells(settings.quick)
+    return _campaign(LINKS_CAMPAIGN, cells, LINKS_CONTROL, settings, ("links",))
+
+
 def plan_tables(settings: TablesSettings) -> list[TableCampaign]:
     """The campaigns the selected tables need (table 2 reads table 1's 20 ms campaign)."""
     wanted = set(settings.only)
     campaigns = [table1_campaign(rtt, settings) for rtt in TABLE1_RTTS_MS]
     campaigns += [starvation_campaign(settings), unary_campaign(settings)]
     campaigns += [uploads_campaign(rtt, settings) for rtt in UPLOAD_RTTS_MS]
+    campaigns.append(links_campaign(settings))
     return [c for c in campaigns if wanted & set(c.tables)]

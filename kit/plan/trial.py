@@ -11,7 +11,14 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeGuard
 
 from kit.errors import UsageError
-from kit.plan.units import HTTP2_MAX_WINDOW_BYTES, MIB, format_bytes
+from kit.plan.units import (
+    HTTP2_MAX_WINDOW_BYTES,
+    MAX_RATE_BITS_S,
+    MIB,
+    MIN_RATE_BITS_S,
+    format_bytes,
+    format_rate,
+)
 
 ClientKind = Literal["grpcio", "h2"]
 WindowMode = Literal["dynamic", "static", "bdp-off"]
@@ -31,6 +38,9 @@ DEFAULT_MESSAGE_BYTES = 256 * 1024
 DEFAULT_MAX_FRAME_BYTES = MIB
 MIN_TIMED_S = 2.0
 MIN_TIMED_RTTS = 20
+DEFAULT_LINK_SEED = 1
+# The frame a peer must be able to send within the timeout: HTTP/2's default MAX_FRAME_SIZE.
+SLOWEST_FRAME_BYTES = 16_384
 
 
 def require(ok: bool, message: str) -> None:
@@ -48,10 +58,19 @@ def _check_window(name: str, value: int | None) -> None:
 
 @dataclass(frozen=True)
 class Link:
-    """The delay line: each direction delays every chunk by a fixed time; RTT is their sum."""
+    """The delay line: each direction delays every chunk by a fixed time; RTT is their sum.
+
+    A rate (bits per second, None = unlimited) makes a direction a bottleneck queue: a chunk
+    is serialised at the rate, then propagates for the delay. ``jitter_ms`` J adds a seeded
+    uniform offset in [-J, +J] to each chunk's delay (clamped at 0, never reordering).
+    """
 
     delay_up_ms: float = 0.0
     delay_down_ms: float = 0.0
+    rate_up_bits_s: float | None = None
+    rate_down_bits_s: float | None = None
+    jitter_ms: float = 0.0
+    seed: int = DEFAULT_LINK_SEED
 
     def __post_init__(self) -> None:
         for name in ("delay_up_ms", "delay_down_ms"):
@@ -60,6 +79,7 @@ class Link:
                 is_number(value) and 0.0 <= value <= MAX_DELAY_MS,
                 f"{name}: {value} ms is outside 0..{MAX_DELAY_MS:g} ms",
             )
+        check_link_extras(self.rate_up_bits_s, self.rate_down_bits_s, self.jitter_ms, self.seed)
 
     @classmethod
     def from_rtt(cls, rtt_ms: float) -> Link:
@@ -72,6 +92,53 @@ class Link:
     @property
     def rtt_ms(self) -> float:
         return self.delay_up_ms + self.delay_down_ms
+
+    @property
+    def limited(self) -> bool:
+        return self.rate_up_bits_s is not None or self.rate_down_bits_s is not None
+
+
+# The link fields added with the bottleneck, at their defaults (today's unlimited link).
+LINK_EXTRA_DEFAULTS: dict[str, object] = {
+    "rate_up_bits_s": None,
+    "rate_down_bits_s": None,
+    "jitter_ms": 0.0,
+    "seed": DEFAULT_LINK_SEED,
+}
+
+
+def link_text(link: Link) -> str:
+    """ ", rate 100 Mbit/s, jitter +-2 ms" for a link with a bottleneck or jitter; "" if none."""
+    up, down = link.rate_up_bits_s, link.rate_down_bits_s
+    text = ""
+    if up is not None or down is not None:
+        if up == down:
+            text += f", rate {format_rate(up or 0)}"
+        else:
+            rates = [
+                f"{n} {'unlimited' if r is None else format_rate(r)}"
+                for n, r in (("down", down), ("up", up))
+            ]
+            text += ", rate " + " / ".join(rates)
+    if link.jitter_ms:
+        text += f", jitter +-{link.jitter_ms:g} ms (seed {link.seed})"
+    return text
+
+
+def check_link_extras(
+    rate_up_bits_s: float | None, rate_down_bits_s: float | None, jitter_ms: float, seed: int
+) -> None:
+    """The rate, jitter and seed of a link (``Link`` and the proxy's config share them)."""
+    for name, rate in (("--rate-up", rate_up_bits_s), ("--rate-down", rate_down_bits_s)):
+        require(
+            rate is None or (is_number(rate) and MIN_RATE_BITS_S <= rate <= MAX_RATE_BITS_S),
+            f"{name}: {rate} bit/s is outside 1 kbit/s .. 1 Tbit/s",
+        )
+    require(
+        is_number(jitter_ms) and 0.0 <= jitter_ms <= MAX_DELAY_MS,
+        f"--jitter: {jitter_ms} ms is outside 0..{MAX_DELAY_MS:g} ms",
+    )
+    require(is_int(seed) and 0 <= seed < 2**63, f"--seed: {seed!r} is not a whole number >= 0")
 
 
 @dataclass(frozen=True)
@@ -261,6 +328,22 @@ class Trial:
     workload: Workload = field(default_factory=Workload)
     label: str = ""
 
+    def __post_init__(self) -> None:
+        for name, rate in (
+            ("--rate-up", self.link.rate_up_bits_s),
+            ("--rate-down", self.link.rate_down_bits_s),
+        ):
+            if rate is None:
+                continue
+            if self.link.rate_up_bits_s == self.link.rate_down_bits_s:
+                name = "--rate"
+            frame_s = SLOWEST_FRAME_BYTES * 8 / rate
+            require(
+                frame_s <= self.workload.timeout_s,
+                f"{name}: at {format_rate(rate)} one 16 KiB frame takes {frame_s:.0f} s, longer than "
+                f"the {self.workload.timeout_s:g} s timeout (raise the rate or --timeout)",
+            )
+
     @property
     def streams_per_connection(self) -> int:
         """Streams are spread round-robin: the busiest connection carries this many."""
@@ -273,11 +356,19 @@ class Trial:
 
 
 def theory_mib_s(trial: Trial) -> float | None:
-    """Window-limited throughput bound in MiB/s, or None (dynamic window, or RTT 0).
+    """Throughput bound in MiB/s: min(link rate, window / RTT), or None when neither binds
+    (dynamic window on an unlimited link, or RTT 0 without a rate).
 
     Per connection, the stream layer allows streams x stream window per RTT and the
-    connection layer allows the connection window per RTT; the smaller one binds.
+    connection layer allows the connection window per RTT; the smaller one binds. Every
+    connection shares the link's bottleneck, so the rate bounds their sum.
     """
+    bounds = [b for b in (window_theory_mib_s(trial), rate_mib_s(trial)) if b is not None]
+    return min(bounds) if bounds else None
+
+
+def window_theory_mib_s(trial: Trial) -> float | None:
+    """window / RTT alone, summed over connections (None: dynamic window, or RTT 0)."""
     client, workload = trial.client, trial.workload
     if workload.kind == "upload":
         return upload_theory_mib_s(trial)
@@ -313,6 +404,26 @@ def upload_call_timeout_s(trial: Trial) -> float:
         return workload.timeout_s
     drain_s = max(UPLOAD_DRAIN_S, UPLOAD_DRAIN_RTTS * trial.link.rtt_ms / 1000.0)
     return min(workload.timeout_s, workload.timed_duration_s(trial.link.rtt_ms) + drain_s)
+
+
+def data_rate_bits_s(trial: Trial) -> float | None:
+    """The rate of the direction the payload flows in (down, or up for uploads)."""
+    link = trial.link
+    return link.rate_up_bits_s if trial.workload.kind == "upload" else link.rate_down_bits_s
+
+
+def rate_mib_s(trial: Trial) -> float | None:
+    """The link rate of a download or upload as MiB/s (None: unlimited, or unary calls)."""
+    rate = data_rate_bits_s(trial)
+    if rate is None or trial.workload.kind == "unary":
+        return None
+    return rate / 8 / MIB
+
+
+def bdp_bytes(trial: Trial) -> int | None:
+    """Bandwidth-delay product of the payload's direction: rate x RTT (None: unlimited)."""
+    rate = data_rate_bits_s(trial)
+    return None if rate is None else round(rate / 8 * trial.link.rtt_ms / 1000.0)
 
 
 def is_number(value: object) -> TypeGuard[int | float]:

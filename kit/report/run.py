@@ -8,7 +8,8 @@ from typing import Any
 from tabulate import tabulate
 
 from kit.analysis.cells import cpu_limit, efficiency, latency_stats, ping_rtt_ms
-from kit.plan.units import format_bytes
+from kit.analysis.link import link_json
+from kit.plan.units import format_bytes, format_rate
 from kit.report.format import (
     cpu_warning,
     fmt_mib_s,
@@ -56,6 +57,7 @@ def run_json(m: Measurement) -> dict[str, Any]:
         "frames": _frames_json(m),
         "notes": list(result.notes) if result else [],
         "meta": asdict(m.meta),
+        **link_json(m),
         **(_upload_json(m) if trial.workload.kind == "upload" else {}),
     }
 
@@ -65,6 +67,9 @@ def _frames_json(m: Measurement) -> dict[str, Any]:
     if m.frames is None:
         return {}
     data: dict[str, Any] = to_json(m.frames)
+    # the link's delivery trace (thousands of numbers) stays in the records file; its
+    # meaning is in the link keys (ramp_90_ms, steady_bits_s)
+    data.pop("delivered_down", None)
     if m.trial.workload.kind != "upload":
         data = {k: v for k, v in data.items() if not k.startswith("server_")}
     return data
@@ -93,6 +98,7 @@ def run_table(m: Measurement) -> str:
         ),
         _window_row(m, data),
     ]
+    rows += _link_rows(data)
     if m.status != "ok":
         rows.append(("FAILED", m.error))
         return tabulate(rows, tablefmt="simple")
@@ -104,6 +110,30 @@ def run_table(m: Measurement) -> str:
     if warning:
         rows.append(("WARNING", warning))
     return tabulate(rows, tablefmt="simple")
+
+
+def _link_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """The link's rate, jitter and BDP (nothing for today's unlimited, steady link)."""
+    up, down = data["rate_up_bits_s"], data["rate_down_bits_s"]
+    rows = []
+    if up is not None or down is not None:
+        rates = [
+            f"{n} {'unlimited' if r is None else format_rate(r)}"
+            for n, r in (("down", down), ("up", up))
+        ]
+        bdp = data["bdp_bytes"]
+        rows.append(("link rate", ", ".join(rates)))
+        rows.append(("BDP = rate x RTT", "-" if bdp is None else format_bytes(bdp)))
+    if data["jitter_ms"]:
+        rows.append(("jitter", f"+-{data['jitter_ms']:g} ms per chunk (seed {data['seed']})"))
+    return rows
+
+
+def _mbit_text(data: dict[str, Any]) -> str:
+    """Also in Mbit/s on a link with a rate (rates are set in bits per second)."""
+    if data["bdp_bytes"] is None or data["throughput_mbit_s"] is None:
+        return ""
+    return f" = {data['throughput_mbit_s']:.4g} Mbit/s"
 
 
 def _workload_text(data: dict[str, Any]) -> str:
@@ -125,12 +155,14 @@ def _result_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(
             (
                 "throughput",
-                f"{fmt_mib_s(data['throughput_mib_s'])} MiB/s ({format_bytes(data['bytes'] or 0)} in {data['elapsed_s']:.2f} s)",
+                f"{fmt_mib_s(data['throughput_mib_s'])} MiB/s{_mbit_text(data)} ({format_bytes(data['bytes'] or 0)} in {data['elapsed_s']:.2f} s)",
             )
         )
         rows.append(
             (
-                "theory = window / RTT",
+                "theory = min(rate, window / RTT)"
+                if data["bdp_bytes"] is not None
+                else "theory = window / RTT",
                 "-" if data["theory_mib_s"] is None else f"{fmt_mib_s(data['theory_mib_s'])} MiB/s",
             )
         )
@@ -139,6 +171,18 @@ def _result_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         finish = data["stream_finish_s"] or []
         if len(finish) > 1:
             rows.append(("stream finish times", f"{min(finish):.3f} .. {max(finish):.3f} s"))
+    if data["window_final_bytes"] is not None:
+        rows.append(("final stream window (tap)", format_bytes(data["window_final_bytes"])))
+    if data["bdp_bytes"] is not None:
+        rows.append(("peak queued at bottleneck", format_bytes(data["peak_queued_bytes"] or 0)))
+        if data["ramp_90_ms"] is not None:
+            rtts = data["ramp_90_ms"] / data["rtt_ms"] if data["rtt_ms"] else 0
+            rows.append(
+                (
+                    "time to 90% of rate",
+                    f"{data['ramp_90_ms']:.0f} ms ({rtts:.1f} RTT), {format_bytes(data['ramp_90_bytes'] or 0)}",
+                )
+            )
     rows.append(("PING RTT during transfer", f"{fmt_ms(data['ping_rtt_ms'])} ms"))
     rows.append(
         ("CPU (fraction of a core)", ", ".join(f"{k} {v:.0%}" for k, v in data["cpu"].items()))

@@ -42,6 +42,7 @@ from kit.analysis.tables import (
     window_ratio,
 )
 from kit.analysis.upload_table import upload_views
+from kit.plan.links import LINKS_CAMPAIGN
 from kit.plan.tables import (
     STARVATION_CAMPAIGN,
     TABLE_NUMBERS,
@@ -59,6 +60,7 @@ from kit.report.format import (
     pings_text,
     settings_text,
 )
+from kit.report.links import render_links
 from kit.report.upload_table import render_uploads
 from kit.results.records import FrameSummary, Measurement
 from kit.results.store import RecordsRead
@@ -455,6 +457,7 @@ def _renderers(views: dict[str, CampaignView]) -> dict[str, Callable[[], str | N
         "starvation": one(STARVATION_CAMPAIGN, render_table3),
         "unary": one(UNARY_CAMPAIGN, render_table4),
         "uploads": lambda: render_uploads(uploads) if uploads else None,
+        "links": one(LINKS_CAMPAIGN, render_links),
     }
 
 

@@ -89,6 +89,25 @@ class DirectionSummary:
     goaway: int = 0
     # (t_ns, DATA bytes so far), once per chunk that began DATA frames; the first 512.
     data_marks: tuple[tuple[int, int], ...] = ()
+    initial_window_last: int | None = None  # the last INITIAL_WINDOW_SIZE sent (unbounded)
+
+
+@dataclass(frozen=True)
+class DeliveryTrace:
+    """Bytes one direction released per bucket: bucket i covers origin + i x bucket_ns."""
+
+    origin_ns: int = 0
+    bucket_ns: int = 0
+    bytes: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class LinkSide:
+    """What the link (``kit.delayline.schedule``) did in one direction of one connection:
+    the peak backlog at the bottleneck (0 when unlimited) and what it delivered over time."""
+
+    peak_queued_bytes: int = 0
+    delivered: DeliveryTrace = DeliveryTrace()
 
 
 @dataclass(frozen=True)
@@ -100,6 +119,8 @@ class TapConnection:
     closed_ns: int
     up: DirectionSummary = DirectionSummary()
     down: DirectionSummary = DirectionSummary()
+    link_up: LinkSide = LinkSide()
+    link_down: LinkSide = LinkSide()
 
 
 @dataclass(frozen=True)
@@ -111,6 +132,7 @@ class ProxyTotals:
     bytes_down: int = 0
     peak_buffered_bytes: int = 0
     errors: tuple[str, ...] = ()
+    peak_queued_bytes: int = 0  # the largest backlog at a bottleneck (0: unlimited)
 
 
 # --- one trial's frame summary (kit.capture.summary builds it from TapConnections) ------
@@ -180,6 +202,9 @@ class FrameSummary:
     server_stream_window_updates: WindowUpdates = WindowUpdates()
     server_pings_sent: int = 0
     server_window_growth: tuple[WindowStep, ...] = ()
+    window_final_bytes: int | None = None  # the last stream window the client advertised
+    peak_queued_bytes_down: int = 0  # the largest backlog at the down bottleneck
+    delivered_down: DeliveryTrace = DeliveryTrace()  # every connection's, summed
 
 
 # --- the record of one trial ---------------------------------------------------------------

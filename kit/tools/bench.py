@@ -7,7 +7,9 @@ speed is a pass/fail criterion):
 2. relay ceiling at zero delay: bulk bytes through the delay line / direct, same run;
 3. h2 client efficiency with static windows (bar: >= 0.90 where window/RTT <= 200 MiB/s,
    never above 1.05);
-4. at RTT 0, h2 client / grpcio client throughput, interleaved (bar: >= 1.0).
+4. at RTT 0, h2 client / grpcio client throughput, interleaved (bar: >= 1.0);
+5. the link with a bottleneck (``kit.tools.linkbench``): rate accuracy and the machine's
+   ceiling, the min rule, the jitter distribution, the estimators on 100 Mbit/s x 50 ms.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import statistics
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +31,7 @@ from kit.delayline import child_args
 from kit.plan.processes import LOOPBACK, ProxyConfig
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB
+from kit.tools.linkbench import link_bench
 from kit.topology.processes import Child, spawn, stop
 from kit.topology.topology import Topology
 
@@ -238,11 +242,18 @@ def run_bench() -> list[BenchLine]:
                 ratio >= 1.0,
             )
         )
+        lines += [BenchLine(b.name, b.value, b.bar, b.ok) for b in link_bench(topo)]
     return lines
 
 
-def main() -> int:
-    lines = run_bench()
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--links"]:  # only the link bars (about a minute)
+        with Topology() as topo:
+            found = link_bench(topo)
+        lines = [BenchLine(b.name, b.value, b.bar, b.ok) for b in found]
+    else:
+        lines = run_bench()
     verdict = {True: "ok", False: "MISSED", None: "-"}
     rows = [(b.name, b.value, b.bar, verdict[b.ok]) for b in lines]
     print(tabulate(rows, headers=["measure", "value", "bar", ""], tablefmt="github"))

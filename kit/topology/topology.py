@@ -34,7 +34,7 @@ from kit.capture.tapfile import parse_tap_lines
 from kit.clients.process import child_args as client_args
 from kit.delayline import child_args as proxy_args
 from kit.errors import KitError, MeasurementError, TopologyError
-from kit.plan.processes import LOOPBACK, ProxyConfig, ServerProcess
+from kit.plan.processes import LOOPBACK, ProxyConfig, ServerProcess, link_extras
 from kit.plan.trial import Link, ServerConfig, Trial, theory_mib_s
 from kit.results.client import ClientResult, now_ns
 from kit.results.codec import from_json
@@ -175,6 +175,7 @@ class Topology:
                 delay_up_ms=link.delay_up_ms,
                 delay_down_ms=link.delay_down_ms,
                 tap_path=str(tap_path),
+                **link_extras(link),
             )
             child = self._track(spawn("proxy", proxy_args(proxy)))
             self._proxies[key] = _Proxy(child, tap_path, link)
@@ -251,7 +252,9 @@ class Topology:
     def _frames(self, proxy: _Proxy, since_ns: int, trial: Trial) -> FrameSummary | None:
         expect = min(trial.client.connections, trial.workload.streams)
         before = proxy.skipped_lines
-        conns = proxy.new_connections(since_ns, expect, TAP_SETTLE_S)
+        # A connection's record is written once its close crossed both delays: scale with RTT.
+        settle_s = TAP_SETTLE_S + 2 * trial.link.rtt_ms / 1000
+        conns = proxy.new_connections(since_ns, expect, settle_s)
         if not conns:
             return None
         return summarize(conns, proxy.link.delay_down_ms, proxy.skipped_lines - before)

@@ -26,8 +26,9 @@ from kit.results.store import decode_record, encode_record
 
 
 def test_parse_only() -> None:
-    assert parse_only(None) == ("windows", "wire", "starvation", "unary", "uploads")
+    assert parse_only(None) == ("windows", "wire", "starvation", "unary", "uploads", "links")
     assert parse_only("uploads") == parse_only("5") == ("uploads",)
+    assert parse_only("links,6") == ("links",)
     assert parse_only("3,1") == ("windows", "starvation")
     assert parse_only(" 2 ") == ("wire",)
     assert parse_only("Unary,windows") == ("windows", "unary")
