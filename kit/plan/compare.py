@@ -7,7 +7,6 @@ reading a plan file.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import re
@@ -33,7 +32,7 @@ from kit.plan.builder import (
     workload_from,
 )
 from kit.plan.campaign import CampaignSpec, Cell
-from kit.plan.trial import CLIENT_KINDS, Link, Trial, Workload
+from kit.plan.trial import CLIENT_KINDS, Link, Trial, Workload, fingerprint
 from kit.plan.units import format_bytes
 
 CompareMetric = Literal["throughput", "latency"]
@@ -102,7 +101,7 @@ class ComparePlan:
     @property
     def campaign_name(self) -> str:
         """Stable for the same cells, whatever the rounds and seed: --resume may add rounds."""
-        cells = [[c.key, dataclasses.asdict(c.trial)] for c in self.cells()]
+        cells = [[c.key, fingerprint(c.trial)] for c in self.cells()]
         digest = hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()[:10]
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", self.title).strip("-") or "compare"
         return f"{slug}-{digest}"
