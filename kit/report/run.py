@@ -8,6 +8,7 @@ from typing import Any
 from tabulate import tabulate
 
 from kit.analysis.cells import cpu_limit, efficiency, latency_stats, ping_rtt_ms
+from kit.analysis.sharing import stream_sharing
 from kit.plan.units import format_bytes
 from kit.report.format import (
     cpu_warning,
@@ -56,6 +57,30 @@ def run_json(m: Measurement) -> dict[str, Any]:
         "frames": to_json(m.frames) if m.frames is not None else {},
         "notes": list(result.notes) if result else [],
         "meta": asdict(m.meta),
+        **_sharing_json(m),
+    }
+
+
+def _sharing_json(m: Measurement) -> dict[str, Any]:
+    """Receive-side policy and per-stream sharing (slow readers, the pool)."""
+    client, workload = m.trial.client, m.trial.workload
+    out: dict[str, Any] = {
+        "window_policy": client.window_mode,
+        "credit_policy": client.threshold_policy if client.kind == "h2" else None,
+        "conn_credit": client.conn_credit if client.kind == "h2" else None,
+        "pool_bytes": client.pool_size_bytes if client.window_mode == "pool" else None,
+        "slow_streams": workload.slow_streams,
+        "read_rate_bits_s": workload.read_rate_bits_s,
+    }
+    if m.result is None or m.trial.workload.kind != "download":
+        return out
+    sharing = stream_sharing(m.result)
+    return out | {
+        "stream_throughput_mib_s": list(sharing.throughput_mib_s),
+        "stream_peak_unread_bytes": list(sharing.peak_unread_bytes) or None,
+        "stream_window_bytes": list(sharing.window_bytes) or None,
+        "peak_unread_bytes": sharing.peak_unread_total_bytes,
+        "jain_index": sharing.jain,
     }
 
 
@@ -118,10 +143,28 @@ def _result_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         finish = data["stream_finish_s"] or []
         if len(finish) > 1:
             rows.append(("stream finish times", f"{min(finish):.3f} .. {max(finish):.3f} s"))
+        rows += _sharing_rows(data)
     rows.append(("PING RTT during transfer", f"{fmt_ms(data['ping_rtt_ms'])} ms"))
     rows.append(
         ("CPU (fraction of a core)", ", ".join(f"{k} {v:.0%}" for k, v in data["cpu"].items()))
     )
+    return rows
+
+
+def _sharing_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
+    rates = data.get("stream_throughput_mib_s") or []
+    if len(rates) < 2 and not data["slow_streams"]:
+        return []
+    slow = data["slow_streams"]
+    text = " ".join(("slow " if i < slow else "") + fmt_mib_s(r) for i, r in enumerate(rates))
+    rows = [("stream throughput (MiB/s)", text)]
+    if data.get("jain_index") is not None:
+        rows.append(("Jain's index (full-speed streams)", f"{data['jain_index']:.3f}"))
+    if data.get("peak_unread_bytes") is not None:
+        rows.append(("peak bytes received, unread", format_bytes(data["peak_unread_bytes"])))
+    windows = data.get("stream_window_bytes") or []
+    if windows:
+        rows.append(("largest stream window", " ".join(format_bytes(w) for w in windows)))
     return rows
 
 

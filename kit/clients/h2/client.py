@@ -108,7 +108,7 @@ def conn_options(trial: Trial) -> ConnOptions:
 
 def expected_bytes(message_count: int, message_bytes: int) -> int:
     """The response DATA a download of ``message_count`` messages carries (gRPC framing)."""
-    return message_count * (wire.PREFIX_BYTES + message_bytes)
+    return wire.download_response_bytes(message_count, message_bytes)
 
 
 @dataclass(frozen=True)

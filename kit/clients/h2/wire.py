@@ -32,6 +32,13 @@ def download_body(message_count: int, message_bytes: int) -> bytes:
     return grpc_message(request.SerializeToString())
 
 
+def download_response_bytes(message_count: int, message_bytes: int) -> int:
+    """The DATA bytes a Download of ``message_count`` Chunks of ``message_bytes`` carries:
+    each message is a 5-byte prefix and a Chunk (payload field tag and length, payload)."""
+    chunk = pb.Chunk(payload=b"\x5a" * max(1, message_bytes)).ByteSize()
+    return message_count * (PREFIX_BYTES + chunk)
+
+
 def ping_body(payload: bytes = b"") -> bytes:
     return grpc_message(pb.PingRequest(payload=payload).SerializeToString())
 
