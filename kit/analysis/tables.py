@@ -24,6 +24,7 @@ from kit.analysis.cells import (
 )
 from kit.analysis.stats import Verdict, percentile, verdict
 from kit.plan.tables import (
+    SHARING_CAMPAIGN,
     STARVATION_CAMPAIGN,
     TABLE1_PREFIX,
     UNARY_CAMPAIGN,
@@ -134,6 +135,7 @@ def tables_in(plans: Sequence[TablesSettings], views: dict[str, CampaignView]) -
         ("wire", WIRE_CAMPAIGN),
         ("starvation", STARVATION_CAMPAIGN),
         ("unary", UNARY_CAMPAIGN),
+        ("sharing", SHARING_CAMPAIGN),
     )
     return found + [t for t, n in named if n in views]
 

@@ -153,8 +153,8 @@ def _result_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _sharing_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
     rates = data.get("stream_throughput_mib_s") or []
-    if len(rates) < 2 and not data["slow_streams"]:
-        return []
+    if not data["slow_streams"] and (len(rates) < 2 or not data.get("stream_window_bytes")):
+        return []  # one stream, or a record from before per-stream windows were kept
     slow = data["slow_streams"]
     text = " ".join(("slow " if i < slow else "") + fmt_mib_s(r) for i, r in enumerate(rates))
     rows = [("stream throughput (MiB/s)", text)]

@@ -42,6 +42,7 @@ from kit.analysis.tables import (
     window_ratio,
 )
 from kit.plan.tables import (
+    SHARING_CAMPAIGN,
     STARVATION_CAMPAIGN,
     TABLE_NUMBERS,
     UNARY_CAMPAIGN,
@@ -58,6 +59,7 @@ from kit.report.format import (
     pings_text,
     settings_text,
 )
+from kit.report.sharing import render_sharing
 from kit.results.records import FrameSummary, Measurement
 from kit.results.store import RecordsRead
 
@@ -451,6 +453,7 @@ def _renderers(views: dict[str, CampaignView]) -> dict[str, Callable[[], str | N
         "wire": one(WIRE_CAMPAIGN, render_table2),
         "starvation": one(STARVATION_CAMPAIGN, render_table3),
         "unary": one(UNARY_CAMPAIGN, render_table4),
+        "sharing": one(SHARING_CAMPAIGN, render_sharing),
     }
 
 

@@ -128,7 +128,9 @@ def test_release_0_1_lines_are_converted_on_read() -> None:
         failed.status == "failed" and failed.result is None and "RESOURCE_EXHAUSTED" in failed.error
     )
     tables = read_records(RELEASE_0_1 / "tables.jsonl")
-    assert tables.tables_plans == (TablesSettings(quick=True, rounds=1, seed=1),)
+    # 0.1 ran the four tables it had (a later default adds newer ones).
+    four = ("windows", "wire", "starvation", "unary")
+    assert tables.tables_plans == (TablesSettings(quick=True, rounds=1, seed=1, only=four),)
     assert len(tables.sessions) == 1 and tables.sessions[0].complete
 
 

@@ -16,31 +16,9 @@ it raises that limit by at least ``floor_bytes`` (see ``update_floor``) or reach
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from kit.plan.pool import UNIT_BYTES, PoolCounts, share_bytes
 
-UNIT_BYTES = 16_384  # one default-size DATA frame: HAProxy's buffer (tune.bufsize)
-DEFAULT_POOL_BYTES = 1_600_000  # HAProxy's default, 100 buffers of 16 kB
-STREAMS_PER_RESERVED_BUFFER = 8
-
-
-@dataclass(frozen=True)
-class PoolCounts:
-    """The streams of one connection, as the pool sees them."""
-
-    receiving: int
-    not_receiving: int = 0
-    could_open: int = 0
-
-
-def share_bytes(pool_bytes: int, counts: PoolCounts, unit: int = UNIT_BYTES) -> int:
-    """Each receiving stream's window: the pool's buffers left after the reserves, evenly."""
-    if counts.receiving <= 0:
-        return unit
-    buffers = pool_bytes // unit
-    allocatable = max(buffers - counts.not_receiving, 0)
-    reserved = -(-counts.could_open // STREAMS_PER_RESERVED_BUFFER)
-    to_share = max(allocatable - reserved, 0)
-    return max(1, to_share // counts.receiving) * unit
+__all__ = ["UNIT_BYTES", "PoolCounts", "share_bytes", "update_floor", "window_increment"]
 
 
 def update_floor(share: int, unit: int = UNIT_BYTES) -> int:
