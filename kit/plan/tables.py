@@ -352,7 +352,7 @@ def sharing_cells(quick: bool = False) -> list[Cell]:
     under each policy (fixed transfers: the fast stream's finish time is the measure); then
     1, 2 and 8 streams under the pool, timed (each stream's window is its share)."""
     link = Link.from_rtt(SHARING_RTT_MS)
-    size = (4 if quick else 8) * MIB
+    size = 8 * MIB  # long enough for a slow reader to fill a 4 MiB connection window
     cells = []
     for key, label, client in SHARING_POLICIES:
         for slow in (1, 0):

@@ -75,8 +75,8 @@ def _pool_row(row: PoolRow) -> list[str]:
     worst = f"{max(abs(e) for e in errors) * 100:.0f}%" if errors else "-"
     return [
         str(row.streams),
-        _of(row.cell, median_stream_window_bytes, lambda v: format_bytes(v, 0)),
-        f"{format_bytes(row.expected_share_bytes, 0)} (pool/N {format_bytes(row.pool_bytes / row.streams, 0)})",
+        _of(row.cell, median_stream_window_bytes, lambda v: format_bytes(v)),
+        f"{format_bytes(row.expected_share_bytes)} (pool/N {format_bytes(row.pool_bytes / row.streams)})",
         worst,
         _of(row.cell, aggregate_mib_s, fmt_mib_s),
         f"{fmt_mib_s(row.bound_mib_s)}",
