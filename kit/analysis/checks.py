@@ -18,9 +18,11 @@ from kit.analysis.cells import (
     median_ratio,
 )
 from kit.analysis.link import rate_fraction, steady_fraction
+from kit.analysis.sharing import conn_window_opened, pool_rows, sharing_rows
 from kit.analysis.stats import verdict
 from kit.analysis.upload_table import upload_views, window_effects
 from kit.plan.links import BAR_CASE, ESTIMATORS, LINKS_CAMPAIGN, cell_key
+from kit.plan.tables import SHARING_CAMPAIGN
 from kit.plan.upload_table import HAPROXY_RTT_MS, SMALL_SERVER_KEY, UPLOAD_CONTROL
 
 RATIO_BAR_20MS = 30.0
@@ -208,4 +210,61 @@ def evaluate_bars(views: dict[str, CampaignView]) -> list[Bar]:
     bars += upload_bars(views)
     if LINKS_CAMPAIGN in views:
         bars += [estimator_bar(views), rate_ceiling_bar(views)]
+    bars += sharing_bars(views)
     return bars
+
+
+# --- the sharing table -------------------------------------------------------------------------
+
+READ_CREDIT_MAX_RATIO = 0.5
+SHARING_MIN_RATIO = 0.8
+POOL_WINDOW_TOLERANCE = 0.25
+POOL_BAR_STREAMS = 8
+
+
+def sharing_bars(views: dict[str, CampaignView]) -> list[Bar]:
+    """Head-of-line blocking shown with read credit; not with receipt credit nor the pool;
+    the pool's 8 shares as expected, its connection window never binding."""
+    view = views.get(SHARING_CAMPAIGN)
+    if view is None:
+        return []  # the table was not run (older records hold no such campaign)
+    rows = {r.key: r for r in sharing_rows(view)}
+    bars = []
+    for key, bound, above in (
+        ("read-4MiB", READ_CREDIT_MAX_RATIO, False),
+        ("receipt-4MiB", SHARING_MIN_RATIO, True),
+        ("pool", SHARING_MIN_RATIO, True),
+    ):
+        row = rows.get(key)
+        ratio = row.ratio if row else None
+        sign = ">=" if above else "<="
+        name = (
+            f"sharing: {key} fast stream beside a slow reader {sign} {bound:g}x beside a fast one"
+        )
+        holds = None if ratio is None else (ratio >= bound if above else ratio <= bound)
+        bars.append(Bar(name, holds, "not measured" if ratio is None else f"{ratio:.2f}x"))
+    bars.append(_pool_share_bar(view))
+    return bars
+
+
+def _pool_share_bar(view: CampaignView) -> Bar:
+    name = (
+        f"sharing: pool with {POOL_BAR_STREAMS} streams, every window within "
+        f"{POOL_WINDOW_TOLERANCE:.0%} of its share, connection window never binds"
+    )
+    row = (
+        next((r for r in pool_rows(view) if r.streams == POOL_BAR_STREAMS), None) if view else None
+    )
+    errors = row.window_errors() if row else []
+    opened = conn_window_opened(row.cell) if row else None
+    if row is None or not errors or opened is None:
+        return Bar(name, None, "not measured")
+    worst = max(abs(e) for e in errors)
+    aggregate = median_of(row.cell)
+    binds = aggregate is not None and aggregate > row.bound_mib_s * 1.05
+    holds = worst <= POOL_WINDOW_TOLERANCE and opened and not binds
+    detail = (
+        f"worst window {worst:.0%} off {row.expected_share_bytes} B over {len(errors)} windows; "
+        f"connection window {'opened to 2^31-1' if opened else 'NOT opened'}"
+    )
+    return Bar(name, holds, detail)

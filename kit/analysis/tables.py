@@ -25,6 +25,7 @@ from kit.analysis.cells import (
 from kit.analysis.stats import Verdict, percentile, verdict
 from kit.plan.links import LINKS_CAMPAIGN
 from kit.plan.tables import (
+    SHARING_CAMPAIGN,
     STARVATION_CAMPAIGN,
     TABLE1_PREFIX,
     UNARY_CAMPAIGN,
@@ -137,6 +138,7 @@ def tables_in(plans: Sequence[TablesSettings], views: dict[str, CampaignView]) -
         ("starvation", STARVATION_CAMPAIGN),
         ("unary", UNARY_CAMPAIGN),
         ("links", LINKS_CAMPAIGN),
+        ("sharing", SHARING_CAMPAIGN),
     )
     uploads = ["uploads"] if any(n.startswith(UPLOAD_PREFIX) for n in views) else []
     return found + [t for t, n in named if n in views] + uploads

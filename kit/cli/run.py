@@ -63,12 +63,34 @@ def run(
         typer.Option("--option", "-o", help="grpcio channel arg key=value (repeatable)."),
     ] = None,
     credit: Annotated[
-        str | None, typer.Option(help="h2 credit policy: immediate (default) | half.")
+        str | None,
+        typer.Option(
+            help="h2 credit threshold: immediate | half | quarter (grpc-go's; default when dynamic)."
+        ),
+    ] = None,
+    conn_credit: Annotated[
+        str | None,
+        typer.Option(help="h2: connection credit goes back on receipt (default) | read."),
+    ] = None,
+    window_policy: Annotated[
+        str | None,
+        typer.Option(help="h2: static | dynamic | pool (inferred from --window); as --mode."),
+    ] = None,
+    pool: Annotated[
+        str | None,
+        typer.Option(help="h2 pool policy: receive pool per connection (default 1.6MB)."),
     ] = None,
     max_frame_size: Annotated[
-        str | None, typer.Option(help="h2 client's advertised MAX_FRAME_SIZE (default 1MiB).")
+        str | None,
+        typer.Option(help="h2 client's advertised MAX_FRAME_SIZE (1MiB static, 16KiB else)."),
     ] = None,
     streams: Annotated[int, typer.Option(help="Concurrent downloads.")] = 1,
+    slow_streams: Annotated[
+        int, typer.Option(help="Read the first K streams slowly, at --read-rate.")
+    ] = 0,
+    read_rate: Annotated[
+        str | None, typer.Option(help="Application read rate of slow streams (20Mbit, 2MB/s).")
+    ] = None,
     connections: Annotated[
         int | None, typer.Option(help="Spread the streams over this many connections (default 1).")
     ] = None,
@@ -114,6 +136,9 @@ def run(
         ("conn-window", conn_window),
         ("mode", mode),
         ("credit", credit),
+        ("conn-credit", conn_credit),
+        ("window-policy", window_policy),
+        ("pool", pool),
         ("max-frame", max_frame_size),
         ("connections", connections),
     ]
@@ -125,6 +150,8 @@ def run(
         **_link_settings(rate, rate_up, rate_down, jitter, seed),
         "workload": workload,
         "streams": streams,
+        "slow-streams": slow_streams,
+        "read-rate": read_rate,
         "message-size": message_size,
         "duration": duration,
         "bytes": size,

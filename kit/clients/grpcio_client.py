@@ -16,6 +16,7 @@ from typing import Any
 import grpc
 
 from kit._proto import throughput_pb2 as pb
+from kit.clients.pacing import ReadPacer
 from kit.clients.process import main
 from kit.errors import MeasurementError, TopologyError
 from kit.plan.grpc_args import STATIC_WINDOW_NOTE, merge_options, server_notes, window_options
@@ -97,6 +98,8 @@ class _StreamTally:
     messages: int = 0
     finish_s: float = 0.0
     error: str = ""
+    pacer: ReadPacer | None = None  # a slow reader: one message per due time
+    done: bool = False
 
 
 @dataclass
@@ -106,6 +109,8 @@ class _DownloadRun:
     message_count: int
     message_bytes: int
     tallies: list[_StreamTally] = field(default_factory=list)
+    # Set when every full-speed stream is done: slow readers stop there (fixed-size runs).
+    stop: threading.Event = field(default_factory=threading.Event)
 
     def stream(self, ch: _Channel, tally: _StreamTally, timeout_s: float) -> None:
         request = pb.DownloadRequest(
@@ -115,13 +120,27 @@ class _DownloadRun:
         try:
             for _ in call:
                 tally.messages += 1
-                if now_ns() >= self.deadline_ns:
+                if now_ns() >= self.deadline_ns or self._paced_stop(tally):
                     break
             tally.finish_s = (now_ns() - self.start_ns) / 1e9
         except grpc.RpcError as exc:
             tally.error = f"{exc.code().name}: {exc.details()}"
         finally:
+            tally.done = True
+            if tally.pacer is None and all(t.done for t in self.tallies if t.pacer is None):
+                self.stop.set()
             call.cancel()
+
+    def _paced_stop(self, tally: _StreamTally) -> bool:
+        """A slow reader waits for its next read (C-core buffers what arrives meanwhile);
+        True when the full-speed streams are done and it should stop."""
+        if tally.pacer is None:
+            return False
+        wait_ns = tally.pacer.due_ns - now_ns()
+        if wait_ns > 0 and self.stop.wait(wait_ns / 1e9):
+            return True
+        tally.pacer.take(max(now_ns(), tally.pacer.due_ns), self.message_bytes)
+        return self.stop.is_set()
 
 
 def _download(channels: list[_Channel], trial: Trial) -> ClientResult:
@@ -131,8 +150,11 @@ def _download(channels: list[_Channel], trial: Trial) -> ClientResult:
     cpu0, start = time.process_time(), now_ns()
     run = _DownloadRun(start + int(duration_s * 1e9), start, fixed or 0, workload.message_bytes)
     threads = []
+    rate = workload.read_rate_bytes_s
     for i in range(workload.streams):
         tally = _StreamTally()
+        if rate is not None and i < workload.slow_streams:
+            tally.pacer = ReadPacer(rate, start, seed=i + 1, chunk_bytes=workload.message_bytes)
         run.tallies.append(tally)
         args = (channels[i % len(channels)], tally, workload.timeout_s)
         threads.append(threading.Thread(target=run.stream, args=args, daemon=True))
@@ -144,8 +166,10 @@ def _download(channels: list[_Channel], trial: Trial) -> ClientResult:
     if errors or any(t.is_alive() for t in threads):
         raise MeasurementError(f"grpcio download failed: {errors[0] if errors else 'timed out'}")
     messages = sum(t.messages for t in run.tallies)
-    # The last stream's last message ends the timed phase (not the join/cancel after it).
-    elapsed_s = max(t.finish_s for t in run.tallies)
+    # The last stream's last message ends the timed phase (not the join/cancel after it);
+    # with slow readers in a fixed-size run, the last full-speed stream's.
+    fast = [t for t in run.tallies if t.pacer is None] or run.tallies
+    elapsed_s = max(t.finish_s for t in (fast if fixed else run.tallies))
     end = start + int(elapsed_s * 1e9)
     return ClientResult(
         client="grpcio",
@@ -157,7 +181,20 @@ def _download(channels: list[_Channel], trial: Trial) -> ClientResult:
         stream_bytes=tuple(t.messages * workload.message_bytes for t in run.tallies),
         stream_finish_s=tuple(t.finish_s for t in run.tallies),
         cpu_s=time.process_time() - cpu0,
-        notes=_notes(trial),
+        notes=_notes(trial) + _slow_notes(trial),
+        slow_streams=workload.slow_streams,
+    )
+
+
+def _slow_notes(trial: Trial) -> tuple[str, ...]:
+    workload = trial.workload
+    if not workload.slow_streams or workload.read_rate_bits_s is None:
+        return ()
+    return (
+        f"streams 1..{workload.slow_streams} read one message per "
+        f"{workload.message_bytes * 8 / workload.read_rate_bits_s * 1000:.0f} ms "
+        f"({workload.read_rate_bits_s / 1e6:g} Mbit/s); C-core buffers what they have not read "
+        "(not counted here)",
     )
 
 

@@ -12,7 +12,8 @@ A candidate is one client configuration typed on one line:
 - ``grpcio:grpc.http2.bdp_probe=0,grpc.http2.lookahead_bytes=4194304`` - any channel
   argument as ``key=value`` (ints parsed); kit keys ``window``, ``mode``, ``connections``;
 - ``h2`` - our h2 client, dynamic (grpc-go-style BDP estimator);
-- ``h2:window=4MiB,conn-window=16MiB,credit=half,max-frame=1MiB,connections=8``.
+- ``h2:window=4MiB,conn-window=16MiB,credit=half,max-frame=1MiB,connections=8``;
+- ``h2:window-policy=pool,pool=1.6MB``, ``h2:window=4MiB,conn-credit=read``.
 
 Items are split at commas that start a new ``key=``, so a value may itself hold commas.
 """
@@ -29,8 +30,8 @@ from kit.plan.grpc_args import parse_option
 from kit.plan.trial import (
     CLIENT_KINDS,
     DEFAULT_LINK_SEED,
-    DEFAULT_MAX_FRAME_BYTES,
     ClientConfig,
+    ConnCredit,
     CreditPolicy,
     Link,
     OptionValue,
@@ -51,8 +52,18 @@ Flag = Callable[[str], str]
 DEFAULT_TIMEOUT_RTTS = 60
 MAX_DEFAULT_TIMEOUT_S = 7200.0
 DEFAULT_RTT = "20ms"
-H2_KEYS = ("window", "conn-window", "credit", "max-frame", "connections", "mode")
-GRPCIO_KIT_KEYS = ("window", "mode", "connections")
+H2_KEYS = (
+    "window",
+    "conn-window",
+    "credit",
+    "max-frame",
+    "connections",
+    "mode",
+    "window-policy",
+    "conn-credit",
+    "pool",
+)
+GRPCIO_KIT_KEYS = ("window", "mode", "window-policy", "connections")
 SERVER_KIND = "server"
 _CLI_NAMES = {"max-frame": "max-frame-size", "bytes": "bytes", "jitter-seed": "seed"}
 _ITEM_SPLIT = re.compile(r",\s*(?=[A-Za-z_][\w.\-]*\s*=)")
@@ -141,13 +152,15 @@ def _seed(value: Any, option: str) -> int:
 def workload_from(
     settings: Mapping[str, Any], flag: Flag = spec_flag, rtt_ms: float = 0.0
 ) -> Workload:
-    """``workload``, ``streams``, ``message-size``, ``duration``, ``bytes``, ``calls``, ``timeout``.
+    """``workload``, ``streams``, ``message-size``, ``duration``, ``bytes``, ``calls``, ``timeout``,
+    ``slow-streams``, ``read-rate``.
 
     Without ``timeout`` the hard timeout scales with the link: max(60 s, 2 x the timed
     phase + 60 RTTs), so a 2 s RTT (a 40 s timed phase) is not cut short.
     """
     s = {k: v for k, v in settings.items() if v is not None}
     duration, size = s.get("duration"), s.get("bytes")
+    read_rate = s.get("read-rate")
     workload = Workload(
         kind=cast(WorkloadKind, str(s.get("workload", "download"))),
         streams=whole_number(s.get("streams", 1), flag("streams")),
@@ -160,6 +173,10 @@ def workload_from(
         else parse_size_bytes(str(size), option=flag("bytes")),
         calls=whole_number(s.get("calls", 200), flag("calls")),
         timeout_s=_duration_s(s.get("timeout", "60s"), flag("timeout")),
+        slow_streams=whole_number(s.get("slow-streams", 0), flag("slow-streams")),
+        read_rate_bits_s=None
+        if read_rate is None
+        else parse_rate_bits_s(str(read_rate), option=flag("read-rate")),
     )
     if "timeout" in s:
         return workload
@@ -246,6 +263,14 @@ def client_from(
     return _grpcio_client(dict(settings), channel_args(args, flag("option")), flag)
 
 
+def _policy(settings: Mapping[str, Any], flag: Flag) -> Any:
+    """``window-policy`` is ``mode`` by its other name; give one of them."""
+    mode, policy = settings.get("mode"), settings.get("window-policy")
+    if mode is not None and policy is not None:
+        raise UsageError(f"{flag('window-policy')}: give it or {flag('mode')}, not both")
+    return policy if policy is not None else mode
+
+
 def _mode(value: Any, window: int | None, flag: Flag) -> WindowMode:
     mode = str(value or ("static" if window is not None else "dynamic"))
     if mode != "static" and window is not None:
@@ -263,23 +288,25 @@ def _h2_client(settings: Mapping[str, Any], flag: Flag) -> ClientConfig:
         raise UsageError(f"unknown h2 setting {', '.join(unknown)} (use {', '.join(H2_KEYS)})")
     window = _window(norm.get("window"), flag("window"))
     conn = _window(norm.get("conn-window"), flag("conn-window"))
-    mode = _mode(norm.get("mode"), window, flag)
-    if mode == "dynamic" and conn is not None:
+    mode = _mode(_policy(norm, flag), window, flag)
+    if mode in ("dynamic", "pool") and conn is not None:
         raise UsageError(
-            f"{flag('conn-window')}: the dynamic h2 client grows its connection window itself; "
-            f"set {flag('window')} too"
+            f"{flag('conn-window')}: the {mode} h2 client grows its connection window itself; "
+            + ("set " + flag("window") + " too" if mode == "dynamic" else "it opens it to 2^31-1")
         )
-    max_frame = norm.get("max-frame")
+    max_frame, credit, pool = norm.get("max-frame"), norm.get("credit"), norm.get("pool")
     return ClientConfig(
         kind="h2",
         window_mode=mode,
         window_bytes=window,
         conn_window_bytes=conn,
-        credit_policy=cast(CreditPolicy, str(norm.get("credit", "immediate"))),
-        max_frame_bytes=DEFAULT_MAX_FRAME_BYTES
+        credit_policy=None if credit is None else cast(CreditPolicy, str(credit)),
+        max_frame_bytes=None
         if max_frame is None
         else parse_size_bytes(str(max_frame), option=flag("max-frame")),
         connections=whole_number(norm.get("connections", 1), flag("connections")),
+        conn_credit=cast(ConnCredit, str(norm.get("conn-credit", "receipt"))),
+        pool_bytes=None if pool is None else parse_size_bytes(str(pool), option=flag("pool")),
     )
 
 
@@ -288,6 +315,9 @@ _H2_ONLY = {
     "conn-window": "the grpcio client cannot set the connection window separately "
     "(C-core derives it from the stream window); use the h2 client",
     "credit": "only the h2 client has a credit policy (C-core returns credit itself)",
+    "conn-credit": "only the h2 client chooses when connection credit goes back "
+    "(C-core returns it itself)",
+    "pool": "the receive pool is the h2 client's (use --client h2 --window-policy pool)",
     "max-frame": "only the h2 client advertises it here; for grpcio pass the channel argument "
     "grpc.http2.max_frame_size (honoured with grpc.http2.bdp_probe=0)",
 }
@@ -307,7 +337,7 @@ def _grpcio_client(
     window = _window(settings.get("window"), flag("window"))
     return ClientConfig(
         kind="grpcio",
-        window_mode=_mode(settings.get("mode"), window, flag),
+        window_mode=_mode(_policy(settings, flag), window, flag),
         window_bytes=window,
         channel_options=options,
         connections=whole_number(settings.get("connections", 1), flag("connections")),

@@ -7,7 +7,6 @@ reading a plan file.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import re
@@ -33,7 +32,7 @@ from kit.plan.builder import (
     workload_from,
 )
 from kit.plan.campaign import CampaignSpec, Cell
-from kit.plan.trial import CLIENT_KINDS, LINK_EXTRA_DEFAULTS, Link, Trial, Workload, link_text
+from kit.plan.trial import CLIENT_KINDS, Link, Trial, Workload, fingerprint, link_text
 from kit.plan.units import format_bytes
 
 CompareMetric = Literal["throughput", "latency"]
@@ -61,16 +60,6 @@ SETTING_KEYS = (
 
 
 # --- the plan -----------------------------------------------------------------------------
-
-
-def _hashable(trial: Trial) -> dict[str, Any]:
-    """The trial as hashed into a campaign name. Link fields added later (rate, jitter,
-    seed) are left out at their defaults, so earlier campaigns keep their names (resumable)."""
-    data = dataclasses.asdict(trial)
-    for name, default in LINK_EXTRA_DEFAULTS.items():
-        if data["link"].get(name) == default:
-            del data["link"][name]
-    return data
 
 
 @dataclass(frozen=True)
@@ -121,7 +110,7 @@ class ComparePlan:
     @property
     def campaign_name(self) -> str:
         """Stable for the same cells, whatever the rounds and seed: --resume may add rounds."""
-        cells = [[c.key, _hashable(c.trial)] for c in self.cells()]
+        cells = [[c.key, fingerprint(c.trial)] for c in self.cells()]
         digest = hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()[:10]
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", self.title).strip("-") or "compare"
         return f"{slug}-{digest}"

@@ -7,6 +7,7 @@ naming the field and the allowed range. Trials travel to child processes as JSON
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Literal, TypeGuard
 
@@ -21,14 +22,16 @@ from kit.plan.units import (
 )
 
 ClientKind = Literal["grpcio", "h2"]
-WindowMode = Literal["dynamic", "static", "bdp-off"]
-CreditPolicy = Literal["immediate", "half"]
+WindowMode = Literal["dynamic", "static", "bdp-off", "pool"]
+CreditPolicy = Literal["immediate", "half", "quarter"]
+ConnCredit = Literal["receipt", "read"]
 WorkloadKind = Literal["download", "unary", "upload"]
 OptionValue = int | str
 
 CLIENT_KINDS: tuple[str, ...] = ("grpcio", "h2")
-WINDOW_MODES: tuple[str, ...] = ("dynamic", "static", "bdp-off")
-CREDIT_POLICIES: tuple[str, ...] = ("immediate", "half")
+WINDOW_MODES: tuple[str, ...] = ("dynamic", "static", "bdp-off", "pool")
+CREDIT_POLICIES: tuple[str, ...] = ("immediate", "half", "quarter")
+CONN_CREDITS: tuple[str, ...] = ("receipt", "read")
 WORKLOAD_KINDS: tuple[str, ...] = ("download", "unary", "upload")
 
 MAX_DELAY_MS = 10_000.0
@@ -36,6 +39,9 @@ H2_MIN_FRAME_BYTES = 16_384
 H2_MAX_FRAME_BYTES = 2**24 - 1
 DEFAULT_MESSAGE_BYTES = 256 * 1024
 DEFAULT_MAX_FRAME_BYTES = MIB
+HTTP2_DEFAULT_FRAME_BYTES = 16_384  # what grpc-go and HAProxy advertise (they send none)
+DEFAULT_POOL_BYTES = 1_600_000  # HAProxy's receive pool per connection, 100 x 16 kB
+MAX_POOL_BYTES = 1 << 30
 MIN_TIMED_S = 2.0
 MIN_TIMED_RTTS = 20
 DEFAULT_LINK_SEED = 1
@@ -154,10 +160,14 @@ class ClientConfig:
     window_mode: WindowMode = "dynamic"
     window_bytes: int | None = None
     conn_window_bytes: int | None = None
-    credit_policy: CreditPolicy = "immediate"
-    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    # None: the window policy's own (h2: quarter for dynamic, as grpc-go; immediate else).
+    credit_policy: CreditPolicy | None = None
+    # None: the window policy's own (h2: 16 KiB for dynamic and pool, 1 MiB for static).
+    max_frame_bytes: int | None = None
     channel_options: tuple[tuple[str, OptionValue], ...] = ()
     connections: int = 1
+    conn_credit: ConnCredit = "receipt"
+    pool_bytes: int | None = None
 
     def __post_init__(self) -> None:
         require(
@@ -169,9 +179,14 @@ class ClientConfig:
             f"window mode: {self.window_mode!r} is not one of {', '.join(WINDOW_MODES)}",
         )
         require(
-            self.credit_policy in CREDIT_POLICIES,
+            self.credit_policy is None or self.credit_policy in CREDIT_POLICIES,
             f"credit policy: {self.credit_policy!r} is not one of {', '.join(CREDIT_POLICIES)}",
         )
+        require(
+            self.conn_credit in CONN_CREDITS,
+            f"--conn-credit: {self.conn_credit!r} is not one of {', '.join(CONN_CREDITS)}",
+        )
+        self._check_pool()
         _check_window("--window", self.window_bytes)
         _check_window("--conn-window", self.conn_window_bytes)
         require(
@@ -179,8 +194,11 @@ class ClientConfig:
             "--window: a static window needs a size, and only a static window takes one",
         )
         require(
-            is_int(self.max_frame_bytes)
-            and H2_MIN_FRAME_BYTES <= self.max_frame_bytes <= H2_MAX_FRAME_BYTES,
+            self.max_frame_bytes is None
+            or (
+                is_int(self.max_frame_bytes)
+                and H2_MIN_FRAME_BYTES <= self.max_frame_bytes <= H2_MAX_FRAME_BYTES
+            ),
             f"max frame size: {self.max_frame_bytes} is outside HTTP/2's {H2_MIN_FRAME_BYTES}..{H2_MAX_FRAME_BYTES}",
         )
         require(
@@ -193,7 +211,19 @@ class ClientConfig:
                 "--conn-window: the grpcio client cannot set the connection window separately "
                 "(C-core derives it from the stream window); use --client h2",
             )
-            require(self.credit_policy == "immediate", "credit policy: only the h2 client has one")
+            # "immediate": what records written before the policy defaults hold.
+            require(
+                self.credit_policy in (None, "immediate"),
+                "credit policy: only the h2 client has one",
+            )
+            require(
+                self.conn_credit == "receipt",
+                "--conn-credit: only the h2 client has one (C-core returns credit itself)",
+            )
+            require(
+                self.window_mode != "pool",
+                "--window-policy pool: the receive pool is the h2 client's (use --client h2)",
+            )
         else:
             require(
                 not self.channel_options, "--option: channel options are for the grpcio client only"
@@ -202,6 +232,38 @@ class ClientConfig:
                 self.window_mode != "bdp-off",
                 "window mode: bdp-off is a grpcio mode; the h2 client is static or dynamic",
             )
+
+    def _check_pool(self) -> None:
+        if self.pool_bytes is not None:
+            require(
+                self.window_mode == "pool",
+                "--pool: only the pool window policy takes a pool (add --window-policy pool)",
+            )
+            require(
+                is_int(self.pool_bytes)
+                and HTTP2_DEFAULT_FRAME_BYTES <= self.pool_bytes <= MAX_POOL_BYTES,
+                f"--pool: {self.pool_bytes} is outside {HTTP2_DEFAULT_FRAME_BYTES} B..1 GiB",
+            )
+
+    @property
+    def threshold_policy(self) -> CreditPolicy:
+        """The credit threshold the client uses (the window policy's default when unset)."""
+        if self.credit_policy is not None:
+            return self.credit_policy
+        return "quarter" if self.kind == "h2" and self.window_mode == "dynamic" else "immediate"
+
+    @property
+    def frame_bytes(self) -> int:
+        """The MAX_FRAME_SIZE the h2 client advertises (the window policy's default when unset)."""
+        if self.max_frame_bytes is not None:
+            return self.max_frame_bytes
+        if self.kind == "h2" and self.window_mode in ("dynamic", "pool"):
+            return HTTP2_DEFAULT_FRAME_BYTES
+        return DEFAULT_MAX_FRAME_BYTES
+
+    @property
+    def pool_size_bytes(self) -> int:
+        return self.pool_bytes if self.pool_bytes is not None else DEFAULT_POOL_BYTES
 
     def conn_window_for(self, streams_per_connection: int) -> int | None:
         """The connection window the client will grant (h2), or None when it is not ours to set."""
@@ -217,8 +279,12 @@ class ClientConfig:
             text = f"{self.kind} static {format_bytes(self.window_bytes or 0)}"
             if self.conn_window_bytes is not None:
                 text += f" / conn {format_bytes(self.conn_window_bytes)}"
+        elif self.window_mode == "pool":
+            text = f"{self.kind} pool {format_bytes(self.pool_size_bytes)}"
         else:
             text = f"{self.kind} {self.window_mode}"
+        if self.conn_credit != "receipt":
+            text += f" conn-credit {self.conn_credit}"
         if self.channel_options:
             text += " " + ",".join(f"{k}={v}" for k, v in self.channel_options)
         if self.connections > 1:
@@ -272,6 +338,8 @@ class Workload:
     calls: int = 200
     warmup: bool = True
     timeout_s: float = 60.0
+    slow_streams: int = 0
+    read_rate_bits_s: float | None = None
 
     def __post_init__(self) -> None:
         require(
@@ -305,6 +373,31 @@ class Workload:
             is_number(self.timeout_s) and 1.0 <= self.timeout_s <= 7200,
             f"--timeout: {self.timeout_s} s is outside 1..7200 s",
         )
+        self._check_slow_readers()
+
+    def _check_slow_readers(self) -> None:
+        require(
+            is_int(self.slow_streams) and 0 <= self.slow_streams <= self.streams,
+            f"--slow-streams: {self.slow_streams} is outside 0..{self.streams} (--streams)",
+        )
+        require(
+            (self.slow_streams > 0) == (self.read_rate_bits_s is not None),
+            "--read-rate: slow streams need a read rate, and only slow streams take one "
+            "(give --slow-streams and --read-rate together)",
+        )
+        if self.read_rate_bits_s is not None:
+            require(
+                is_number(self.read_rate_bits_s) and self.read_rate_bits_s > 0,
+                f"--read-rate: {self.read_rate_bits_s} bit/s must be above 0",
+            )
+            require(
+                self.kind == "download",
+                "--slow-streams: slow readers are for downloads (--workload download)",
+            )
+
+    @property
+    def read_rate_bytes_s(self) -> float | None:
+        return None if self.read_rate_bits_s is None else self.read_rate_bits_s / 8
 
     def timed_duration_s(self, rtt_ms: float) -> float:
         """The timed phase: the asked duration, else max(2 s, 20 RTTs)."""
@@ -432,3 +525,27 @@ def is_number(value: object) -> TypeGuard[int | float]:
 
 def is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+# Fields added since release 0.1: a trial's fingerprint leaves them out while they hold
+# their defaults, so the campaign names of older plans (and --resume) stay what they were.
+_LATER_FIELDS = frozenset({"conn_credit", "pool_bytes", "slow_streams", "read_rate_bits_s"})
+
+
+def fingerprint(trial: Trial) -> dict[str, object]:
+    """The trial as plain data for naming campaigns: what it runs, with policy defaults
+    resolved (an unset credit policy is the one the client uses)."""
+    data = dataclasses.asdict(trial)
+    client = data["client"]
+    client["credit_policy"] = trial.client.threshold_policy
+    client["max_frame_bytes"] = trial.client.frame_bytes
+    for part, value in ((trial.client, client), (trial.workload, data["workload"])):
+        for f in dataclasses.fields(part):
+            if f.name in _LATER_FIELDS and getattr(part, f.name) == f.default:
+                del value[f.name]
+    # Link fields added later (rate, jitter, seed) are left out at their defaults too, so
+    # earlier campaigns keep their names (resumable).
+    for name, default in LINK_EXTRA_DEFAULTS.items():
+        if data["link"].get(name) == default:
+            del data["link"][name]
+    return data

@@ -9,6 +9,7 @@ from tabulate import tabulate
 
 from kit.analysis.cells import cpu_limit, efficiency, latency_stats, ping_rtt_ms
 from kit.analysis.link import link_json
+from kit.analysis.sharing import stream_sharing
 from kit.plan.units import format_bytes, format_rate
 from kit.report.format import (
     cpu_warning,
@@ -59,6 +60,7 @@ def run_json(m: Measurement) -> dict[str, Any]:
         "meta": asdict(m.meta),
         **link_json(m),
         **(_upload_json(m) if trial.workload.kind == "upload" else {}),
+        **_sharing_json(m),
     }
 
 
@@ -84,6 +86,29 @@ def _upload_json(m: Measurement) -> dict[str, Any]:
         "server_options": dict(server.channel_options),
         "sent_bytes": result.sent_bytes if result else None,
         "credit_wait_s": result.credit_wait_s if result else None,
+    }
+
+
+def _sharing_json(m: Measurement) -> dict[str, Any]:
+    """Receive-side policy and per-stream sharing (slow readers, the pool)."""
+    client, workload = m.trial.client, m.trial.workload
+    out: dict[str, Any] = {
+        "window_policy": client.window_mode,
+        "credit_policy": client.threshold_policy if client.kind == "h2" else None,
+        "conn_credit": client.conn_credit if client.kind == "h2" else None,
+        "pool_bytes": client.pool_size_bytes if client.window_mode == "pool" else None,
+        "slow_streams": workload.slow_streams,
+        "read_rate_bits_s": workload.read_rate_bits_s,
+    }
+    if m.result is None or m.trial.workload.kind != "download":
+        return out
+    sharing = stream_sharing(m.result)
+    return out | {
+        "stream_throughput_mib_s": list(sharing.throughput_mib_s),
+        "stream_peak_unread_bytes": list(sharing.peak_unread_bytes) or None,
+        "stream_window_bytes": list(sharing.window_bytes) or None,
+        "peak_unread_bytes": sharing.peak_unread_total_bytes,
+        "jain_index": sharing.jain,
     }
 
 
@@ -171,6 +196,7 @@ def _result_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         finish = data["stream_finish_s"] or []
         if len(finish) > 1:
             rows.append(("stream finish times", f"{min(finish):.3f} .. {max(finish):.3f} s"))
+        rows += _sharing_rows(data)
     if data["window_final_bytes"] is not None:
         rows.append(("final stream window (tap)", format_bytes(data["window_final_bytes"])))
     if data["bdp_bytes"] is not None:
@@ -187,6 +213,23 @@ def _result_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
     rows.append(
         ("CPU (fraction of a core)", ", ".join(f"{k} {v:.0%}" for k, v in data["cpu"].items()))
     )
+    return rows
+
+
+def _sharing_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
+    rates = data.get("stream_throughput_mib_s") or []
+    if not data["slow_streams"] and (len(rates) < 2 or not data.get("stream_window_bytes")):
+        return []  # one stream, or a record from before per-stream windows were kept
+    slow = data["slow_streams"]
+    text = " ".join(("slow " if i < slow else "") + fmt_mib_s(r) for i, r in enumerate(rates))
+    rows = [("stream throughput (MiB/s)", text)]
+    if data.get("jain_index") is not None:
+        rows.append(("Jain's index (full-speed streams)", f"{data['jain_index']:.3f}"))
+    if data.get("peak_unread_bytes") is not None:
+        rows.append(("peak bytes received, unread", format_bytes(data["peak_unread_bytes"])))
+    windows = data.get("stream_window_bytes") or []
+    if windows:
+        rows.append(("largest stream window", " ".join(format_bytes(w) for w in windows)))
     return rows
 
 

@@ -44,6 +44,7 @@ from kit.analysis.tables import (
 from kit.analysis.upload_table import upload_views
 from kit.plan.links import LINKS_CAMPAIGN
 from kit.plan.tables import (
+    SHARING_CAMPAIGN,
     STARVATION_CAMPAIGN,
     TABLE_NUMBERS,
     UNARY_CAMPAIGN,
@@ -61,6 +62,7 @@ from kit.report.format import (
     settings_text,
 )
 from kit.report.links import render_links
+from kit.report.sharing import render_sharing
 from kit.report.upload_table import render_uploads
 from kit.results.records import FrameSummary, Measurement
 from kit.results.store import RecordsRead
@@ -458,6 +460,7 @@ def _renderers(views: dict[str, CampaignView]) -> dict[str, Callable[[], str | N
         "unary": one(UNARY_CAMPAIGN, render_table4),
         "uploads": lambda: render_uploads(uploads) if uploads else None,
         "links": one(LINKS_CAMPAIGN, render_links),
+        "sharing": one(SHARING_CAMPAIGN, render_sharing),
     }
 
 

@@ -47,10 +47,26 @@ class ClientResult:
     # Uploads: ``bytes`` is what the server confirmed; these say what the client did.
     sent_bytes: int = 0  # payload bytes of the messages the client sent
     credit_wait_s: float | None = None  # h2: time it had bytes to send but no window
+    # Slow readers: the first ``slow_streams`` streams were read at a paced rate.
+    slow_streams: int = 0
+    # Per stream: the most bytes received and not yet read by the application (h2 only)...
+    stream_peak_unread_bytes: tuple[int, ...] = ()
+    # ...and the largest window the sender had after one of the client's updates (h2 only).
+    stream_window_bytes: tuple[int, ...] = ()
+    # The most bytes received and not yet read on one connection at once (None: unknown).
+    peak_unread_bytes: int | None = None
 
     @property
     def throughput_mib_s(self) -> float:
         return self.bytes / self.elapsed_s / MIB if self.elapsed_s > 0 else 0.0
+
+    @property
+    def stream_throughput_mib_s(self) -> tuple[float, ...]:
+        """Each stream's bytes over its own finish time (its share of the timed phase)."""
+        return tuple(
+            b / t / MIB if t > 0 else 0.0
+            for b, t in zip(self.stream_bytes, self.stream_finish_s, strict=False)
+        )
 
     @property
     def cpu_fraction(self) -> float:

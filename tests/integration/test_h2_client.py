@@ -252,3 +252,36 @@ def test_dynamic_window_grows_through_the_delay_line(topo: Topology) -> None:
     # Growth needs round trips: the window cannot double faster than once per RTT.
     for (t0, w0), (t1, w1) in itertools.pairwise(r.window_trace):
         assert w1 <= 3 * w0 and t1 - t0 >= RTT_MS * 0.9
+
+
+def test_dynamic_mode_is_grpc_go_s_receiver_on_the_wire(topo: Topology) -> None:
+    """What the tap sees: 16 KiB frames advertised, both windows from 65535, connection
+    credit in grpc-go's quarter pattern (each update the first frame that takes the unacked
+    bytes to limit/4 = 16383, so 16383..32766 B; never one per frame below it), and each
+    growth announced by a SETTINGS and a connection update of the same size."""
+    client = ClientConfig(kind="h2", window_mode="dynamic")
+    workload = Workload(bytes_per_stream=4 * MIB)
+    m = topo.measure(Trial(link=Link.from_rtt(RTT_MS), client=client, workload=workload))
+    assert m.ok, m.error
+    r, frames = m.result, m.frames
+    assert r is not None and frames is not None and r.bytes == 4 * MIB
+    assert frames.client_settings["MAX_FRAME_SIZE"] == 16_384
+    assert frames.client_settings["INITIAL_WINDOW_SIZE"] == 65_535
+    assert frames.data_down.max_frame <= 16_384
+    first = frames.conn_window_updates.first  # the warm-up's: no BDP PING flushes yet
+    assert len(first) == 10
+    assert all(65_535 // 4 <= inc < 2 * (65_535 // 4) for inc in first), first
+    # Connection window = 65535 + every growth; the stream window's SETTINGS say the same.
+    steps = [s.window_bytes for s in frames.window_growth]
+    assert steps[0] == 65_535 and steps[-1] == r.window_trace[-1][1]
+    assert frames.pings_sent <= 40  # no PINGs once the 16 MiB cap is reached (and 4 MiB is short)
+
+
+def test_immediate_credit_stays_a_named_option_of_the_dynamic_mode(topo: Topology) -> None:
+    client = ClientConfig(kind="h2", window_mode="dynamic", credit_policy="immediate")
+    workload = Workload(bytes_per_stream=2 * MIB)
+    m = topo.measure(Trial(link=Link.from_rtt(RTT_MS), client=client, workload=workload))
+    assert m.ok, m.error
+    assert m.frames is not None and m.result is not None and m.result.bytes == 2 * MIB
+    # Immediate: credit once per read, often below a quarter of the window.
+    assert min(m.frames.conn_window_updates.first) < 65_535 // 4

@@ -335,7 +335,7 @@ def test_dynamic_window_grows_by_settings_and_connection_update(
     assert client.window_trace == [(0, 65_535), (11 * MS, 120_000)]
     assert client.ping_rtt_ns == [10 * MS]
     assert client.stream_window_bytes == client.conn_window_bytes == 120_000
-    assert call.credit is not None and call.credit.window_bytes == 120_000
+    assert call.flow is not None and call.flow.limit == 120_000
 
 
 def test_rtt_probe_one_at_a_time(pair: tuple[H2GrpcConnection, Peer]) -> None:

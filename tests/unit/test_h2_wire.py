@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from kit._proto import throughput_pb2 as pb
 from kit.clients.h2 import speedups, wire
-from kit.clients.h2.credit import Credit
 from kit.plan.units import MIB
 
 
@@ -80,30 +79,6 @@ def test_counter_is_independent_of_how_frames_cut_the_stream(
     total = sum(counter.feed(memoryview(chunk)) for chunk in split(data, cuts))
     assert total == counter.messages == len(lengths)
     assert not counter.mid_message
-
-
-def test_immediate_credit_returns_every_byte_at_once() -> None:
-    credit = Credit(65_536, "immediate")
-    assert credit.consumed(100) == 100
-    assert credit.consumed(16_393) == 16_393  # padding included: flow-controlled length
-    assert credit.consumed(0) == 0
-
-
-def test_half_credit_waits_for_half_the_window() -> None:
-    credit = Credit(65_536, "half")
-    assert credit.consumed(30_000) == 0
-    assert credit.consumed(2_767) == 0
-    assert credit.consumed(1) == 32_768
-    assert credit.pending == 0
-
-
-def test_half_credit_threshold_follows_a_grown_window() -> None:
-    credit = Credit(65_536, "half")
-    assert credit.consumed(20_000) == 0
-    credit.window_bytes = 1_048_576
-    assert credit.consumed(40_000) == 0  # 60000 < half of 1 MiB
-    credit.window_bytes = 100_000
-    assert credit.consumed(1) == 60_001
 
 
 def _original_repr(frame: DataFrame) -> str:

@@ -26,14 +26,22 @@ from kit.results.store import decode_record, encode_record
 
 
 def test_parse_only() -> None:
-    assert parse_only(None) == ("windows", "wire", "starvation", "unary", "uploads", "links")
+    assert parse_only(None) == (
+        "windows",
+        "wire",
+        "starvation",
+        "unary",
+        "uploads",
+        "links",
+        "sharing",
+    )
     assert parse_only("uploads") == parse_only("5") == ("uploads",)
     assert parse_only("links,6") == ("links",)
     assert parse_only("3,1") == ("windows", "starvation")
     assert parse_only(" 2 ") == ("wire",)
     assert parse_only("Unary,windows") == ("windows", "unary")
     assert parse_only("unary,4") == ("unary",)
-    for bad in ("", ",", "9", "1,x", "0", "tables"):
+    for bad in ("", ",", "9", "1,x", "0", "tables", "5"):
         with pytest.raises(UsageError, match="--only"):
             parse_only(bad)
 

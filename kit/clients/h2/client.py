@@ -22,13 +22,14 @@ from dataclasses import dataclass
 
 import h2.exceptions
 
-from kit.clients.h2 import wire
+from kit.clients.h2 import pool, wire
 from kit.clients.h2.bdp import INITIAL_BDP_BYTES
 from kit.clients.h2.connection import DEFAULT_WINDOW_BYTES, Call, ConnOptions, H2GrpcConnection
 from kit.clients.h2.upload_shell import run_upload
+from kit.clients.pacing import ReadPacer
 from kit.errors import KitError, MeasurementError, TopologyError
 from kit.plan.trial import Trial
-from kit.plan.units import MIB
+from kit.plan.units import HTTP2_MAX_WINDOW_BYTES, MIB, format_bytes
 from kit.results.client import ClientResult, now_ns
 
 # A single-threaded reader pauses to parse what it read; a kernel buffer of a few MiB lets
@@ -83,9 +84,14 @@ def _errors_mapped(target: str) -> Iterator[None]:
 
 
 def conn_options(trial: Trial) -> ConnOptions:
-    """Windows per connection: static from the trial, or grpc-go's 65535 start when dynamic."""
+    """Windows per connection: static from the trial, grpc-go's 65535 start when dynamic,
+    or, for the pool, one buffer per stream to start and a connection window of 2^31-1."""
     client = trial.client
-    if client.window_mode == "dynamic" or client.window_bytes is None:
+    pool_bytes = None
+    if client.window_mode == "pool":
+        stream_window, conn_window = pool.UNIT_BYTES, HTTP2_MAX_WINDOW_BYTES
+        pool_bytes = client.pool_size_bytes
+    elif client.window_mode == "dynamic" or client.window_bytes is None:
         stream_window = conn_window = INITIAL_BDP_BYTES
     else:
         stream_window = client.window_bytes
@@ -93,10 +99,17 @@ def conn_options(trial: Trial) -> ConnOptions:
     return ConnOptions(
         stream_window_bytes=stream_window,
         conn_window_bytes=max(conn_window, DEFAULT_WINDOW_BYTES),
-        max_frame_bytes=client.max_frame_bytes,
-        credit_policy=client.credit_policy,
+        max_frame_bytes=client.frame_bytes,
+        credit_policy=client.threshold_policy,
         dynamic=client.window_mode == "dynamic",
+        conn_credit=client.conn_credit,
+        pool_bytes=pool_bytes,
     )
+
+
+def expected_bytes(message_count: int, message_bytes: int) -> int:
+    """The response DATA a download of ``message_count`` messages carries (gRPC framing)."""
+    return wire.download_response_bytes(message_count, message_bytes)
 
 
 @dataclass(frozen=True)
@@ -168,14 +181,15 @@ class Session:
         self.call_all(wire.PING_PATH, wire.ping_body(b"warm"))
         if self.trial.workload.kind == "upload":  # a download warms the wrong direction
             return
-        body = wire.download_body(WARMUP_MESSAGES, self.trial.workload.message_bytes)
-        self.call_all(wire.DOWNLOAD_PATH, body)
+        message_bytes = self.trial.workload.message_bytes
+        body = wire.download_body(WARMUP_MESSAGES, message_bytes)
+        self.call_all(wire.DOWNLOAD_PATH, body, expected_bytes(WARMUP_MESSAGES, message_bytes))
 
-    def call_all(self, path: str, body: bytes) -> None:
+    def call_all(self, path: str, body: bytes, expected: int | None = None) -> None:
         """One call on every connection at once; wait for all of them."""
-        calls = [c.start_call(path, body, now_ns()) for c in self.conns]
+        calls = [c.start_call(path, body, now_ns(), expected_bytes=expected) for c in self.conns]
         self.send_pending()
-        self.drive(lambda: all(call.done for call in calls))
+        self.drive(lambda: all(call.finished for call in calls))
 
     def drive(self, until: Callable[[], bool], stop_ns: int | None = None) -> int:
         """Read and handle events until ``until()`` or ``stop_ns``; return the time it stopped."""
@@ -192,12 +206,21 @@ class Session:
             now = now_ns()
             if self.probing and now >= self._next_probe_ns:
                 self._probe(now)
+            self._advance_readers(now)
         return now
 
     def poll(self) -> None:
         """Read whatever is ready now, without waiting (an upload interleaves it with sends)."""
         for key, _ in self._selector.select(0):
             self._read(key.data, now_ns())
+
+    def _advance_readers(self, now: int) -> None:
+        """Paced application reads whose time has come; the credit they free goes out."""
+        for endpoint in self._endpoints:
+            due = endpoint.conn.next_read_ns()
+            if due is not None and due <= now:
+                endpoint.conn.advance(now)
+                endpoint.send_pending()
 
     def _read(self, endpoint: _Endpoint, now: int) -> None:
         """One recv, fed whole to the connection (one credit batch), then its reply sent."""
@@ -213,6 +236,10 @@ class Session:
             wake = min(wake, stop_ns)
         if self.probing:
             wake = min(wake, self._next_probe_ns)
+        for conn in self.conns:
+            due = conn.next_read_ns()
+            if due is not None:
+                wake = min(wake, due)
         return max(0.0, (wake - now) / NS_PER_S)
 
     def start_probing(self, now: int) -> None:
@@ -248,7 +275,9 @@ def _run_download(session: Session) -> ClientResult:
     calls = _start_streams(session, body, t_start)
     duration_ns = int(workload.timed_duration_s(trial.link.rtt_ms) * NS_PER_S)
     stop_ns = None if count else t_start + duration_ns
-    t_end = session.drive(lambda: all(call.done for call in calls), stop_ns)
+    # With slow readers, a fixed-size run ends when the full-speed streams are done.
+    awaited = calls[workload.slow_streams :] or calls
+    t_end = session.drive(lambda: all(call.finished for call in awaited), stop_ns)
     cpu_s = time.process_time() - cpu_start
     session.cancel_open()
     if count:
@@ -257,19 +286,29 @@ def _run_download(session: Session) -> ClientResult:
 
 
 def _start_streams(session: Session, body: bytes, t_start: int) -> list[Call]:
-    """Open every stream, round-robin over the connections, then send all requests at once."""
+    """Open every stream, round-robin over the connections, then send all requests at once.
+
+    The first ``slow_streams`` are read by a paced reader (seeded by the stream's index).
+    """
     conns = session.conns
-    calls = [
-        conns[i % len(conns)].start_call(wire.DOWNLOAD_PATH, body, t_start)
-        for i in range(session.trial.workload.streams)
-    ]
+    workload = session.trial.workload
+    count = workload.messages_per_stream()
+    expected = None if count is None else expected_bytes(count, workload.message_bytes)
+    rate = workload.read_rate_bytes_s
+    calls = []
+    for i in range(workload.streams):
+        reader = None
+        if rate is not None and i < workload.slow_streams:
+            reader = ReadPacer(rate, t_start, seed=i + 1)
+        conn = conns[i % len(conns)]
+        calls.append(conn.start_call(wire.DOWNLOAD_PATH, body, t_start, reader, expected))
     session.send_pending()
     return calls
 
 
 def _check_counts(calls: list[Call], expected: int) -> None:
     for i, call in enumerate(calls):
-        if call.counter.messages != expected:
+        if call.finished and call.counter.messages != expected:
             raise MeasurementError(
                 f"h2 client: stream {i} received {call.counter.messages} of {expected} messages"
             )
@@ -280,12 +319,14 @@ def _download_result(
 ) -> ClientResult:
     message_bytes = session.trial.workload.message_bytes
     elapsed_s = (t_end - t_start) / NS_PER_S
-    finish = tuple((min(c.ended_ns or t_end, t_end) - t_start) / NS_PER_S for c in calls)
+    finish = tuple((min(c.finished_ns or t_end, t_end) - t_start) / NS_PER_S for c in calls)
     fixed = session.trial.workload.bytes_per_stream is not None
     # A timed phase is cut mid-message: counting whole messages only would under-count by up
     # to one message per stream (8% of a 1 s run at 64 KiB / 20 ms). Count the DATA bytes
-    # received instead (gRPC framing adds 9 bytes per 256 KiB message, 0.003%).
-    per_stream = tuple(c.counter.messages * message_bytes if fixed else c.data_bytes for c in calls)
+    # the application read instead (gRPC framing adds 9 bytes per 256 KiB message, 0.003%).
+    per_stream = tuple(
+        c.counter.messages * message_bytes if fixed and c.finished else c.read_bytes for c in calls
+    )
     return ClientResult(
         client="h2",
         bytes=sum(per_stream),
@@ -299,6 +340,10 @@ def _download_result(
         ping_rtt_ms=_ping_rtts_ms(session),
         window_trace=_window_trace(session, t_start),
         notes=_notes(session),
+        slow_streams=session.trial.workload.slow_streams,
+        stream_peak_unread_bytes=tuple(c.peak_unread_bytes for c in calls),
+        stream_window_bytes=tuple(c.peak_window_bytes for c in calls),
+        peak_unread_bytes=max(c.peak_unread_bytes for c in session.conns),
     )
 
 
@@ -351,6 +396,22 @@ def _window_trace(session: Session, t_start: int) -> tuple[tuple[float, int], ..
 
 def _notes(session: Session) -> tuple[str, ...]:
     notes = [f"largest DATA frame {max(c.max_data_frame_bytes for c in session.conns)} B"]
+    workload = session.trial.workload
+    if workload.slow_streams and workload.read_rate_bits_s is not None:
+        notes.append(
+            f"streams 1..{workload.slow_streams} read at {workload.read_rate_bits_s / 1e6:g} Mbit/s"
+            + (
+                "; the run ends when the full-speed streams finish (slow ones cancelled then)"
+                if workload.bytes_per_stream is not None
+                and workload.slow_streams < workload.streams
+                else ""
+            )
+        )
+    if session.options.pool_bytes is not None:
+        notes.append(
+            f"receive pool {format_bytes(session.options.pool_bytes)} per connection, "
+            f"shared by the receiving streams"
+        )
     wanted = session.trial.conn_window_bytes
     if wanted is not None and wanted < DEFAULT_WINDOW_BYTES:
         notes.append(

@@ -5,12 +5,21 @@ Like h2 itself, ``H2GrpcConnection`` never touches a socket: the shell
 (``data_to_send``). The connection owns its windows: it advertises the stream window
 (SETTINGS) and raises the connection window (stream-0 WINDOW_UPDATE) itself, returns credit
 by its policy (``kit.clients.h2.credit``), grows both windows from the BDP estimator in
-dynamic mode (``kit.clients.h2.bdp``) and measures PING round trips. It never decides when
-a measurement starts or ends; the shell does.
+dynamic mode (``kit.clients.h2.bdp``), shares a receive pool between streams in pool mode
+(``kit.clients.h2.pool``) and measures PING round trips. It never decides when a
+measurement starts or ends; the shell does.
+
+The application's reads are modelled too: a call either reads what arrives at once or is
+paced (``kit.clients.pacing``, driven by ``advance(now)``); bytes received and not yet read
+are counted (never kept) per call and per connection, with their peaks. Stream credit
+follows reads; connection credit follows receipt or reads (``ConnOptions.conn_credit``).
+The dynamic mode is grpc-go's receiver: quarter thresholds, connection credit on receipt,
+flushed before each BDP PING, stream credit on read with whole-message grants.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 import h2.config
@@ -20,9 +29,9 @@ import h2.events
 import h2.settings
 
 import kit.clients.h2.speedups  # noqa: F401  (installs the O(1) DATA repr, once)
-from kit.clients.h2 import wire
+from kit.clients.h2 import pool, wire
 from kit.clients.h2.bdp import BDP_PING_DATA, INITIAL_BDP_BYTES, BdpEstimator
-from kit.clients.h2.credit import Credit
+from kit.clients.h2.credit import ConnFlow, StreamFlow
 from kit.clients.h2.events import (
     CallEnded,
     Event,
@@ -31,8 +40,16 @@ from kit.clients.h2.events import (
     SettingsAcknowledged,
     WindowsGrew,
 )
+from kit.clients.pacing import ReadPacer
 from kit.errors import MeasurementError, UsageError
-from kit.plan.trial import CREDIT_POLICIES, H2_MAX_FRAME_BYTES, H2_MIN_FRAME_BYTES, CreditPolicy
+from kit.plan.trial import (
+    CONN_CREDITS,
+    CREDIT_POLICIES,
+    H2_MAX_FRAME_BYTES,
+    H2_MIN_FRAME_BYTES,
+    ConnCredit,
+    CreditPolicy,
+)
 from kit.plan.units import HTTP2_MAX_WINDOW_BYTES
 from kit.results.client import RTT_PROBE_PING_TAG
 
@@ -52,6 +69,8 @@ class ConnOptions:
     max_frame_bytes: int
     credit_policy: CreditPolicy = "immediate"
     dynamic: bool = False
+    conn_credit: ConnCredit = "receipt"
+    pool_bytes: int | None = None  # set: the pool policy (stream windows are pool shares)
 
     def __post_init__(self) -> None:
         for name in ("stream_window_bytes", "conn_window_bytes"):
@@ -67,19 +86,47 @@ class ConnOptions:
             raise UsageError(
                 f"credit_policy: {self.credit_policy!r} is not one of {', '.join(CREDIT_POLICIES)}"
             )
+        if self.conn_credit not in CONN_CREDITS:
+            raise UsageError(
+                f"conn_credit: {self.conn_credit!r} is not one of {', '.join(CONN_CREDITS)}"
+            )
+        if self.pool_bytes is not None and (self.dynamic or self.pool_bytes < pool.UNIT_BYTES):
+            raise UsageError(
+                f"pool_bytes: {self.pool_bytes} needs a static start and at least "
+                f"{pool.UNIT_BYTES} B"
+            )
+
+    @property
+    def batches_credit(self) -> bool:
+        """Immediate credit is summed per read (one WINDOW_UPDATE per read, not per frame:
+        the bytes go out in the same send either way, at a fraction of the CPU); threshold
+        policies send each update as it falls due, as grpc-go does."""
+        return self.credit_policy == "immediate"
 
 
 @dataclass
 class Call:
-    """One gRPC call on the connection; message bytes are counted, never kept."""
+    """One gRPC call on the connection; message bytes are counted, never kept.
+
+    ``data_bytes`` arrived, ``read_bytes`` of them the application has read (at once, or
+    paced by ``reader``); ``expected_bytes`` is what the request asked for, when known.
+    """
 
     stream_id: int
     path: str
     started_ns: int
     counter: wire.MessageCounter = field(default_factory=wire.MessageCounter)
-    credit: Credit | None = None
+    flow: StreamFlow | None = None
+    reader: ReadPacer | None = None
+    expected_bytes: int | None = None
     data_bytes: int = 0
+    read_bytes: int = 0
+    pad_bytes: int = 0
+    peak_unread_bytes: int = 0
+    advertised_bytes: int = 0  # pool: the stream offset the sender may send up to
+    peak_window_bytes: int = 0  # the largest window the sender had after one of our updates
     ended_ns: int | None = None
+    finished_ns: int | None = None
     status: int | None = None
     status_message: str = ""
     cancelled: bool = False
@@ -88,6 +135,19 @@ class Call:
     @property
     def done(self) -> bool:
         return self.ended_ns is not None
+
+    @property
+    def unread_bytes(self) -> int:
+        return self.data_bytes - self.read_bytes
+
+    @property
+    def finished(self) -> bool:
+        """Ended and read to the end (what the application waits for)."""
+        return self.finished_ns is not None
+
+    @property
+    def receiving(self) -> bool:
+        return not self.cancelled and not self.finished
 
 
 def local_settings(options: ConnOptions) -> h2.settings.Settings:
@@ -108,7 +168,8 @@ class H2GrpcConnection:
     """A client connection: open calls, feed it received bytes, send what it queues.
 
     Measurements accumulate on the object (``ping_rtt_ns``, ``window_trace``,
-    ``max_data_frame_bytes``, each ``Call``); ``receive`` also reports them as events.
+    ``max_data_frame_bytes``, ``peak_unread_bytes``, each ``Call``); ``receive`` also
+    reports them as events.
     """
 
     def __init__(self, authority: str, options: ConnOptions) -> None:
@@ -120,11 +181,15 @@ class H2GrpcConnection:
         self.ping_rtt_ns: list[int] = []
         self.window_trace: list[tuple[int, int]] = []  # (monotonic ns, window bytes)
         self.bdp: BdpEstimator | None = None
+        self.unread_bytes = 0
+        self.peak_unread_bytes = 0
         self._stream_window = options.stream_window_bytes
         self._conn_window = DEFAULT_WINDOW_BYTES
-        self._conn_credit = Credit(DEFAULT_WINDOW_BYTES, options.credit_policy)
+        self._conn_flow = ConnFlow(DEFAULT_WINDOW_BYTES, options.credit_policy)
         self._owed_conn = 0
         self._owed_streams: dict[int, int] = {}
+        self._pool_dirty = False
+        self._share_bytes = pool.UNIT_BYTES
         self._probe_sent: dict[bytes, int] = {}
         self._probe_count = 0
         self._h2 = self._new_h2()
@@ -145,6 +210,11 @@ class H2GrpcConnection:
     def stream_window_bytes(self) -> int:
         return self._stream_window
 
+    @property
+    def share_bytes(self) -> int:
+        """The pool share each receiving stream is given now (pool policy)."""
+        return self._share_bytes
+
     # -- what the caller asks for (each queues bytes for data_to_send) -----------------
 
     def initiate(self) -> None:
@@ -159,16 +229,39 @@ class H2GrpcConnection:
         if delta > 0:
             self._h2.increment_flow_control_window(delta)
             self._conn_window = target_bytes
-            self._conn_credit.window_bytes = target_bytes
+            self._conn_flow.new_limit(target_bytes)
 
-    def start_call(self, path: str, body: bytes, now_ns: int) -> Call:
-        """Queue one call's headers and whole request body (our requests are one message)."""
+    def start_call(
+        self,
+        path: str,
+        body: bytes,
+        now_ns: int,
+        reader: ReadPacer | None = None,
+        expected_bytes: int | None = None,
+    ) -> Call:
+        """Queue one call's headers and whole request body (our requests are one message).
+
+        ``reader`` paces the application's reads of this call (None: it reads at once);
+        ``expected_bytes``, the response bytes the request asks for, caps a pool share.
+        """
         stream_id = self._h2.get_next_available_stream_id()
         self._h2.send_headers(stream_id, wire.request_headers(path, self.authority))
         self._h2.send_data(stream_id, body, end_stream=True)
-        credit = Credit(self._stream_window, self.options.credit_policy)
-        call = Call(stream_id, path, now_ns, credit=credit)
+        flow = StreamFlow(self._stream_window, self.options.credit_policy)
+        starts: deque[tuple[int, int]] | None = deque() if flow.grants_messages else None
+        call = Call(
+            stream_id,
+            path,
+            now_ns,
+            counter=wire.MessageCounter(starts),
+            flow=flow,
+            reader=reader,
+            expected_bytes=expected_bytes,
+            advertised_bytes=self._stream_window,
+            peak_window_bytes=self._stream_window,
+        )
         self.calls[stream_id] = call
+        self._pool_dirty = self.options.pool_bytes is not None
         return call
 
     # -- the send side of client-streaming calls (kit.clients.h2.upload drives these) ----
@@ -178,8 +271,16 @@ class H2GrpcConnection:
         (``send_data``); the response body is kept for the caller to parse."""
         stream_id = self._h2.get_next_available_stream_id()
         self._h2.send_headers(stream_id, wire.request_headers(path, self.authority))
-        credit = Credit(self._stream_window, self.options.credit_policy)
-        call = Call(stream_id, path, now_ns, credit=credit, body=bytearray())
+        flow = StreamFlow(self._stream_window, self.options.credit_policy)
+        call = Call(
+            stream_id,
+            path,
+            now_ns,
+            flow=flow,
+            advertised_bytes=self._stream_window,
+            peak_window_bytes=self._stream_window,
+            body=bytearray(),
+        )
         self.calls[stream_id] = call
         return call
 
@@ -198,9 +299,13 @@ class H2GrpcConnection:
 
     def cancel(self, call: Call) -> None:
         """Queue RST_STREAM(CANCEL) for an unfinished call; later frames on it are dropped."""
-        if not call.done and not call.cancelled:
-            call.cancelled = True
+        if call.cancelled or call.finished:
+            return
+        call.cancelled = True
+        self.unread_bytes -= call.unread_bytes  # what it had not read is dropped
+        if not call.done:
             self._h2.reset_stream(call.stream_id, h2.errors.ErrorCodes.CANCEL)
+        self._pool_dirty = self.options.pool_bytes is not None
 
     def start_bdp(self, now_ns: int) -> None:
         """Dynamic windows: start estimating (at the timed phase, from grpc-go's 65535)."""
@@ -228,7 +333,23 @@ class H2GrpcConnection:
 
     def data_to_send(self) -> bytes:
         """Every byte queued so far (b"" if none); the caller must send them in order."""
+        if self._pool_dirty:
+            self._pool_refresh()
         return self._h2.data_to_send()
+
+    # -- the application's paced reads ---------------------------------------------------
+
+    def next_read_ns(self) -> int | None:
+        """When a paced reader reads next (None: no paced reader left)."""
+        due = [c.reader.due_ns for c in self.calls.values() if c.reader and c.receiving]
+        return min(due) if due else None
+
+    def advance(self, now_ns: int) -> None:
+        """Let every paced reader whose time has come read; queue the credit that frees."""
+        for call in self.calls.values():
+            if call.reader is not None and call.receiving and now_ns >= call.reader.due_ns:
+                self._consume(call, call.reader.take(now_ns, call.unread_bytes), now_ns)
+        self._send_credit()
 
     # -- what the server sent ------------------------------------------------------------
 
@@ -251,48 +372,145 @@ class H2GrpcConnection:
         size = event.flow_controlled_length
         if size > self.max_data_frame_bytes:
             self.max_data_frame_bytes = size
+        ping = self.bdp is not None and self.bdp.on_data(size, now_ns)
         call = self.calls.get(event.stream_id)
-        if call is not None and event.data:
-            call.data_bytes += len(event.data)
-            call.counter.feed(event.data)
-            if call.body is not None:
-                call.body += event.data
-        self._return_credit(call, size, ended=event.stream_ended is not None)
-        if self.bdp is not None and self.bdp.on_data(size, now_ns):
+        data = event.data or b""
+        live = call is not None and not call.cancelled and not call.finished
+        # Padding, and bytes of a stream we dropped, are "read" on arrival.
+        at_once = size - len(data) if live else size
+        on_receipt = self.options.conn_credit == "receipt"
+        self._conn_due(size if on_receipt else at_once)
+        if ping:
+            # grpc-go flushes connection credit before each BDP PING, so a proxy does not
+            # count PINGs without data moving (and the sample is not credit-starved).
+            self._conn_flush()
             self._h2.ping(BDP_PING_DATA)
-
-    def _return_credit(self, call: Call | None, size: int, ended: bool) -> None:
-        """Work out the credit owed; ``_send_credit`` queues it once per ``receive``.
-
-        One WINDOW_UPDATE per read instead of per DATA frame: the bytes go out in the same
-        send either way (one send per read), so the timing is the same at a fraction of
-        the CPU (per-frame increments were ~19% of the client's CPU at 1.5 GiB/s).
-        """
-        if size <= 0:
+        if call is None or not live:
             return
-        self._owed_conn += self._conn_credit.consumed(size)
-        if call is None or call.credit is None or ended or call.cancelled:
+        call.data_bytes += len(data)
+        self.unread_bytes += len(data)
+        call.counter.feed(data)
+        if call.body is not None:
+            call.body += data
+        if call.flow is not None:
+            call.flow.received(size)
+            if size > len(data):
+                call.pad_bytes += size - len(data)
+                self._stream_due(call, call.flow.read(size - len(data)))
+        if call.reader is None:
+            self._consume(call, len(data), now_ns)
             return
-        stream_due = call.credit.consumed(size)
-        if stream_due:
-            self._owed_streams[call.stream_id] = (
-                self._owed_streams.get(call.stream_id, 0) + stream_due
-            )
+        if call.unread_bytes > call.peak_unread_bytes:
+            call.peak_unread_bytes = call.unread_bytes
+        if self.unread_bytes > self.peak_unread_bytes:
+            self.peak_unread_bytes = self.unread_bytes
+
+    def _consume(self, call: Call, n: int, now_ns: int) -> None:
+        """The application reads ``n`` bytes of ``call``: message by message, so a message
+        it starts reading can be granted whole first (grpc-go's quarter policy)."""
+        end = call.read_bytes + max(0, min(n, call.unread_bytes))
+        starts = call.counter.starts
+        while starts and starts[0][0] <= end:
+            body_at, length = starts.popleft()
+            if body_at > call.read_bytes:
+                self._read(call, body_at - call.read_bytes)
+            if call.flow is not None:
+                self._stream_due(call, call.flow.message_started(length))
+        if end > call.read_bytes:
+            self._read(call, end - call.read_bytes)
+        if call.done and call.unread_bytes == 0 and call.finished_ns is None:
+            call.finished_ns = max(now_ns, call.ended_ns or now_ns)
+            self._pool_dirty = self.options.pool_bytes is not None
+
+    def _read(self, call: Call, n: int) -> None:
+        call.read_bytes += n
+        self.unread_bytes -= n
+        if self.options.conn_credit == "read":
+            self._conn_due(n)
+        if self.options.pool_bytes is not None:
+            self._pool_update(call, self._share_bytes)
+        elif call.flow is not None:
+            self._stream_due(call, call.flow.read(n))
+
+    # -- credit ----------------------------------------------------------------------------
+
+    def _conn_due(self, n: int) -> None:
+        if n > 0:
+            self._conn_queue(self._conn_flow.returnable(n))
+
+    def _conn_flush(self) -> None:
+        self._conn_queue(self._owed_conn + self._conn_flow.flush())
+        self._owed_conn = 0
+
+    def _conn_queue(self, increment: int) -> None:
+        if increment <= 0:
+            return
+        if self.options.batches_credit:
+            self._owed_conn += increment
+        else:
+            self._h2.increment_flow_control_window(increment)
+
+    def _stream_due(self, call: Call, increment: int) -> None:
+        if increment <= 0:
+            return
+        window = call.advertised_bytes + increment - call.data_bytes - call.pad_bytes
+        call.advertised_bytes += increment
+        if window > call.peak_window_bytes:
+            call.peak_window_bytes = window
+        if self.options.batches_credit:
+            owed = self._owed_streams
+            owed[call.stream_id] = owed.get(call.stream_id, 0) + increment
+        elif self._stream_open(call):
+            self._h2.increment_flow_control_window(increment, stream_id=call.stream_id)
+
+    def _stream_open(self, call: Call) -> bool:
+        # A stream that has ended or that we reset needs no more credit. h2 hands us the
+        # events of a whole read at once, so trailers later in that read may already have
+        # closed the stream: ask h2, not the event.
+        stream = self._h2.streams.get(call.stream_id)
+        return stream is not None and not stream.closed and not call.cancelled
 
     def _send_credit(self) -> None:
         if self._owed_conn:
             self._h2.increment_flow_control_window(self._owed_conn)
             self._owed_conn = 0
         for stream_id, due in self._owed_streams.items():
-            # A stream that has ended or that we reset needs no more credit. h2 hands us
-            # the events of a whole read at once, so trailers later in that read may
-            # already have closed the stream: ask h2, not the event.
-            stream = self._h2.streams.get(stream_id)
             call = self.calls.get(stream_id)
-            if stream is None or stream.closed or call is None or call.cancelled:
-                continue
-            self._h2.increment_flow_control_window(due, stream_id=stream_id)
+            if call is not None and self._stream_open(call):
+                self._h2.increment_flow_control_window(due, stream_id=stream_id)
         self._owed_streams.clear()
+
+    # -- the receive pool ------------------------------------------------------------------
+
+    def _pool_share(self) -> int:
+        open_calls = [c for c in self.calls.values() if not c.cancelled and not c.done]
+        receiving = sum(1 for c in self.calls.values() if c.receiving)
+        counts = pool.PoolCounts(
+            receiving=receiving,
+            not_receiving=max(0, len(open_calls) - receiving),
+        )
+        return pool.share_bytes(self.options.pool_bytes or 0, counts)
+
+    def _pool_update(self, call: Call, share: int) -> None:
+        increment = pool.window_increment(
+            call.read_bytes + call.pad_bytes,
+            call.advertised_bytes,
+            share,
+            call.expected_bytes,
+            pool.update_floor(share),
+        )
+        self._stream_due(call, increment)
+
+    def _pool_refresh(self) -> None:
+        """Re-divide the pool (the receiving streams changed) and re-advertise each share."""
+        self._pool_dirty = False
+        self._share_bytes = share = self._pool_share()
+        for call in self.calls.values():
+            if call.receiving and not call.done:
+                self._pool_update(call, share)
+        self._send_credit()
+
+    # -- other frames --------------------------------------------------------------------
 
     def _on_event(self, event: h2.events.Event, now_ns: int, out: list[Event]) -> None:
         if isinstance(event, h2.events.PingAckReceived):
@@ -320,6 +538,9 @@ class H2GrpcConnection:
         if call is None:
             return
         call.ended_ns = now_ns
+        if call.unread_bytes == 0 and not call.cancelled:
+            call.finished_ns = now_ns
+            self._pool_dirty = self.options.pool_bytes is not None
         ok = call.status == wire.GRPC_OK
         if ok or (call.cancelled and call.status == wire.GRPC_CANCELLED):  # we cancelled it
             out.append(CallEnded(call.stream_id, call.path, call.status or 0, now_ns))
@@ -364,15 +585,19 @@ class H2GrpcConnection:
             out.append(WindowsGrew(grew.window_bytes, now_ns))
 
     def _grow_windows(self, window_bytes: int, now_ns: int) -> None:
-        """Apply a new BDP as grpc-go does.
-
-        Streams get it through SETTINGS_INITIAL_WINDOW_SIZE (the peer applies the delta to
-        every open stream), the connection through a stream-0 WINDOW_UPDATE.
-        """
+        """Apply a new BDP as grpc-go's ``updateFlowControl`` does: the connection window
+        through a stream-0 WINDOW_UPDATE of the difference, then every stream through
+        SETTINGS_INITIAL_WINDOW_SIZE (the peer applies the delta to every open stream)."""
+        self._conn_queue(self._conn_flow.new_limit(window_bytes))
+        self._conn_window = max(self._conn_window, window_bytes)
+        self._send_credit()
         self._h2.update_settings({SettingCodes.INITIAL_WINDOW_SIZE: window_bytes})
+        delta = window_bytes - self._stream_window
         self._stream_window = window_bytes
         for call in self.calls.values():
-            if call.credit is not None:
-                call.credit.window_bytes = window_bytes
-        self._set_conn_window(window_bytes)
+            if call.flow is not None:
+                call.flow.limit = window_bytes
+                call.advertised_bytes += max(0, delta)
+                window = call.advertised_bytes - call.data_bytes - call.pad_bytes
+                call.peak_window_bytes = max(call.peak_window_bytes, window)
         self.window_trace.append((now_ns, window_bytes))

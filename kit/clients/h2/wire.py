@@ -6,6 +6,7 @@ No sockets, no h2 connection: bytes in, counts and values out.
 from __future__ import annotations
 
 import struct
+from collections import deque
 from collections.abc import Iterable
 
 from kit._proto import throughput_pb2 as pb
@@ -29,6 +30,13 @@ def grpc_message(payload: bytes) -> bytes:
 def download_body(message_count: int, message_bytes: int) -> bytes:
     request = pb.DownloadRequest(message_count=message_count, message_bytes=message_bytes)
     return grpc_message(request.SerializeToString())
+
+
+def download_response_bytes(message_count: int, message_bytes: int) -> int:
+    """The DATA bytes a Download of ``message_count`` Chunks of ``message_bytes`` carries:
+    each message is a 5-byte prefix and a Chunk (payload field tag and length, payload)."""
+    chunk = pb.Chunk(payload=b"\x5a" * max(1, message_bytes)).ByteSize()
+    return message_count * (PREFIX_BYTES + chunk)
 
 
 def ping_body(payload: bytes = b"") -> bytes:
@@ -66,13 +74,17 @@ class MessageCounter:
     """Counts complete length-prefixed messages in a stream of DATA payloads, copying nothing.
 
     It only tracks how many payload bytes of the current message are still missing; a
-    prefix split across DATA frames is the one thing it buffers (at most 5 bytes).
+    prefix split across DATA frames is the one thing it buffers (at most 5 bytes). With
+    ``starts`` it also notes where each message's body begins (the stream offset just past
+    its prefix) and its length, for a reader that asks for a message as it reaches it.
     """
 
-    __slots__ = ("_missing", "_prefix", "messages")
+    __slots__ = ("_fed", "_missing", "_prefix", "messages", "starts")
 
-    def __init__(self) -> None:
+    def __init__(self, starts: deque[tuple[int, int]] | None = None) -> None:
         self.messages = 0
+        self.starts = starts
+        self._fed = 0
         self._missing = 0
         self._prefix = bytearray()
 
@@ -95,10 +107,13 @@ class MessageCounter:
             length, pos = self._read_prefix(data, pos, end)
             if length is None:
                 break
+            if self.starts is not None:
+                self.starts.append((self._fed + pos, length))
             if length == 0:
                 done += 1
             self._missing = length
         self.messages += done
+        self._fed += end
         return done
 
     def _read_prefix(self, data: bytes | memoryview, pos: int, end: int) -> tuple[int | None, int]:
