@@ -130,7 +130,9 @@ def _result_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         )
         rows.append(
             (
-                "theory = window / RTT",
+                "theory = server window / RTT"
+                if data["workload"] == "upload"
+                else "theory = window / RTT",
                 "-" if data["theory_mib_s"] is None else f"{fmt_mib_s(data['theory_mib_s'])} MiB/s",
             )
         )
