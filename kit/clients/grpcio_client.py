@@ -276,6 +276,11 @@ def run_grpcio(host: str, port: int, trial: Trial) -> ClientResult:
             return _upload(channels[0], trial)
         return _download(channels, trial)
     except grpc.RpcError as exc:
+        if trial.workload.kind == "upload" and exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+            raise MeasurementError(
+                "grpcio client: the server stopped taking the upload (no summary within "
+                f"{upload_call_timeout_s(trial):g} s)"
+            ) from None
         raise MeasurementError(f"grpcio client: {exc.code().name}: {exc.details()}") from None
     finally:
         for ch in channels:

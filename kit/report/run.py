@@ -185,9 +185,7 @@ def _result_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         )
         rows.append(
             (
-                "theory = min(rate, window / RTT)"
-                if data["bdp_bytes"] is not None
-                else "theory = window / RTT",
+                _theory_label(data),
                 "-" if data["theory_mib_s"] is None else f"{fmt_mib_s(data['theory_mib_s'])} MiB/s",
             )
         )
@@ -214,6 +212,13 @@ def _result_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         ("CPU (fraction of a core)", ", ".join(f"{k} {v:.0%}" for k, v in data["cpu"].items()))
     )
     return rows
+
+
+def _theory_label(data: dict[str, Any]) -> str:
+    window = "server window" if data["workload"] == "upload" else "window"
+    if data["bdp_bytes"] is not None:
+        return f"theory = min(rate, {window} / RTT)"
+    return f"theory = {window} / RTT"
 
 
 def _sharing_rows(data: dict[str, Any]) -> list[tuple[str, str]]:

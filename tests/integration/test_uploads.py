@@ -179,11 +179,19 @@ def _child(kit_pid: int, needle: str, timeout_s: float) -> psutil.Process:
     raise AssertionError(f"no {needle} process within {timeout_s} s")
 
 
-@pytest.mark.parametrize("client", ["h2", "grpcio"])
-def test_an_upload_to_a_server_that_dies_fails_in_seconds(client: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("client", "how"), [("h2", "kill"), ("grpcio", "kill"), ("h2", "freeze"), ("grpcio", "freeze")]
+)
+def test_an_upload_to_a_server_that_dies_fails_in_seconds(
+    client: str, how: str, tmp_path: Path
+) -> None:
+    """A killed server fails the upload at once (the connection resets); a frozen one when
+    the upload's deadline passes: the 2 s timed phase + 5 s to drain, then teardown (~3 s
+    to stop a stopped process). Never the whole 60 s --timeout, never a traceback."""
     records = tmp_path / "runs.jsonl"
+    duration, limit_s = ("30s", 10.0) if how == "kill" else ("2s", 15.0)
     cmd = [sys.executable, "-m", "kit.cli", "run", "--workload", "upload", "--client", client,
-           "--rtt", "20ms", "--server-window", "1MiB", "--duration", "30s",
+           "--rtt", "20ms", "--server-window", "1MiB", "--duration", duration,
            "--records", str(records)]  # fmt: skip
     proc = subprocess.Popen(
         cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -191,19 +199,24 @@ def test_an_upload_to_a_server_that_dies_fails_in_seconds(client: str, tmp_path:
     try:
         server = _child(proc.pid, "servers.grpcio_server", 20.0)
         _child(proc.pid, f"kit.clients.{'h2' if client == 'h2' else 'grpcio_client'}", 20.0)
-        time.sleep(1.5)  # the upload is under way
-        server.send_signal(signal.SIGKILL)
-        killed = time.monotonic()
-        out, err = proc.communicate(timeout=30)
-        took = time.monotonic() - killed
+        time.sleep(1.2)  # the client warmed up; the upload is under way
+        if how == "kill":
+            server.send_signal(signal.SIGKILL)
+        else:
+            server.suspend()
+        stopped = time.monotonic()
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - stopped
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
     assert proc.returncode == 4, (out, err)
-    assert took < 10.0, f"failed {took:.1f} s after the server died"
+    assert took < limit_s, f"failed {took:.1f} s after the server was stopped"
     failed = [line for line in out.splitlines() if line.startswith("FAILED")]
     assert len(failed) == 1 and "Traceback" not in out + err and "KeyError" not in out + err
+    if how == "freeze":
+        assert "the server stopped taking the upload" in failed[0]
     saved = read_records(records).measurements
     assert len(saved) == 1 and saved[0].status == "failed" and saved[0].error
     assert "\n" not in saved[0].error

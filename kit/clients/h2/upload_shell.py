@@ -13,11 +13,12 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from kit.clients.h2.connection import H2GrpcConnection
+from kit.clients.h2.connection import Call, H2GrpcConnection
 from kit.clients.h2.upload import UPLOAD_PATH, UploadSender, parse_summary, upload_message
 from kit.errors import MeasurementError
 from kit.plan.grpc_args import server_notes
 from kit.plan.trial import Trial, upload_call_timeout_s
+from kit.plan.units import format_bytes
 from kit.results.client import ClientResult, now_ns
 
 # Bytes queued per pass before reading again: small enough that credit and PINGs are read
@@ -55,26 +56,13 @@ def run_upload(session: Session) -> ClientResult:
     call = conn.start_stream(UPLOAD_PATH, t_start)
     sender = UploadSender(call.stream_id, upload_message(workload.message_bytes), fixed)
     session.start_probing(t_start)
-    while not sender.ended and not call.done:
-        now = now_ns()
-        if stop_ns is not None and now >= stop_ns:
-            sender.stop()
-        if now >= session.hard_deadline_ns:
-            raise MeasurementError(_stalled(sender.sent_bytes))
-        queued = sender.pump(conn, now, PUMP_BUDGET_BYTES)
-        session.send_pending()
-        if queued:
-            session.poll()
-        elif not sender.ended:
-            wake = None if sender.stopping else stop_ns
-            session.drive(lambda: call.done or conn.send_window(call.stream_id) > 0, wake)
-    sender.finish(now_ns())
     try:
+        _send_all(session, conn, call, sender, stop_ns)
         session.drive(lambda: call.done)
-    except MeasurementError as exc:
-        if now_ns() >= session.hard_deadline_ns:
+    except MeasurementError:
+        if now_ns() >= session.hard_deadline_ns:  # the session's own message names --timeout
             raise MeasurementError(_stalled(sender.sent_bytes)) from None
-        raise exc from None
+        raise
     t_end = call.ended_ns or now_ns()
     cpu_s = time.process_time() - cpu_start
     summary = parse_summary(bytes(call.body or b""))
@@ -106,8 +94,28 @@ def run_upload(session: Session) -> ClientResult:
     )
 
 
+def _send_all(
+    session: Session, conn: H2GrpcConnection, call: Call, sender: UploadSender, stop_ns: int | None
+) -> None:
+    """Send within the windows until the last message is out (or the call ended early)."""
+    while not sender.ended and not call.done:
+        now = now_ns()
+        if stop_ns is not None and now >= stop_ns:
+            sender.stop()
+        if now >= session.hard_deadline_ns:
+            raise MeasurementError(_stalled(sender.sent_bytes))
+        queued = sender.pump(conn, now, PUMP_BUDGET_BYTES)
+        session.send_pending()
+        if queued:
+            session.poll()
+        elif not sender.ended:
+            wake = None if sender.stopping else stop_ns
+            session.drive(lambda: call.done or conn.send_window(call.stream_id) > 0, wake)
+    sender.finish(now_ns())
+
+
 def _stalled(sent_bytes: int) -> str:
     return (
-        f"h2 client: the server stopped taking the upload ({sent_bytes} B sent, "
+        f"h2 client: the server stopped taking the upload ({format_bytes(sent_bytes)} sent, "
         "no summary before the deadline)"
     )
