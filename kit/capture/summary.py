@@ -19,6 +19,8 @@ count travels with the summary (``FrameSummary.tap_lines_skipped``).
   plus ``delay_down_ms``, what the client itself would measure (count, median, p90; the
   median and p90 are None without matched pairs);
 - ``data_down``/``data_up``, ``bytes_up``/``bytes_down``: summed (max_frame: the largest);
+- ``not_decoded_bytes``: bytes the proxy's decoder skipped because it fell behind (the
+  summary is then incomplete: "tap incomplete");
 - ``window_growth``: the INITIAL_WINDOW_SIZE values the client announced in successive
   non-ack SETTINGS on "up" of the first connection, with their times.
 """
@@ -83,6 +85,7 @@ def summarize(
         bytes_down=sum(c.down.bytes for c in ordered),
         window_growth=_window_growth(ups[0]) if ups else (),
         tap_lines_skipped=skipped_lines,
+        not_decoded_bytes=sum(c.up.not_decoded_bytes + c.down.not_decoded_bytes for c in ordered),
     )
 
 

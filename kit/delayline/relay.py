@@ -2,8 +2,10 @@
 
 Scheduling lives in ``kit.delayline.schedule`` (pure); frame decoding in ``kit.capture``;
 the frozen ``ProxyConfig`` in ``kit.plan.processes``. This module only moves bytes and keeps
-counters. With a tap file, each connection appends one ``TapConnection`` line when it
-closes and the proxy one ``ProxyTotals`` line at shutdown (``kit.results.codec``).
+counters. With a tap file, every chunk is handed (one copy, never a wait) to a decoder
+process (``kit.capture.channel``), which appends one ``TapConnection`` line per closed
+connection; the proxy's ``ProxyTotals`` line goes last, at shutdown. A decoder that falls
+behind skips bytes and says how many ("tap incomplete"); it never slows the link.
 
 Why it looks the way it does (measured on this kind of machine, see the timer and tests):
 
@@ -33,14 +35,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import IO
 
-from kit.capture.frametap import FrameTap
-from kit.capture.tapfile import TapLine, encode_tap_line
+from kit.capture.channel import TapChannel, TapFeed
+from kit.capture.tapfile import encode_tap_line
 from kit.delayline.schedule import DelayQueue
 from kit.delayline.timer import Sleeper, SpinSleeper, make_sleeper
 from kit.errors import TopologyError
 from kit.plan.processes import ProxyConfig
 from kit.plan.units import MIB
-from kit.results.records import DirectionSummary, ProxyTotals, TapConnection
+from kit.results.records import ProxyTotals
 
 WRITE_HIGH_WATER_BYTES = 16 * MIB
 SHUTDOWN_GRACE_S = 2.0
@@ -68,6 +70,7 @@ class ProxyStats:
     bytes_up: int = 0
     bytes_down: int = 0
     peak_buffered_bytes: int = 0  # largest backlog one direction of one connection held
+    tap_not_decoded_bytes: int = 0  # the tap decoder fell behind: bytes forwarded undecoded
     errors: list[str] = field(default_factory=list)
 
     def add_error(self, message: str) -> None:
@@ -82,6 +85,7 @@ class ProxyStats:
             bytes_down=self.bytes_down,
             peak_buffered_bytes=self.peak_buffered_bytes,
             errors=tuple(self.errors),
+            tap_not_decoded_bytes=self.tap_not_decoded_bytes,
         )
 
 
@@ -98,7 +102,7 @@ class _Pump:
         self.name = name
         self.sleeper = sleeper
         self.queue = DelayQueue(round(delay_ms * 1e6), config.buffer_cap_bytes)
-        self.tap = FrameTap("up" if name == "up" else "down") if config.tap_path else None
+        self.tap: TapFeed | None = None  # set by the connection when the proxy taps
         self.read_bytes = config.read_bytes
         self.stats = stats
         self.dst: asyncio.StreamWriter | None = None
@@ -116,7 +120,7 @@ class _Pump:
             now_ns = clock()
             if not data:
                 if tap is not None:
-                    tap.end()
+                    tap.end(now_ns)
                 queue.push_eof(now_ns)
                 self._wake.set()
                 return
@@ -207,6 +211,11 @@ class _Connection:
         config, stats = proxy.config, proxy.stats
         self.up = _Pump("up", config.delay_up_ms, config, stats, proxy.sleeper)
         self.down = _Pump("down", config.delay_down_ms, config, stats, proxy.sleeper)
+        if proxy.tap is not None:
+            self.up.tap, self.down.tap = (
+                proxy.tap.feed(conn_id, "up"),
+                proxy.tap.feed(conn_id, "down"),
+            )
         self.tasks: list[asyncio.Task[None]] = []
         self.closing = False
 
@@ -315,15 +324,16 @@ class _Connection:
                 wait.cancel()
                 writer.transport.abort()
 
-    def record(self) -> TapConnection:
-        up, down = self.up.tap, self.down.tap
-        return TapConnection(
-            conn=self.conn_id,
-            opened_ns=self.opened_ns,
-            closed_ns=time.monotonic_ns(),
-            up=up.summary() if up is not None else DirectionSummary(),
-            down=down.summary() if down is not None else DirectionSummary(),
-        )
+    def hand_over_tap(self) -> None:
+        """Tell the decoder this connection is done (it writes the ``TapConnection`` line)."""
+        tap = self.proxy.tap
+        if tap is None:
+            return
+        now_ns = time.monotonic_ns()
+        for pump in (self.up, self.down):
+            if pump.tap is not None:
+                pump.tap.close(now_ns)
+        tap.conn_done(self.conn_id, self.opened_ns, now_ns)
 
 
 class DelayLine:
@@ -336,15 +346,16 @@ class DelayLine:
         self._server: asyncio.Server | None = None
         self._conns: dict[_Connection, asyncio.Task[None]] = {}
         self._next_id = 0
-        self._tap_file: IO[str] | None = None
+        self.tap: TapChannel | None = None
         self.sleeper: Sleeper = SpinSleeper()  # replaced by the best available in start()
 
     async def start(self) -> int:
         """Listen (and open the tap file); TopologyError naming what failed."""
         config = self.config
+        tap_file: IO[str] | None = None
         if config.tap_path:
             try:
-                self._tap_file = open(config.tap_path, "a", encoding="utf-8")  # noqa: SIM115
+                tap_file = open(config.tap_path, "a", encoding="utf-8")  # noqa: SIM115
             except OSError as exc:
                 raise TopologyError(
                     f"cannot open tap file {config.tap_path}: {exc.strerror or exc}"
@@ -359,17 +370,16 @@ class DelayLine:
                 reuse_address=True,
             )
         except OSError as exc:
-            self._close_tap_file()
+            if tap_file is not None:
+                tap_file.close()
             where = f"{config.listen_host}:{config.listen_port}"
             raise TopologyError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
+        if tap_file is not None:
+            with tap_file:  # the decoder appends through its own copy of the descriptor
+                self.tap = TapChannel.open(tap_file.fileno(), config.read_bytes)
         self.port = self._server.sockets[0].getsockname()[1]
         self.sleeper = make_sleeper()  # chosen once: a timerfd on Linux, else sleep + spin
         return self.port
-
-    def _close_tap_file(self) -> None:
-        if self._tap_file is not None:
-            self._tap_file.close()
-            self._tap_file = None
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._next_id += 1
@@ -384,13 +394,7 @@ class DelayLine:
     def connection_done(self, conn: _Connection) -> None:
         if self._conns.pop(conn, None) is not None:
             self.stats.active -= 1
-            self._write_record(conn.record())
-
-    def _write_record(self, line: TapLine) -> None:
-        if self._tap_file is not None:
-            text = json.dumps(encode_tap_line(line), separators=(",", ":"))
-            self._tap_file.write(text + "\n")
-            self._tap_file.flush()
+            conn.hand_over_tap()
 
     async def aclose(self) -> None:
         """Stop accepting, flush what is due, close every connection, write final records."""
@@ -403,8 +407,13 @@ class DelayLine:
             await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S + 1.0)
         for conn in list(self._conns):  # did not finish in time: record them anyway
             self.connection_done(conn)
-        self._write_record(self.stats.totals())
-        self._close_tap_file()
+        if self.tap is not None:
+            self.stats.tap_not_decoded_bytes = self.tap.not_decoded_bytes
+            line = json.dumps(encode_tap_line(self.stats.totals()), separators=(",", ":"))
+            problem = await self.tap.aclose(line)
+            if problem is not None:
+                _log(problem)
+            self.tap = None
         self.sleeper.close()
 
 

@@ -87,6 +87,7 @@ class DirectionSummary:
     headers: int = 0
     rst_stream: int = 0
     goaway: int = 0
+    not_decoded_bytes: int = 0  # the decoder fell behind: these bytes were counted, not decoded
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ class ProxyTotals:
     bytes_down: int = 0
     peak_buffered_bytes: int = 0
     errors: tuple[str, ...] = ()
+    tap_not_decoded_bytes: int = 0
 
 
 # --- one trial's frame summary (kit.capture.summary builds it from TapConnections) ------
@@ -170,6 +172,7 @@ class FrameSummary:
     bytes_down: int = 0
     window_growth: tuple[WindowStep, ...] = ()
     tap_lines_skipped: int = 0
+    not_decoded_bytes: int = 0  # "tap incomplete": bytes the proxy's decoder skipped
 
 
 # --- the record of one trial ---------------------------------------------------------------
