@@ -96,9 +96,11 @@ def run(ring_fd: int, bell_fd: int, tap_fd: int) -> int:
     out = os.fdopen(tap_fd, "a", encoding="utf-8")
     closed = False
     while not closed:
-        readable, _, _ = select.select([bell_fd], [], [], POLL_S)
-        if readable:
-            closed = not os.read(bell_fd, 65536)
+        if not reader.set_waiting(True):
+            readable, _, _ = select.select([bell_fd], [], [], POLL_S)
+            if readable:
+                closed = not os.read(bell_fd, 65536)
+        reader.set_waiting(False)
         lines = []
         for record in reader.records():
             line = decoder.handle(record, reader.hurried)

@@ -3,11 +3,13 @@
 One producer (the delay line's event loop) and one consumer (the decoder process). The
 producer never waits: ``put`` either copies the record in (one ``memcpy``) or returns
 False when it does not fit, and the relay then counts the bytes as not decoded. A pipe is
-the doorbell: the producer writes a byte after each record (dropped when the pipe is full;
-the consumer also polls), the consumer sleeps on it.
+the doorbell: the consumer raises a "waiting" flag before it sleeps on it, and the producer
+writes a byte only while that flag is up (no system call per record while the consumer is
+busy; a wake-up lost in the race costs at most the consumer's poll interval).
 
 Layout of the shared map: ``write_pos`` (u64) at 0, ``read_pos`` (u64) at 8, a "hurry"
-flag (u64, set by the producer when it shuts down) at 16, records from ``DATA_OFFSET``. Positions only grow; the physical offset is ``pos % capacity``. Each
+flag (u64, set by the producer when it shuts down) at 16, the consumer's "waiting" flag at
+24, records from ``DATA_OFFSET``. Positions only grow; the physical offset is ``pos % capacity``. Each
 position is written by one side only, as one aligned 8-byte store, and records are
 written before ``write_pos`` moves past them (read before ``read_pos`` does). A record
 never wraps: when it would not fit before the end, a PAD header (or, with less than a
@@ -89,7 +91,8 @@ class RingWriter:
             buf[start + RECORD.size : start + size] = payload
         self._write_pos += waste + size
         _POS.pack_into(buf, 0, self._write_pos)
-        self.ring()
+        if _POS.unpack_from(buf, 24)[0]:
+            self.ring()
         return True
 
     def hurry(self) -> None:
@@ -127,6 +130,12 @@ class RingReader:
             yield Record(kind, conn, direction, t_ns, self._view[start : start + length])
             self._read_pos += RECORD.size + length
             self.advance()
+
+    def set_waiting(self, waiting: bool) -> bool:
+        """Raise (or lower) the waiting flag; True if records arrived meanwhile (don't sleep)."""
+        _POS.pack_into(self.buf, 24, int(waiting))
+        pending: bool = _POS.unpack_from(self.buf, 0)[0] > self._read_pos
+        return pending
 
     @property
     def hurried(self) -> bool:

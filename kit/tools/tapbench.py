@@ -15,6 +15,8 @@ import contextlib
 import socket
 import statistics
 import struct
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -82,7 +84,7 @@ def tap_ratio(kind: str, workdir: Path, total_bytes: int = 64 * MIB, repeats: in
     tapped: list[float] = []
     plain: list[float] = []
     with (
-        echo_then_sink_server() as port,
+        upstream() as port,
         proxy(port, 0.0, workdir / f"tap-{kind}.jsonl") as with_tap,
         proxy(port, 0.0, None) as without,
     ):
@@ -105,9 +107,9 @@ def _sink(conn: socket.socket) -> None:
             pass
 
 
-@contextlib.contextmanager
-def echo_then_sink_server() -> Iterator[int]:
-    """Each accepted connection's first byte picks its role: b"e" echoes, anything else sinks."""
+def serve_upstream() -> None:
+    """Each accepted connection's first byte picks its role: b"e" echoes, anything else sinks.
+    Prints the port, then serves until killed (run as its own process: see ``upstream``)."""
     listener = socket.create_server((LOOPBACK, 0))
 
     def route(conn: socket.socket) -> None:
@@ -115,17 +117,38 @@ def echo_then_sink_server() -> Iterator[int]:
             first = conn.recv(1, socket.MSG_PEEK)
             (_echo if first == b"e" else _sink)(conn)
 
-    def serve() -> None:
-        with contextlib.suppress(OSError):
-            while True:
-                conn, _ = listener.accept()
-                threading.Thread(target=route, args=(conn,), daemon=True).start()
+    print(listener.getsockname()[1], flush=True)
+    while True:
+        conn, _ = listener.accept()
+        threading.Thread(target=route, args=(conn,), daemon=True).start()
 
-    threading.Thread(target=serve, daemon=True).start()
+
+@contextlib.contextmanager
+def _tool_process(*args: str) -> Iterator[subprocess.Popen[str]]:
+    """This module run as a child (own interpreter, own GIL: the measuring process only
+    measures)."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "kit.tools.tapbench", *args], stdout=subprocess.PIPE, text=True
+    )
     try:
-        yield listener.getsockname()[1]
+        yield child
     finally:
-        listener.close()
+        child.kill()
+        child.wait()
+
+
+@contextlib.contextmanager
+def upstream() -> Iterator[int]:
+    with _tool_process("upstream") as child:
+        assert child.stdout is not None
+        yield int(child.stdout.readline())
+
+
+def flood_forever(port: int) -> None:
+    payload = flood("ping", 32 * MIB)
+    while True:
+        with contextlib.suppress(OSError):
+            send_mib_s(port, payload)
 
 
 def blocking_rtts_ms(port: int, pings: int) -> list[float]:
@@ -149,32 +172,34 @@ def neighbour_delay(
     workdir: Path, pings: int = 100, delay_ms: float = 5.0
 ) -> dict[str, tuple[float, float]]:
     """p50/p99 delay error of a blocking ping-pong through a proxy: idle, next to a PING
-    flood without a tap, next to one with the tap; "floor" is the same ping-pong direct."""
+    flood without a tap, next to one with the tap; "floor" is the same ping-pong direct.
+    The upstream and the flood run in processes of their own."""
     out: dict[str, tuple[float, float]] = {}
-    payload = flood("ping", 32 * MIB)
-    with echo_then_sink_server() as port:
+    with upstream() as port:
         direct = blocking_rtts_ms(port, 50)
         floor = statistics.median(direct)
         out["floor"] = (floor, percentile(direct, 99))
         for name, tap in (("idle", None), ("flood", None), ("flood+tap", workdir / "n.jsonl")):
-            with proxy(port, delay_ms, tap) as line:
-                stop_flag = threading.Event()
-
-                def run_flood(
-                    line_port: int = line.port, stop_flag: threading.Event = stop_flag
-                ) -> None:
-                    while not stop_flag.is_set():
-                        with contextlib.suppress(OSError):
-                            send_mib_s(line_port, payload)
-
-                flooder = threading.Thread(target=run_flood, daemon=True)
+            with proxy(port, delay_ms, tap) as line, contextlib.ExitStack() as stack:
                 if name != "idle":
-                    flooder.start()
-                    time.sleep(0.3)
+                    stack.enter_context(_tool_process("flood", str(line.port)))
+                    time.sleep(0.5)
                 rtts = blocking_rtts_ms(line.port, pings)
-                stop_flag.set()
-                if name != "idle":
-                    flooder.join(60)
             errors = [r - 2 * delay_ms - floor for r in rtts] or [float("nan")]
             out[name] = (percentile(errors, 50), percentile(errors, 99))
     return out
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["upstream"]:
+        serve_upstream()
+    elif len(argv) == 2 and argv[0] == "flood":
+        flood_forever(int(argv[1]))
+    else:
+        print("usage: python -m kit.tools.tapbench upstream | flood PORT", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -69,6 +69,7 @@ def test_ring_keeps_order_across_wraps_and_refuses_when_full() -> None:
 def test_ring_put_never_blocks_on_a_full_doorbell() -> None:
     writer, reader, bell_r, bell_w = _ring(1 << 20)
     try:
+        reader.set_waiting(True)  # the consumer "sleeps": every put rings
         for _ in range(70_000):  # more bell bytes than a pipe holds
             assert writer.put(KIND_EOF, 0, 0, 0)
             for _ in reader.records():
