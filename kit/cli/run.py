@@ -18,9 +18,14 @@ from kit.delayline.relay import run_proxy_blocking
 from kit.errors import UsageError
 from kit.plan.builder import cli_flag, client_from, link_from, server_from, workload_from
 from kit.plan.grpc_args import parse_option
-from kit.plan.processes import ProxyConfig, ServerProcess
+from kit.plan.processes import (
+    DEFAULT_MAX_BUFFERED_BYTES,
+    DEFAULT_MAX_CONNECTIONS,
+    ProxyConfig,
+    ServerProcess,
+)
 from kit.plan.trial import Trial
-from kit.plan.units import split_host_port
+from kit.plan.units import parse_size_bytes, size_spec, split_host_port
 from kit.report.run import run_json, run_table
 from kit.results.records import RunTags
 from kit.results.store import append_record
@@ -138,6 +143,12 @@ def proxy(
     delay_up: DelayUp = None,
     delay_down: DelayDown = None,
     tap_file: Annotated[Path | None, typer.Option(help="Append frame-tap JSON lines here.")] = None,
+    max_connections: Annotated[
+        int, typer.Option(help="Connections open at once; more are refused (and counted).")
+    ] = DEFAULT_MAX_CONNECTIONS,
+    max_buffered_bytes: Annotated[
+        str, typer.Option(help="Bytes held in all delay queues together; at it, reading pauses.")
+    ] = size_spec(DEFAULT_MAX_BUFFERED_BYTES),
 ) -> None:
     """Run a standalone delay line (with frame tap) until Ctrl-C."""
     link = link_from({"rtt": rtt, "delay-up": delay_up, "delay-down": delay_down}, cli_flag)
@@ -151,6 +162,8 @@ def proxy(
         delay_up_ms=link.delay_up_ms,
         delay_down_ms=link.delay_down_ms,
         tap_path=None if tap_file is None else str(tap_file),
+        max_connections=max_connections,
+        max_buffered_bytes=parse_size_bytes(max_buffered_bytes, option="--max-buffered-bytes"),
     )
     run_proxy_blocking(config, announce=typer.echo)
 

@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import json
 import signal
+import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -37,6 +38,8 @@ from typing import IO
 
 from kit.capture.channel import TapChannel, TapFeed
 from kit.capture.tapfile import encode_tap_line
+from kit.delayline.accept import Acceptor, listen_socket
+from kit.delayline.limits import Budget, QuietLog, ensure_fd_room, is_out_of_resources
 from kit.delayline.schedule import DelayQueue
 from kit.delayline.timer import Sleeper, SpinSleeper, make_sleeper
 from kit.errors import TopologyError
@@ -71,6 +74,10 @@ class ProxyStats:
     bytes_down: int = 0
     peak_buffered_bytes: int = 0  # largest backlog one direction of one connection held
     tap_not_decoded_bytes: int = 0  # the tap decoder fell behind: bytes forwarded undecoded
+    refused_connections: int = 0  # over max_connections: accepted and closed at once
+    accept_errors: int = 0  # accept() out of file descriptors (retried after 0.5 s)
+    dial_errors: int = 0  # upstream connect() out of file descriptors
+    buffer_full_pauses: int = 0  # times max_buffered_bytes (all queues) paused every reader
     errors: list[str] = field(default_factory=list)
 
     def add_error(self, message: str) -> None:
@@ -86,6 +93,9 @@ class ProxyStats:
             peak_buffered_bytes=self.peak_buffered_bytes,
             errors=tuple(self.errors),
             tap_not_decoded_bytes=self.tap_not_decoded_bytes,
+            refused_connections=self.refused_connections,
+            accept_errors=self.accept_errors,
+            buffer_full_pauses=self.buffer_full_pauses,
         )
 
 
@@ -103,6 +113,7 @@ class _Pump:
         self.sleeper = sleeper
         self.queue = DelayQueue(round(delay_ms * 1e6), config.buffer_cap_bytes)
         self.tap: TapFeed | None = None  # set by the connection when the proxy taps
+        self.budget: Budget | None = None  # the proxy's total, set by the connection
         self.read_bytes = config.read_bytes
         self.stats = stats
         self.dst: asyncio.StreamWriter | None = None
@@ -116,6 +127,10 @@ class _Pump:
                 self._resume.clear()
                 await self._resume.wait()
                 continue
+            budget = self.budget
+            if budget is not None and budget.full:  # the proxy's total: every reader waits
+                await budget.room.wait()
+                continue
             data = await src.read(self.read_bytes)
             now_ns = clock()
             if not data:
@@ -127,6 +142,8 @@ class _Pump:
             if tap is not None:
                 tap.feed(data, now_ns)
             queue.push(data, now_ns)
+            if self.budget is not None:
+                self.budget.add(len(data))
             self._count(len(data))
             self._wake.set()
 
@@ -155,6 +172,7 @@ class _Pump:
     async def _release(self, dst: asyncio.StreamWriter, now_ns: int) -> bool:
         """Write everything due; True once end-of-stream went out as a half-close."""
         chunks = self.queue.pop_due(now_ns)
+        self._uncharge(chunks)
         if not self.queue.should_pause_reading:
             self._resume.set()
         if chunks:
@@ -175,8 +193,19 @@ class _Pump:
         """At shutdown: hand what is already due to the transport (it flushes on close)."""
         dst = self.dst
         chunks = self.queue.pop_due(time.monotonic_ns())
+        self._uncharge(chunks)
         if dst is not None and chunks and not dst.transport.is_closing():
             dst.write(b"".join(chunks))
+
+    def _uncharge(self, chunks: list[bytes]) -> None:
+        if self.budget is not None and chunks:
+            self.budget.release(sum(len(c) for c in chunks))
+
+    def release_budget(self) -> None:
+        """The connection is done: what is still queued no longer counts."""
+        if self.budget is not None:
+            self.budget.release(self.queue.buffered_bytes)
+            self.budget = None
 
 
 async def _quietly(awaitable: Awaitable[None]) -> None:
@@ -211,6 +240,7 @@ class _Connection:
         config, stats = proxy.config, proxy.stats
         self.up = _Pump("up", config.delay_up_ms, config, stats, proxy.sleeper)
         self.down = _Pump("down", config.delay_down_ms, config, stats, proxy.sleeper)
+        self.up.budget = self.down.budget = proxy.budget
         if proxy.tap is not None:
             self.up.tap, self.down.tap = (
                 proxy.tap.feed(conn_id, "up"),
@@ -247,6 +277,9 @@ class _Connection:
                 DIAL_TIMEOUT_S,
             )
         except OSError as exc:  # refused, unreachable, or TimeoutError (an OSError)
+            if is_out_of_resources(exc):  # counted and told once a second, not per connection
+                self.proxy.dial_failed(exc)
+                return None
             message = (
                 f"conn {self.conn_id}: upstream {config.upstream_host}:"
                 f"{config.upstream_port} unreachable ({exc.strerror or exc}); "
@@ -343,15 +376,22 @@ class DelayLine:
         self.config = config
         self.stats = ProxyStats()
         self.port = 0
-        self._server: asyncio.Server | None = None
+        self._acceptor: Acceptor | None = None
+        self._starting: set[asyncio.Future[None]] = set()
         self._conns: dict[_Connection, asyncio.Task[None]] = {}
         self._next_id = 0
         self.tap: TapChannel | None = None
+        self.budget = Budget(config.max_buffered_bytes)
+        self._refusals = QuietLog(_log)
+        self._fd_trouble = QuietLog(_log)
         self.sleeper: Sleeper = SpinSleeper()  # replaced by the best available in start()
 
     async def start(self) -> int:
         """Listen (and open the tap file); TopologyError naming what failed."""
         config = self.config
+        fd_warning = ensure_fd_room(config.max_connections)
+        if fd_warning is not None:
+            _log(fd_warning)
         tap_file: IO[str] | None = None
         if config.tap_path:
             try:
@@ -361,14 +401,7 @@ class DelayLine:
                     f"cannot open tap file {config.tap_path}: {exc.strerror or exc}"
                 ) from exc
         try:
-            self._server = await asyncio.start_server(
-                self._accept,
-                config.listen_host,
-                config.listen_port,
-                limit=config.read_bytes,
-                backlog=1024,
-                reuse_address=True,
-            )
+            sock = listen_socket(config.listen_host, config.listen_port)
         except OSError as exc:
             if tap_file is not None:
                 tap_file.close()
@@ -377,11 +410,51 @@ class DelayLine:
         if tap_file is not None:
             with tap_file:  # the decoder appends through its own copy of the descriptor
                 self.tap = TapChannel.open(tap_file.fileno(), config.read_bytes)
-        self.port = self._server.sockets[0].getsockname()[1]
+        self.port = sock.getsockname()[1]
+        self._acceptor = Acceptor(sock, self._adopt, self._accept_failed)
+        self._acceptor.start()
         self.sleeper = make_sleeper()  # chosen once: a timerfd on Linux, else sleep + spin
         return self.port
 
+    def dial_failed(self, exc: OSError) -> None:
+        self.stats.dial_errors += 1
+        self._fd_trouble(
+            f"cannot connect upstream: {exc.strerror or exc} ({self.stats.active} open; "
+            "raise `ulimit -n` or lower --max-connections); closing those client connections"
+        )
+
+    def _accept_failed(self, exc: OSError) -> None:
+        self.stats.accept_errors += 1
+        self._fd_trouble(
+            f"cannot accept new connections: {exc.strerror or exc} "
+            f"({self.stats.active} open; raise `ulimit -n` or lower --max-connections); "
+            "they wait in the listen backlog"
+        )
+
+    def _adopt(self, sock: socket.socket) -> None:
+        task = asyncio.ensure_future(self._start_connection(sock))
+        self._starting.add(task)
+        task.add_done_callback(self._starting.discard)
+
+    async def _start_connection(self, sock: socket.socket) -> None:
+        try:
+            reader, writer = await asyncio.open_connection(sock=sock, limit=self.config.read_bytes)
+        except OSError as exc:
+            sock.close()
+            self._accept_failed(exc)
+            return
+        await self._accept(reader, writer)
+
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.stats.active >= self.config.max_connections:
+            self.stats.refused_connections += 1
+            self._refusals(
+                f"refused a connection: {self.stats.active} open, the limit is "
+                f"--max-connections {self.config.max_connections} "
+                f"({self.stats.refused_connections} refused so far)"
+            )
+            writer.transport.abort()
+            return
         self._next_id += 1
         self.stats.accepted += 1
         self.stats.active += 1
@@ -394,12 +467,17 @@ class DelayLine:
     def connection_done(self, conn: _Connection) -> None:
         if self._conns.pop(conn, None) is not None:
             self.stats.active -= 1
+            conn.up.release_budget()
+            conn.down.release_budget()
             conn.hand_over_tap()
 
     async def aclose(self) -> None:
         """Stop accepting, flush what is due, close every connection, write final records."""
-        if self._server is not None:
-            self._server.close()
+        if self._acceptor is not None:
+            self._acceptor.close()
+        for task in list(self._starting):
+            if task not in self._conns.values():  # not a connection yet: nothing to flush
+                task.cancel()
         for conn in list(self._conns):
             conn.shutdown()
         tasks = list(self._conns.values())
@@ -407,6 +485,7 @@ class DelayLine:
             await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S + 1.0)
         for conn in list(self._conns):  # did not finish in time: record them anyway
             self.connection_done(conn)
+        self.stats.buffer_full_pauses = self.budget.pauses
         if self.tap is not None:
             self.stats.tap_not_decoded_bytes = self.tap.not_decoded_bytes
             line = json.dumps(encode_tap_line(self.stats.totals()), separators=(",", ":"))

@@ -17,6 +17,8 @@ LOOPBACK = "127.0.0.1"
 DEFAULT_READ_BYTES = MIB
 DEFAULT_BUFFER_CAP_BYTES = 64 * MIB
 DEFAULT_SERVER_WORKERS = 64
+DEFAULT_MAX_CONNECTIONS = 1024
+DEFAULT_MAX_BUFFERED_BYTES = 1024 * MIB
 
 
 def _check_int(name: str, value: object, low: int, high: int) -> None:
@@ -60,6 +62,10 @@ class ProxyConfig:
     read_bytes: int = DEFAULT_READ_BYTES
     buffer_cap_bytes: int = DEFAULT_BUFFER_CAP_BYTES
     tap_path: str | None = None
+    # Totals for the whole proxy: connections open at once (more are refused: accepted and
+    # closed at once, counted) and bytes held in all delay queues (at the cap, readers pause).
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES
 
     def __post_init__(self) -> None:
         require(bool(self.listen_host), "listen_host: must not be empty")
@@ -75,6 +81,12 @@ class ProxyConfig:
         _check_int("read_bytes", self.read_bytes, 1024, 64 * MIB)
         _check_int("buffer_cap_bytes", self.buffer_cap_bytes, self.read_bytes, 2**40)
         require(self.tap_path is None or bool(self.tap_path), "tap_path: must not be empty")
+        _check_int("--max-connections", self.max_connections, 1, 1_000_000)
+        require(
+            is_int(self.max_buffered_bytes) and self.read_bytes <= self.max_buffered_bytes <= 2**40,
+            f"--max-buffered-bytes: {self.max_buffered_bytes!r} is outside "
+            f"{self.read_bytes}..{2**40} (at least one read of {self.read_bytes} bytes)",
+        )
         require(
             not (
                 self.listen_port != 0

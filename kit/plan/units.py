@@ -64,6 +64,8 @@ def parse_duration_ms(text: str, *, option: str = "duration") -> float:
     ms = value * factor
     if ms != ms or ms == float("inf"):
         raise UsageError(f"{option}: {text!r} is not a finite duration")
+    if 0 < ms < 1e-6:  # it would silently become 0 ns
+        raise UsageError(f"{option}: {text!r} is below one nanosecond; use 0 or at least 1ns")
     return ms
 
 

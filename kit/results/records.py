@@ -111,6 +111,9 @@ class ProxyTotals:
     peak_buffered_bytes: int = 0
     errors: tuple[str, ...] = ()
     tap_not_decoded_bytes: int = 0
+    refused_connections: int = 0  # over --max-connections
+    accept_errors: int = 0  # accept() failed for lack of file descriptors (or memory)
+    buffer_full_pauses: int = 0  # times --max-buffered-bytes made every reader wait
 
 
 # --- one trial's frame summary (kit.capture.summary builds it from TapConnections) ------
