@@ -29,7 +29,7 @@ from kit.plan.units import parse_size_bytes, size_spec, split_host_port
 from kit.report.run import run_json, run_table
 from kit.results.records import RunTags
 from kit.results.store import append_record
-from servers.grpcio_server import serve_until_signal
+from servers.grpcio_server import serve_until_signal, startup_warnings
 
 DEFAULT_RECORDS = Path("results/runs.jsonl")
 
@@ -183,8 +183,11 @@ def serve(
         {"server-window": window, "server-option": option or []},
         lambda key: "--" + {"server-window": "window", "server-option": "option"}.get(key, key),
     )
+    process = ServerProcess(config=config, listen_host=host, listen_port=port)
+    for line in startup_warnings(process):
+        typer.echo(line)
     serve_until_signal(
-        ServerProcess(config=config, listen_host=host, listen_port=port),
+        process,
         announce=lambda line: typer.echo(f"serving on {host}:{json.loads(line)['port']}"),
     )
 

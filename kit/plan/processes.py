@@ -10,13 +10,15 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-from kit.plan.trial import MAX_DELAY_MS, ServerConfig, is_int, is_number, require
+from kit.plan.trial import MAX_DELAY_MS, MAX_STREAMS, ServerConfig, is_int, is_number, require
 from kit.plan.units import MIB
 
 LOOPBACK = "127.0.0.1"
 DEFAULT_READ_BYTES = MIB
 DEFAULT_BUFFER_CAP_BYTES = 64 * MIB
-DEFAULT_SERVER_WORKERS = 64
+# One thread per concurrent call: every stream a workload may open, plus warm-up pings and
+# spares (the pool starts threads only as calls arrive).
+DEFAULT_SERVER_WORKERS = MAX_STREAMS + 8
 DEFAULT_MAX_CONNECTIONS = 1024
 DEFAULT_MAX_BUFFERED_BYTES = 1024 * MIB
 
@@ -47,6 +49,10 @@ class ServerProcess:
         require(bool(self.listen_host), "--listen: the host must not be empty")
         _check_int("listen port", self.listen_port, 0, 65535)
         _check_int("workers", self.workers, 8, 4096)
+
+    @property
+    def is_loopback(self) -> bool:
+        return is_loopback_host(self.listen_host)
 
 
 @dataclass(frozen=True, kw_only=True)

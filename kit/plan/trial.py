@@ -25,6 +25,8 @@ CREDIT_POLICIES: tuple[str, ...] = ("immediate", "half")
 WORKLOAD_KINDS: tuple[str, ...] = ("download", "unary", "upload")
 
 MAX_DELAY_MS = 10_000.0
+MAX_STREAMS = 1024  # the server starts a worker per concurrent call, up to this many
+MAX_WORKLOAD_MESSAGE_BYTES = 64 * MIB
 H2_MIN_FRAME_BYTES = 16_384
 H2_MAX_FRAME_BYTES = 2**24 - 1
 DEFAULT_MESSAGE_BYTES = 256 * 1024
@@ -202,12 +204,12 @@ class Workload:
             f"workload: {self.kind!r} is not one of {', '.join(WORKLOAD_KINDS)}",
         )
         require(
-            is_int(self.message_bytes) and 1 <= self.message_bytes <= 64 * MIB,
+            is_int(self.message_bytes) and 1 <= self.message_bytes <= MAX_WORKLOAD_MESSAGE_BYTES,
             f"--message-size: {self.message_bytes} is outside 1..64 MiB",
         )
         require(
-            is_int(self.streams) and 1 <= self.streams <= 1024,
-            f"--streams: {self.streams} is outside 1..1024",
+            is_int(self.streams) and 1 <= self.streams <= MAX_STREAMS,
+            f"--streams: {self.streams} is outside 1..{MAX_STREAMS}",
         )
         require(
             is_int(self.calls) and 1 <= self.calls <= 1_000_000,
