@@ -57,6 +57,7 @@ class Interrupted(KitError):
             f"interrupted by {signal.Signals(signum).name}; every process the kit started was stopped"
         )
         self.exit_code = 128 + signum
+        self.signal_name = signal.Signals(signum).name
 
 
 @contextlib.contextmanager

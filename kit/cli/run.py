@@ -15,7 +15,7 @@ import typer
 from kit.cli.options import DelayDown, DelayUp, Rtt
 from kit.cli.output import topology
 from kit.delayline.relay import run_proxy_blocking
-from kit.errors import UsageError
+from kit.errors import Interrupted, UsageError
 from kit.plan.builder import cli_flag, client_from, link_from, server_from, workload_from
 from kit.plan.grpc_args import parse_option
 from kit.plan.processes import (
@@ -127,7 +127,13 @@ def run(
     if direct and trial.link.rtt_ms > 0:
         raise UsageError("--direct: without the delay line the RTT is loopback's; use --rtt 0")
     with topology(direct=direct) as topo:
-        measurement = topo.measure(trial, tags=RunTags(command="run"))
+        try:
+            measurement = topo.measure(trial, tags=RunTags(command="run"))
+        except Interrupted as stopped:  # the record says it was cut short, then we stop
+            append_record(
+                records, topo.interrupted(trial, stopped.signal_name, RunTags(command="run"))
+            )
+            raise
     append_record(records, measurement)
     typer.echo(json.dumps(run_json(measurement), indent=2) if as_json else run_table(measurement))
     if not measurement.ok:

@@ -20,7 +20,7 @@ from kit.plan.trial import Trial
 from kit.results.client import ClientResult
 
 CPU_BOUND_FRACTION = 0.90
-Status = Literal["ok", "failed"]
+Status = Literal["ok", "failed", "interrupted"]  # interrupted: SIGINT/SIGTERM mid-run
 Direction = Literal["up", "down"]
 
 
