@@ -49,6 +49,12 @@ class RecordsError(KitError):
     exit_code = 5
 
 
+class RecordsPathError(RecordsError):
+    """The records file the user named does not exist (or is a directory): bad input."""
+
+    exit_code = UsageError.exit_code
+
+
 class Interrupted(KitError):
     """SIGINT or SIGTERM: raised from the signal handler so every ``with`` block tears down."""
 

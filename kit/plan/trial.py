@@ -225,6 +225,13 @@ class Workload:
                 is_int(self.bytes_per_stream) and 1 <= self.bytes_per_stream <= 2**40,
                 f"--bytes: {self.bytes_per_stream} is outside 1 B..1 TiB",
             )
+            # A smaller transfer would still move one whole message and report nonsense.
+            require(
+                self.bytes_per_stream >= self.message_bytes,
+                f"--bytes: {self.bytes_per_stream} B per stream is less than one message "
+                f"({format_bytes(self.message_bytes)}); ask for at least the message size, "
+                "or a smaller --message-size",
+            )
         require(isinstance(self.warmup, bool), f"warmup: {self.warmup!r} is not true or false")
         require(
             is_number(self.timeout_s) and 1.0 <= self.timeout_s <= 7200,

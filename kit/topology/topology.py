@@ -217,7 +217,9 @@ class Topology:
         proxy = None if self.direct else self.proxy(trial.server, trial.link)
         port = server.port if proxy is None else proxy.child.port
         self._enter("warm-up")
-        self._warm(trial, port)
+        no_answer = self._warm(trial, port)
+        if no_answer is not None:  # the whole --timeout went by without data: don't wait twice
+            return replace(base, error=no_answer)
         self._enter("the timed phase")
         pids = {"server": server.pid} | ({"proxy": proxy.child.pid} if proxy else {})
         since = now_ns()
@@ -239,18 +241,26 @@ class Topology:
             meta=replace(base.meta, machine=machine),
         )
 
-    def _warm(self, trial: Trial, port: int) -> None:
+    def _warm(self, trial: Trial, port: int) -> str | None:
         """One discarded short run per (server, link) before the first measured one.
 
         Why: the first run through a fresh server and delay line measured ~30% low (cold
         code paths in both), whichever cell came first; clients warm only their connection.
+        A failed warm-up is left to the measured run to report, unless it used up the whole
+        timeout: then the error (the measured run would only wait that long again).
         """
         key = (trial.server, trial.link)
         if not self.warm_up or key in self._warmed:
-            return
+            return None
         self._warmed.add(key)
-        with contextlib.suppress(MeasurementError):  # the measured run will report it
-            self._run_client(warm_trial(trial), port)
+        warm = warm_trial(trial)
+        started = time.monotonic()
+        try:
+            self._run_client(warm, port)
+        except MeasurementError as exc:
+            if time.monotonic() - started >= warm.workload.timeout_s:
+                return f"no answer within the {trial.workload.timeout_s:g} s timeout: {exc}"
+        return None
 
     def _run_client(self, trial: Trial, port: int) -> ClientResult:
         child = spawn("client", client_args(trial, f"{LOOPBACK}:{port}"), wait_ready=False)
