@@ -28,8 +28,11 @@ def test_an_interrupted_run_appends_an_interrupted_record(
 ) -> None:
     records = tmp_path / "runs.jsonl"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kit.cli", "run", "--rtt", "2ms", "--duration", "20s"]
-        + ["--records", str(records)],
+        [
+            *(sys.executable, "-m", "kit.cli", "run", "--rtt", "2ms", "--duration", "20s"),
+            "--records",
+            str(records),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -54,5 +54,5 @@ def test_integer_channel_arguments_are_checked() -> None:
 
 
 def test_a_listen_address_without_a_host_says_so() -> None:
-    with pytest.raises(UsageError, match="has no host: use 127.0.0.1:0"):
+    with pytest.raises(UsageError, match=r"has no host: use 127\.0\.0\.1:0"):
         split_host_port(":0", "--listen")
