@@ -49,6 +49,12 @@ class RecordsError(KitError):
     exit_code = 5
 
 
+class RecordsPathError(RecordsError):
+    """The records file the user named does not exist (or is a directory): bad input."""
+
+    exit_code = UsageError.exit_code
+
+
 class Interrupted(KitError):
     """SIGINT or SIGTERM: raised from the signal handler so every ``with`` block tears down."""
 
@@ -57,6 +63,7 @@ class Interrupted(KitError):
             f"interrupted by {signal.Signals(signum).name}; every process the kit started was stopped"
         )
         self.exit_code = 128 + signum
+        self.signal_name = signal.Signals(signum).name
 
 
 @contextlib.contextmanager

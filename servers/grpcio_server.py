@@ -3,6 +3,13 @@
 Responses are sent pre-serialized (bytes, no protobuf work per message) so the server
 spends its CPU on HTTP/2, not on building 256 KiB messages.
 
+Bounded: a download asking for messages above ``MAX_DOWNLOAD_MESSAGE_BYTES`` (the largest
+the kit's workloads use) and a ping above ``MAX_ECHO_BYTES`` fail with INVALID_ARGUMENT
+before anything is allocated; serialized messages are cached up to ``CACHE_MAX_BYTES`` in
+total (larger ones are built per call); requests above ``MAX_MESSAGE_BYTES`` are refused by
+grpc from their length prefix. One worker thread per concurrent call, enough for the
+largest ``--streams`` (threads start only when needed).
+
 Process contract with the orchestrator: ``python -m servers.grpcio_server --config '<json>'``
 (a ``kit.plan.processes.ServerProcess``); once listening, print one JSON line
 ``{"ready": true, "port": N, "pid": P}``; on a start-up failure print
@@ -13,12 +20,12 @@ SIGTERM/SIGINT stop it with exit 0.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
 import signal
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from typing import Any
@@ -29,20 +36,60 @@ from kit._proto import throughput_pb2 as pb
 from kit.errors import KitError, TopologyError, UsageError
 from kit.plan.grpc_args import merge_options, window_options
 from kit.plan.processes import ServerProcess
-from kit.plan.trial import ServerConfig
+from kit.plan.trial import MAX_WORKLOAD_MESSAGE_BYTES, ServerConfig
+from kit.plan.units import MIB
 from kit.results.codec import from_json, to_json
 
 SERVICE = "kit.throughput.Throughput"
-MAX_MESSAGE_BYTES = 128 * 1024 * 1024
+MAX_MESSAGE_BYTES = 128 * MIB
+MAX_DOWNLOAD_MESSAGE_BYTES = MAX_WORKLOAD_MESSAGE_BYTES
+MAX_ECHO_BYTES = MIB
+CACHE_MAX_BYTES = 64 * MIB
+SPARE_RPCS = 4  # room for warm-up pings beside a full set of streams
 
 
-@functools.lru_cache(maxsize=16)
-def _chunk_bytes(message_bytes: int) -> bytes:
-    return pb.Chunk(payload=b"\x5a" * message_bytes).SerializeToString()
+class _ChunkCache:
+    """Serialized download messages by size, least recently used first out, bounded in bytes."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._chunks: OrderedDict[int, bytes] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, message_bytes: int) -> bytes:
+        with self._lock:
+            chunk = self._chunks.get(message_bytes)
+            if chunk is not None:
+                self._chunks.move_to_end(message_bytes)
+                return chunk
+        chunk = pb.Chunk(payload=b"\x5a" * message_bytes).SerializeToString()
+        if len(chunk) <= self.max_bytes // 4:  # a huge one is built per call, never kept
+            with self._lock:
+                if message_bytes not in self._chunks:
+                    self._chunks[message_bytes] = chunk
+                    self._bytes += len(chunk)
+                while self._bytes > self.max_bytes:
+                    _size, old = self._chunks.popitem(last=False)
+                    self._bytes -= len(old)
+        return chunk
+
+    @property
+    def cached_bytes(self) -> int:
+        return self._bytes
+
+
+_CHUNKS = _ChunkCache(CACHE_MAX_BYTES)
 
 
 def _download(request: pb.DownloadRequest, context: grpc.ServicerContext) -> Iterator[bytes]:
-    chunk = _chunk_bytes(max(1, request.message_bytes))
+    if request.message_bytes > MAX_DOWNLOAD_MESSAGE_BYTES:
+        context.abort(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"message_bytes {request.message_bytes} is above this server's maximum "
+            f"{MAX_DOWNLOAD_MESSAGE_BYTES}",
+        )
+    chunk = _CHUNKS.get(max(1, request.message_bytes))
     remaining = request.message_count or None
     while context.is_active() and (remaining is None or remaining > 0):
         yield chunk
@@ -51,6 +98,12 @@ def _download(request: pb.DownloadRequest, context: grpc.ServicerContext) -> Ite
 
 
 def _ping(request: pb.PingRequest, context: grpc.ServicerContext) -> bytes:
+    if len(request.payload) > MAX_ECHO_BYTES:
+        context.abort(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"ping payload of {len(request.payload)} bytes is above the echo maximum "
+            f"{MAX_ECHO_BYTES}",
+        )
     return pb.PingReply(payload=request.payload).SerializeToString()
 
 
@@ -87,22 +140,32 @@ def server_options(config: ServerConfig) -> list[tuple[str, Any]]:
     return merge_options(base, config.channel_options)
 
 
+def startup_warnings(process: ServerProcess) -> list[str]:
+    """The same warning the delay line gives when it listens beyond this machine."""
+    if process.is_loopback:
+        return []
+    return [
+        f"WARNING: the server listens on {process.listen_host}, which is NOT a loopback "
+        "address: anyone who can reach this host can connect to it."
+    ]
+
+
 def start_server(process: ServerProcess) -> tuple[grpc.Server, int]:
     host, port, workers = process.listen_host, process.listen_port, process.workers
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    hint = "; is the port in use?" if port else ""
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers),
         options=server_options(process.config),
-        maximum_concurrent_rpcs=workers - 4,
+        maximum_concurrent_rpcs=workers - SPARE_RPCS,
     )
     server.add_generic_rpc_handlers((_handler(),))
     try:
-        bound = server.add_insecure_port(f"{host}:{port}")
+        bound = server.add_insecure_port(address)
     except RuntimeError as exc:
-        raise TopologyError(
-            f"server: cannot listen on {host}:{port} ({exc}); is the port in use?"
-        ) from None
+        raise TopologyError(f"server: cannot listen on {address} ({exc}){hint}") from None
     if bound == 0:
-        raise TopologyError(f"server: cannot listen on {host}:{port}; is the port in use?")
+        raise TopologyError(f"server: cannot listen on {address}{hint}")
     server.start()
     return server, bound
 

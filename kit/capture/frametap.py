@@ -6,11 +6,18 @@ a first frame that is not SETTINGS, a frame whose length is impossible for its t
 anything hyperframe rejects, a stream that ``end()``s inside the preface or a frame) it
 marks itself undecodable with a one-line reason and only counts bytes from then on.
 
-Speed matters: the tap runs on the relay's hot path at more than 1 GiB/s. DATA payloads are
-counted and skipped, never copied, and a DATA frame only bumps integer counters (no object
-is built per DATA frame); only non-DATA frames (small) are buffered across chunk boundaries
-and parsed with hyperframe. ``summary()`` builds the frozen ``DirectionSummary``
-(``kit.results.records``) from those counters when it is asked for, once per connection.
+Speed matters: the tap runs in the delay line's decoder process (``kit.capture.worker``),
+off the forwarding path, and must keep up with more than 1 GiB/s. DATA payloads are counted
+and skipped, never copied, and a DATA frame only bumps integer counters; only non-DATA
+frames (small) are buffered across chunk boundaries, and only the fields the summary needs
+are unpacked with ``struct`` (SETTINGS, WINDOW_UPDATE, PING; HEADERS, RST_STREAM and GOAWAY
+are counted). The frame rules hyperframe enforces on those types are checked the same way.
+When the decoder falls behind, the relay hands it a gap instead of the bytes (``lose``):
+frame boundaries are lost, so the tap looks for them again in the next bytes (a run of
+four well-formed headers, each where the previous frame's length puts it, or two that reach
+the end of the chunk) and counts everything in between as not decoded ("tap incomplete").
+``summary()`` builds the frozen ``DirectionSummary`` (``kit.results.records``) from those
+counters when it is asked for, once per connection.
 
 Bounded: ``settings`` keeps 32 entries, first window updates (each layer) 64, ping events
 2000, DATA marks (time, DATA bytes so far, per chunk that began DATA frames) 512; the counts and totals are exact. Setting names are h2's ``SettingCodes`` names;
@@ -19,18 +26,10 @@ unknown ids appear as "0x..".
 
 from __future__ import annotations
 
+import re
 import struct
 
 from h2.settings import SettingCodes
-from hyperframe.frame import (
-    Frame,
-    GoAwayFrame,
-    HeadersFrame,
-    PingFrame,
-    RstStreamFrame,
-    SettingsFrame,
-    WindowUpdateFrame,
-)
 
 from kit.plan.units import MIB
 from kit.results.records import (
@@ -56,11 +55,22 @@ MAX_PING_EVENTS = 2000
 MAX_DATA_MARKS = 512
 MAX_REASON_CHARS = 200
 
-TYPE_DATA, TYPE_HEADERS, TYPE_SETTINGS = 0x0, 0x1, 0x4
+TYPE_DATA, TYPE_HEADERS, TYPE_RST_STREAM, TYPE_SETTINGS = 0x0, 0x1, 0x3, 0x4
+TYPE_PING, TYPE_GOAWAY, TYPE_WINDOW_UPDATE = 0x6, 0x7, 0x8
+FLAG_ACK, FLAG_PADDED, FLAG_PRIORITY = 0x1, 0x8, 0x20
+# RFC 9113 (and hyperframe) tie these types to stream 0 / to a stream.
+_NO_STREAM = frozenset({TYPE_SETTINGS, TYPE_PING, TYPE_GOAWAY})
+_HAS_STREAM = frozenset({TYPE_HEADERS, 0x2, TYPE_RST_STREAM, 0x5, 0x9})
 # RFC 9113 fixes these frame sizes; checking at the header avoids buffering garbage.
 _FIXED_LENGTH = {0x2: 5, 0x3: 4, 0x6: 8, 0x8: 4}
 _HEADER = struct.Struct(">HBBBL")
+_SETTING = struct.Struct(">HL")
+_U32 = struct.Struct(">L")
 _SETTING_NAMES = {int(code): code.name for code in SettingCodes}
+# Resynchronizing after a gap: where a header could start (a known type, a 31-bit stream id).
+_MAYBE_HEADER = re.compile(rb"(?=[\x00-\xff]{3}[\x00-\x09][\x00-\xff][\x00-\x7f])", re.DOTALL)
+SYNC_HEADERS = 4
+MAX_SYNC_CANDIDATES = 4096  # per chunk: past that the chunk is counted as not decoded
 
 
 def setting_name(ident: int) -> str:
@@ -111,12 +121,14 @@ class FrameTap:
         "_goaway",
         "_headers",
         "_initial_window_last",
+        "_lost",
         "_pending",
         "_ping_acks",
         "_ping_events",
         "_pings",
         "_preface_left",
         "_reason",
+        "_resync",
         "_rst_stream",
         "_seen_first_frame",
         "_settings",
@@ -152,6 +164,8 @@ class FrameTap:
         self._rst_stream = 0
         self._goaway = 0
         self._initial_window_last: int | None = None
+        self._lost = 0  # bytes handed over as a gap or skipped finding frames again
+        self._resync = False
 
     def feed(self, data: bytes | bytearray | memoryview, now_ns: int) -> None:
         """Account for ``data`` seen at ``now_ns``. Never raises."""
@@ -159,6 +173,11 @@ class FrameTap:
         self._bytes += n
         if not self.decodable or n == 0:
             return
+        if self._resync:
+            data = self._find_frames(memoryview(data))
+            n = len(data)
+            if not n:
+                return
         skip = self._skip
         if skip >= n:  # the common bulk case: a whole chunk inside one DATA payload
             self._skip = skip - n
@@ -171,10 +190,36 @@ class FrameTap:
         if self._data_bytes != before and len(self._data_marks) < MAX_DATA_MARKS:
             self._data_marks.append((now_ns, self._data_bytes))
 
+    def lose(self, n_bytes: int) -> None:
+        """``n_bytes`` went by undecoded (the decoder fell behind): frame boundaries are lost
+        until ``feed`` finds them again; until then bytes are counted as not decoded."""
+        if n_bytes <= 0:
+            return
+        self._bytes += n_bytes
+        self._lost += n_bytes
+        self._pending = bytearray()
+        self._skip = 0
+        self._preface_left = 0
+        self._seen_first_frame = True
+        self._resync = self.decodable
+
+    def _find_frames(self, mv: memoryview) -> memoryview:
+        """After a gap: ``mv`` from the first frame header found again (empty if none)."""
+        for tried, match in enumerate(_MAYBE_HEADER.finditer(mv)):
+            if tried >= MAX_SYNC_CANDIDATES:
+                break
+            start = match.start()
+            if _chains(mv, start):
+                self._lost += start
+                self._resync = False
+                return mv[start:]
+        self._lost += len(mv)
+        return mv[:0]
+
     def end(self) -> None:
         """The direction ended (EOF). Bytes cut off inside the preface or a frame are a
         truncated stream: mark it undecodable (an empty direction stays decodable)."""
-        if not self.decodable or self._bytes == 0:
+        if not self.decodable or self._bytes == 0 or self._resync:
             return
         if self._preface_left:
             self._give_up("stream ended inside the client preface (truncated)")
@@ -203,6 +248,7 @@ class FrameTap:
             rst_stream=self._rst_stream,
             goaway=self._goaway,
             initial_window_last=self._initial_window_last,
+            not_decoded_bytes=self._lost,
         )
 
     # -- decoding ---------------------------------------------------------------------------
@@ -298,42 +344,92 @@ class FrameTap:
             self._data_max = length
 
     def _frame(self, raw: memoryview, now_ns: int) -> None:
-        frame, _length = Frame.parse_frame_header(raw[:HEADER_BYTES])
-        frame.parse_body(raw[HEADER_BYTES:])
+        _hi, _lo, ftype, flags, sid = _HEADER.unpack_from(raw, 0)
+        sid &= 0x7FFFFFFF
+        body = raw[HEADER_BYTES:]
+        if ftype in _NO_STREAM and sid:
+            raise ValueError(f"frame type 0x{ftype:x} on stream {sid} (must be stream 0)")
+        if ftype in _HAS_STREAM and not sid:
+            raise ValueError(f"frame type 0x{ftype:x} on stream 0")
         self._frames += 1
-        if isinstance(frame, SettingsFrame):
-            self._on_settings(frame, now_ns)
-        elif isinstance(frame, WindowUpdateFrame):
-            layer = self._conn_updates if frame.stream_id == 0 else self._stream_updates
-            layer.add(frame.stream_id, frame.window_increment, now_ns)
-        elif isinstance(frame, PingFrame):
-            self._on_ping(frame, now_ns)
-        elif isinstance(frame, HeadersFrame):
+        if ftype == TYPE_WINDOW_UPDATE:
+            increment = _U32.unpack_from(body, 0)[0] & 0x7FFFFFFF
+            if not increment:
+                raise ValueError("WINDOW_UPDATE increment must be between 1 to 2^31-1")
+            layer = self._conn_updates if sid == 0 else self._stream_updates
+            layer.add(sid, increment, now_ns)
+        elif ftype == TYPE_PING:
+            self._on_ping(bool(flags & FLAG_ACK), bytes(body), now_ns)
+        elif ftype == TYPE_SETTINGS:
+            self._on_settings(bool(flags & FLAG_ACK), body, now_ns)
+        elif ftype == TYPE_HEADERS:
+            _check_headers(flags, body)
             self._headers += 1
-        elif isinstance(frame, RstStreamFrame):
+        elif ftype == TYPE_RST_STREAM:
             self._rst_stream += 1
-        elif isinstance(frame, GoAwayFrame):
+        elif ftype == TYPE_GOAWAY:
+            if len(body) < 8:
+                raise ValueError("Invalid GOAWAY body.")
             self._goaway += 1
 
-    def _on_settings(self, frame: SettingsFrame, now_ns: int) -> None:
-        window = frame.settings.get(SettingCodes.INITIAL_WINDOW_SIZE)
-        if window is not None and "ACK" not in frame.flags:
-            self._initial_window_last = window
+    def _on_settings(self, ack: bool, body: memoryview, now_ns: int) -> None:
+        if ack and len(body):
+            raise ValueError("SETTINGS ack frame must not have payload")
+        if len(body) % _SETTING.size:
+            raise ValueError("Invalid SETTINGS body")
+        if not ack:
+            for off in range(0, len(body), _SETTING.size):
+                ident, value = _SETTING.unpack_from(body, off)
+                if ident == SettingCodes.INITIAL_WINDOW_SIZE:
+                    self._initial_window_last = value
         if len(self._settings) < MAX_SETTINGS_ENTRIES:
-            values = {setting_name(k): v for k, v in frame.settings.items()}
-            self._settings.append((now_ns, "ACK" in frame.flags, values))
+            values: dict[str, int] = {}
+            for off in range(0, len(body), _SETTING.size):
+                ident, value = _SETTING.unpack_from(body, off)
+                values[setting_name(ident)] = value
+            self._settings.append((now_ns, ack, values))
 
-    def _on_ping(self, frame: PingFrame, now_ns: int) -> None:
-        ack = "ACK" in frame.flags
+    def _on_ping(self, ack: bool, opaque: bytes, now_ns: int) -> None:
         if ack:
             self._ping_acks += 1
         else:
             self._pings += 1
         if len(self._ping_events) < MAX_PING_EVENTS:
-            self._ping_events.append(PingSeen(now_ns, ack, bytes(frame.opaque_data).hex()))
+            self._ping_events.append(PingSeen(now_ns, ack, opaque.hex()))
 
     def _give_up(self, reason: str) -> None:
         self.decodable = False
         self._pending = bytearray()
         self._skip = 0
         self._reason = reason[:MAX_REASON_CHARS]
+
+
+def _check_headers(flags: int, body: memoryview) -> None:
+    """Padding and priority must fit inside a HEADERS frame (as hyperframe checks them)."""
+    n, pad = len(body), 0
+    if flags & FLAG_PADDED:
+        if not n:
+            raise ValueError("Invalid Padding data")
+        pad, n = body[0], n - 1
+    if flags & FLAG_PRIORITY and n < 5:
+        raise ValueError("Invalid Priority data")
+    if pad and pad >= n:
+        raise ValueError("Padding is too long.")
+
+
+def _chains(mv: memoryview, off: int) -> bool:
+    """Do well-formed headers follow each other from ``off`` (``SYNC_HEADERS`` of them, or
+    at least two running to the end of ``mv``)?"""
+    n, seen = len(mv), 0
+    while seen < SYNC_HEADERS and off + HEADER_BYTES <= n:
+        hi, lo, ftype, _flags, sid = _HEADER.unpack_from(mv, off)
+        length = hi << 8 | lo
+        if ftype > 0x9 or sid >> 31 or _FIXED_LENGTH.get(ftype, length) != length:
+            return False
+        if ftype != TYPE_DATA and length > MAX_NON_DATA_FRAME_BYTES:
+            return False
+        if (ftype in _NO_STREAM and sid) or ((ftype in _HAS_STREAM or not ftype) and not sid):
+            return False
+        seen += 1
+        off += HEADER_BYTES + length
+    return seen >= SYNC_HEADERS or (seen >= 2 and off + HEADER_BYTES > n)

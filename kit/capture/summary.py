@@ -19,6 +19,8 @@ count travels with the summary (``FrameSummary.tap_lines_skipped``).
   plus ``delay_down_ms``, what the client itself would measure (count, median, p90; the
   median and p90 are None without matched pairs);
 - ``data_down``/``data_up``, ``bytes_up``/``bytes_down``: summed (max_frame: the largest);
+- ``not_decoded_bytes``: bytes the proxy's decoder skipped because it fell behind (the
+  summary is then incomplete: "tap incomplete");
 - ``window_growth``: the INITIAL_WINDOW_SIZE values the client announced in successive
   non-ack SETTINGS on "up" of the first connection, with their times;
 - ``server_*``: the same SETTINGS, window updates, PINGs and growth on "down", the server's
@@ -97,6 +99,7 @@ def summarize(
         peak_queued_bytes_down=max((c.link_down.peak_queued_bytes for c in ordered), default=0),
         delivered_down=merge_traces([c.link_down.delivered for c in ordered]),
         **_server_side([c.down for c in ordered]),
+        not_decoded_bytes=sum(c.up.not_decoded_bytes + c.down.not_decoded_bytes for c in ordered),
     )
 
 

@@ -27,16 +27,22 @@ from kit.cli.options import (
 )
 from kit.cli.output import topology
 from kit.delayline.relay import run_proxy_blocking
-from kit.errors import UsageError
+from kit.errors import Interrupted, UsageError
 from kit.plan.builder import cli_flag, client_from, link_from, server_from, workload_from
 from kit.plan.grpc_args import parse_option, server_notes
-from kit.plan.processes import ProxyConfig, ServerProcess, link_extras
+from kit.plan.processes import (
+    DEFAULT_MAX_BUFFERED_BYTES,
+    DEFAULT_MAX_CONNECTIONS,
+    ProxyConfig,
+    ServerProcess,
+    link_extras,
+)
 from kit.plan.trial import Trial
-from kit.plan.units import split_host_port
+from kit.plan.units import parse_size_bytes, size_spec, split_host_port
 from kit.report.run import run_json, run_table
 from kit.results.records import RunTags
 from kit.results.store import append_record
-from servers.grpcio_server import serve_until_signal
+from servers.grpcio_server import serve_until_signal, startup_warnings
 
 DEFAULT_RECORDS = Path("results/runs.jsonl")
 
@@ -176,7 +182,13 @@ def run(
             "use --rtt 0 and no --rate or --jitter"
         )
     with topology(direct=direct) as topo:
-        measurement = topo.measure(trial, tags=RunTags(command="run"))
+        try:
+            measurement = topo.measure(trial, tags=RunTags(command="run"))
+        except Interrupted as stopped:  # the record says it was cut short, then we stop
+            append_record(
+                records, topo.interrupted(trial, stopped.signal_name, RunTags(command="run"))
+            )
+            raise
     append_record(records, measurement)
     typer.echo(json.dumps(run_json(measurement), indent=2) if as_json else run_table(measurement))
     if not measurement.ok:
@@ -197,6 +209,12 @@ def proxy(
     rate_down: RateDown = None,
     jitter: Jitter = None,
     seed: LinkSeed = None,
+    max_connections: Annotated[
+        int, typer.Option(help="Connections open at once; more are refused (and counted).")
+    ] = DEFAULT_MAX_CONNECTIONS,
+    max_buffered_bytes: Annotated[
+        str, typer.Option(help="Bytes held in all delay queues together; at it, reading pauses.")
+    ] = size_spec(DEFAULT_MAX_BUFFERED_BYTES),
 ) -> None:
     """Run a standalone delay line (with frame tap) until Ctrl-C."""
     link = link_from(
@@ -219,6 +237,8 @@ def proxy(
         delay_down_ms=link.delay_down_ms,
         tap_path=None if tap_file is None else str(tap_file),
         **link_extras(link),
+        max_connections=max_connections,
+        max_buffered_bytes=parse_size_bytes(max_buffered_bytes, option="--max-buffered-bytes"),
     )
     run_proxy_blocking(config, announce=typer.echo)
 
@@ -264,8 +284,11 @@ def serve(
         cli_flag,
     )
     notes = server_notes(config)
+    process = ServerProcess(config=config, listen_host=host, listen_port=port)
+    for line in startup_warnings(process):
+        typer.echo(line)
     serve_until_signal(
-        ServerProcess(config=config, listen_host=host, listen_port=port),
+        process,
         announce=lambda line: typer.echo(
             "\n".join([f"serving on {host}:{json.loads(line)['port']} ({config.label})", *notes])
         ),

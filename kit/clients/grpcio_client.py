@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import grpc
@@ -264,12 +264,22 @@ def run_grpcio(host: str, port: int, trial: Trial) -> ClientResult:
     target = f"{host}:{port}"
     count = min(trial.client.connections, trial.workload.streams)
     channels: list[_Channel] = []
+    # One deadline for the whole client: connecting, warming and the workload share the
+    # --timeout (each used to get all of it, so a silent server cost it several times).
+    deadline = time.monotonic() + trial.workload.timeout_s
+
+    def left_s() -> float:
+        return max(0.05, deadline - time.monotonic())
+
     try:
         for index in range(count):
-            channels.append(_open_channel(target, trial.client, index, trial.workload.timeout_s))
+            channels.append(_open_channel(target, trial.client, index, left_s()))
         if trial.workload.warmup:
             for ch in channels:
-                _warm(ch, trial.workload, trial.workload.timeout_s)
+                _warm(ch, trial.workload, left_s())
+        # The workload gets what is left (the plan's floor for a timeout is 1 s).
+        remaining = replace(trial.workload, timeout_s=max(1.0, left_s()))
+        trial = replace(trial, workload=remaining)
         if trial.workload.kind == "unary":
             return _unary(channels[0], trial)
         if trial.workload.kind == "upload":

@@ -2,8 +2,10 @@
 
 Scheduling lives in ``kit.delayline.schedule`` (pure); frame decoding in ``kit.capture``;
 the frozen ``ProxyConfig`` in ``kit.plan.processes``. This module only moves bytes and keeps
-counters. With a tap file, each connection appends one ``TapConnection`` line when it
-closes and the proxy one ``ProxyTotals`` line at shutdown (``kit.results.codec``).
+counters. With a tap file, every chunk is handed (one copy, never a wait) to a decoder
+process (``kit.capture.channel``), which appends one ``TapConnection`` line per closed
+connection; the proxy's ``ProxyTotals`` line goes last, at shutdown. A decoder that falls
+behind skips bytes and says how many ("tap incomplete"); it never slows the link.
 
 Why it looks the way it does (measured on this kind of machine, see the timer and tests):
 
@@ -27,26 +29,23 @@ import asyncio
 import contextlib
 import json
 import signal
+import socket
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
-from kit.capture.frametap import FrameTap
-from kit.capture.tapfile import TapLine, encode_tap_line
+from kit.capture.channel import TapChannel, TapFeed
+from kit.capture.tapfile import encode_tap_line
+from kit.delayline.accept import Acceptor, listen_socket
+from kit.delayline.limits import Budget, QuietLog, ensure_fd_room, is_out_of_resources
 from kit.delayline.schedule import Bottleneck, DelayQueue, bottleneck_for, queue_for
 from kit.delayline.timer import Sleeper, SpinSleeper, make_sleeper
 from kit.errors import TopologyError
 from kit.plan.processes import ProxyConfig
 from kit.plan.units import MIB, format_rate
-from kit.results.records import (
-    DeliveryTrace,
-    DirectionSummary,
-    LinkSide,
-    ProxyTotals,
-    TapConnection,
-)
+from kit.results.records import DeliveryTrace, LinkSide, ProxyTotals
 
 WRITE_HIGH_WATER_BYTES = 16 * MIB
 SHUTDOWN_GRACE_S = 2.0
@@ -74,6 +73,11 @@ class ProxyStats:
     bytes_up: int = 0
     bytes_down: int = 0
     peak_buffered_bytes: int = 0  # largest backlog one direction of one connection held
+    tap_not_decoded_bytes: int = 0  # the tap decoder fell behind: bytes forwarded undecoded
+    refused_connections: int = 0  # over max_connections: accepted and closed at once
+    accept_errors: int = 0  # accept() out of file descriptors (retried after 0.5 s)
+    dial_errors: int = 0  # upstream connect() out of file descriptors
+    buffer_full_pauses: int = 0  # times max_buffered_bytes (all queues) paused every reader
     errors: list[str] = field(default_factory=list)
     bottlenecks: tuple[Bottleneck | None, ...] = ()  # the link's, up and down
 
@@ -92,6 +96,10 @@ class ProxyStats:
             peak_queued_bytes=max(
                 (b.peak_queued_bytes for b in self.bottlenecks if b is not None), default=0
             ),
+            tap_not_decoded_bytes=self.tap_not_decoded_bytes,
+            refused_connections=self.refused_connections,
+            accept_errors=self.accept_errors,
+            buffer_full_pauses=self.buffer_full_pauses,
         )
 
 
@@ -108,7 +116,8 @@ class _Pump:
         self.name = name
         self.sleeper = sleeper
         self.queue = queue
-        self.tap = FrameTap("up" if name == "up" else "down") if config.tap_path else None
+        self.tap: TapFeed | None = None  # set by the connection when the proxy taps
+        self.budget: Budget | None = None  # the proxy's total, set by the connection
         self.read_bytes = config.read_bytes
         self.stats = stats
         self.dst: asyncio.StreamWriter | None = None
@@ -122,17 +131,23 @@ class _Pump:
                 self._resume.clear()
                 await self._resume.wait()
                 continue
+            budget = self.budget
+            if budget is not None and budget.full:  # the proxy's total: every reader waits
+                await budget.room.wait()
+                continue
             data = await src.read(self.read_bytes)
             now_ns = clock()
             if not data:
                 if tap is not None:
-                    tap.end()
+                    tap.end(now_ns)
                 queue.push_eof(now_ns)
                 self._wake.set()
                 return
             if tap is not None:
                 tap.feed(data, now_ns)
             queue.push(data, now_ns)
+            if self.budget is not None:
+                self.budget.add(len(data))
             self._count(len(data))
             self._wake.set()
 
@@ -161,6 +176,7 @@ class _Pump:
     async def _release(self, dst: asyncio.StreamWriter, now_ns: int) -> bool:
         """Write everything due; True once end-of-stream went out as a half-close."""
         chunks = self.queue.pop_due(now_ns)
+        self._uncharge(chunks)
         if not self.queue.should_pause_reading:
             self._resume.set()
         if chunks:
@@ -181,8 +197,19 @@ class _Pump:
         """At shutdown: hand what is already due to the transport (it flushes on close)."""
         dst = self.dst
         chunks = self.queue.pop_due(time.monotonic_ns())
+        self._uncharge(chunks)
         if dst is not None and chunks and not dst.transport.is_closing():
             dst.write(b"".join(chunks))
+
+    def _uncharge(self, chunks: Sequence[bytes | memoryview]) -> None:
+        if self.budget is not None and chunks:
+            self.budget.release(sum(len(c) for c in chunks))
+
+    def release_budget(self) -> None:
+        """The connection is done: what is still queued no longer counts."""
+        if self.budget is not None:
+            self.budget.release(self.queue.buffered_bytes)
+            self.budget = None
 
 
 async def _quietly(awaitable: Awaitable[None]) -> None:
@@ -219,6 +246,12 @@ class _Connection:
         down_q = queue_for(config, "down", proxy.bottlenecks[1], conn_id)
         self.up = _Pump("up", up_q, config, stats, proxy.sleeper)
         self.down = _Pump("down", down_q, config, stats, proxy.sleeper)
+        self.up.budget = self.down.budget = proxy.budget
+        if proxy.tap is not None:
+            self.up.tap, self.down.tap = (
+                proxy.tap.feed(conn_id, "up"),
+                proxy.tap.feed(conn_id, "down"),
+            )
         self.tasks: list[asyncio.Task[None]] = []
         self.closing = False
 
@@ -252,6 +285,9 @@ class _Connection:
                 DIAL_TIMEOUT_S,
             )
         except OSError as exc:  # refused, unreachable, or TimeoutError (an OSError)
+            if is_out_of_resources(exc):  # counted and told once a second, not per connection
+                self.proxy.dial_failed(exc)
+                return None
             message = (
                 f"conn {self.conn_id}: upstream {config.upstream_host}:"
                 f"{config.upstream_port} unreachable ({exc.strerror or exc}); "
@@ -329,17 +365,18 @@ class _Connection:
                 wait.cancel()
                 writer.transport.abort()
 
-    def record(self) -> TapConnection:
-        up, down = self.up.tap, self.down.tap
-        return TapConnection(
-            conn=self.conn_id,
-            opened_ns=self.opened_ns,
-            closed_ns=time.monotonic_ns(),
-            up=up.summary() if up is not None else DirectionSummary(),
-            down=down.summary() if down is not None else DirectionSummary(),
-            link_up=_link_side(self.up.queue),
-            link_down=_link_side(self.down.queue),
-        )
+    def hand_over_tap(self) -> None:
+        """Tell the decoder this connection is done (it writes the ``TapConnection`` line,
+        with what the link did in each direction)."""
+        tap = self.proxy.tap
+        if tap is None:
+            return
+        now_ns = time.monotonic_ns()
+        for pump in (self.up, self.down):
+            if pump.tap is not None:
+                pump.tap.close(now_ns)
+        link = (_link_side(self.up.queue), _link_side(self.down.queue))
+        tap.conn_done(self.conn_id, self.opened_ns, now_ns, link)
 
 
 def _link_side(queue: DelayQueue) -> LinkSide:
@@ -358,45 +395,85 @@ class DelayLine:
         self.bottlenecks = (bottleneck_for(config, "up"), bottleneck_for(config, "down"))
         self.stats = ProxyStats(bottlenecks=self.bottlenecks)
         self.port = 0
-        self._server: asyncio.Server | None = None
+        self._acceptor: Acceptor | None = None
+        self._starting: set[asyncio.Future[None]] = set()
         self._conns: dict[_Connection, asyncio.Task[None]] = {}
         self._next_id = 0
-        self._tap_file: IO[str] | None = None
+        self.tap: TapChannel | None = None
+        self.budget = Budget(config.max_buffered_bytes)
+        self._refusals = QuietLog(_log)
+        self._fd_trouble = QuietLog(_log)
         self.sleeper: Sleeper = SpinSleeper()  # replaced by the best available in start()
 
     async def start(self) -> int:
         """Listen (and open the tap file); TopologyError naming what failed."""
         config = self.config
+        fd_warning = ensure_fd_room(config.max_connections)
+        if fd_warning is not None:
+            _log(fd_warning)
+        tap_file: IO[str] | None = None
         if config.tap_path:
             try:
-                self._tap_file = open(config.tap_path, "a", encoding="utf-8")  # noqa: SIM115
+                tap_file = open(config.tap_path, "a", encoding="utf-8")  # noqa: SIM115
             except OSError as exc:
                 raise TopologyError(
                     f"cannot open tap file {config.tap_path}: {exc.strerror or exc}"
                 ) from exc
         try:
-            self._server = await asyncio.start_server(
-                self._accept,
-                config.listen_host,
-                config.listen_port,
-                limit=config.read_bytes,
-                backlog=1024,
-                reuse_address=True,
-            )
+            sock = listen_socket(config.listen_host, config.listen_port)
         except OSError as exc:
-            self._close_tap_file()
+            if tap_file is not None:
+                tap_file.close()
             where = f"{config.listen_host}:{config.listen_port}"
             raise TopologyError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
-        self.port = self._server.sockets[0].getsockname()[1]
+        if tap_file is not None:
+            with tap_file:  # the decoder appends through its own copy of the descriptor
+                self.tap = TapChannel.open(tap_file.fileno(), config.read_bytes)
+        self.port = sock.getsockname()[1]
+        self._acceptor = Acceptor(sock, self._adopt, self._accept_failed)
+        self._acceptor.start()
         self.sleeper = make_sleeper()  # chosen once: a timerfd on Linux, else sleep + spin
         return self.port
 
-    def _close_tap_file(self) -> None:
-        if self._tap_file is not None:
-            self._tap_file.close()
-            self._tap_file = None
+    def dial_failed(self, exc: OSError) -> None:
+        self.stats.dial_errors += 1
+        self._fd_trouble(
+            f"cannot connect upstream: {exc.strerror or exc} ({self.stats.active} open; "
+            "raise `ulimit -n` or lower --max-connections); closing those client connections"
+        )
+
+    def _accept_failed(self, exc: OSError) -> None:
+        self.stats.accept_errors += 1
+        self._fd_trouble(
+            f"cannot accept new connections: {exc.strerror or exc} "
+            f"({self.stats.active} open; raise `ulimit -n` or lower --max-connections); "
+            "they wait in the listen backlog"
+        )
+
+    def _adopt(self, sock: socket.socket) -> None:
+        task = asyncio.ensure_future(self._start_connection(sock))
+        self._starting.add(task)
+        task.add_done_callback(self._starting.discard)
+
+    async def _start_connection(self, sock: socket.socket) -> None:
+        try:
+            reader, writer = await asyncio.open_connection(sock=sock, limit=self.config.read_bytes)
+        except OSError as exc:
+            sock.close()
+            self._accept_failed(exc)
+            return
+        await self._accept(reader, writer)
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.stats.active >= self.config.max_connections:
+            self.stats.refused_connections += 1
+            self._refusals(
+                f"refused a connection: {self.stats.active} open, the limit is "
+                f"--max-connections {self.config.max_connections} "
+                f"({self.stats.refused_connections} refused so far)"
+            )
+            writer.transport.abort()
+            return
         self._next_id += 1
         self.stats.accepted += 1
         self.stats.active += 1
@@ -409,18 +486,17 @@ class DelayLine:
     def connection_done(self, conn: _Connection) -> None:
         if self._conns.pop(conn, None) is not None:
             self.stats.active -= 1
-            self._write_record(conn.record())
-
-    def _write_record(self, line: TapLine) -> None:
-        if self._tap_file is not None:
-            text = json.dumps(encode_tap_line(line), separators=(",", ":"))
-            self._tap_file.write(text + "\n")
-            self._tap_file.flush()
+            conn.up.release_budget()
+            conn.down.release_budget()
+            conn.hand_over_tap()
 
     async def aclose(self) -> None:
         """Stop accepting, flush what is due, close every connection, write final records."""
-        if self._server is not None:
-            self._server.close()
+        if self._acceptor is not None:
+            self._acceptor.close()
+        for task in list(self._starting):
+            if task not in self._conns.values():  # not a connection yet: nothing to flush
+                task.cancel()
         for conn in list(self._conns):
             conn.shutdown()
         tasks = list(self._conns.values())
@@ -428,8 +504,14 @@ class DelayLine:
             await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S + 1.0)
         for conn in list(self._conns):  # did not finish in time: record them anyway
             self.connection_done(conn)
-        self._write_record(self.stats.totals())
-        self._close_tap_file()
+        self.stats.buffer_full_pauses = self.budget.pauses
+        if self.tap is not None:
+            self.stats.tap_not_decoded_bytes = self.tap.not_decoded_bytes
+            line = json.dumps(encode_tap_line(self.stats.totals()), separators=(",", ":"))
+            problem = await self.tap.aclose(line)
+            if problem is not None:
+                _log(problem)
+            self.tap = None
         self.sleeper.close()
 
 

@@ -56,8 +56,44 @@ def merge_options(
     return list(merged.items())
 
 
+# C-core reads these as integers and silently ignores anything else (the default stays).
+INTEGER_ARGS = frozenset(
+    {
+        "grpc.http2.bdp_probe",
+        "grpc.http2.lookahead_bytes",
+        "grpc.http2.max_frame_size",
+        "grpc.http2.hpack_table_size.decoder",
+        "grpc.http2.hpack_table_size.encoder",
+        "grpc.http2.max_pings_without_data",
+        "grpc.http2.max_ping_strikes",
+        "grpc.http2.write_buffer_size",
+        "grpc.http2.true_binary",
+        "grpc.http2.initial_sequence_number",
+        "grpc.max_concurrent_streams",
+        "grpc.max_metadata_size",
+        "grpc.absolute_max_metadata_size",
+        "grpc.keepalive_permit_without_calls",
+        "grpc.enable_retries",
+        "grpc.so_reuseport",
+        "grpc.use_local_subchannel_pool",
+        "grpc.enable_http_proxy",
+        "grpc.minimal_stack",
+        "grpc.enable_channelz",
+        "grpc.per_rpc_retry_buffer_size",
+    }
+)
+INTEGER_SUFFIXES = ("_ms", "_bytes", "_size", "_length", "_chunk_size")
+
+
+def takes_integer(key: str) -> bool:
+    return key in INTEGER_ARGS or (key.startswith("grpc.") and key.endswith(INTEGER_SUFFIXES))
+
+
 def parse_option(text: str, option: str = "--option") -> tuple[str, OptionValue]:
-    """ "grpc.http2.bdp_probe=0" -> ("grpc.http2.bdp_probe", 0); ints parsed as ints."""
+    """ "grpc.http2.bdp_probe=0" -> ("grpc.http2.bdp_probe", 0); ints parsed as ints.
+
+    A known integer argument with a value that is not an integer is refused: C-core would
+    ignore it without a word and the record would claim it was applied."""
     key, sep, raw = text.partition("=")
     key, raw = key.strip(), raw.strip()
     if not sep or not key or not raw:
@@ -67,4 +103,8 @@ def parse_option(text: str, option: str = "--option") -> tuple[str, OptionValue]
     try:
         return key, int(raw, 0)
     except ValueError:
+        if takes_integer(key):
+            raise UsageError(
+                f"{option}: {key} takes an integer; {raw!r} is not one (e.g. {key}=0)"
+            ) from None
         return key, raw

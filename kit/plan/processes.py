@@ -14,6 +14,7 @@ from typing import Any
 from kit.plan.trial import (
     DEFAULT_LINK_SEED,
     MAX_DELAY_MS,
+    MAX_STREAMS,
     Link,
     ServerConfig,
     check_link_extras,
@@ -26,7 +27,11 @@ from kit.plan.units import MIB
 LOOPBACK = "127.0.0.1"
 DEFAULT_READ_BYTES = MIB
 DEFAULT_BUFFER_CAP_BYTES = 64 * MIB
-DEFAULT_SERVER_WORKERS = 64
+# One thread per concurrent call: every stream a workload may open, plus warm-up pings and
+# spares (the pool starts threads only as calls arrive).
+DEFAULT_SERVER_WORKERS = MAX_STREAMS + 8
+DEFAULT_MAX_CONNECTIONS = 1024
+DEFAULT_MAX_BUFFERED_BYTES = 1024 * MIB
 
 
 def _check_int(name: str, value: object, low: int, high: int) -> None:
@@ -56,6 +61,10 @@ class ServerProcess:
         _check_int("listen port", self.listen_port, 0, 65535)
         _check_int("workers", self.workers, 8, 4096)
 
+    @property
+    def is_loopback(self) -> bool:
+        return is_loopback_host(self.listen_host)
+
 
 @dataclass(frozen=True, kw_only=True)
 class ProxyConfig:
@@ -78,6 +87,10 @@ class ProxyConfig:
     rate_down_bits_s: float | None = None
     jitter_ms: float = 0.0
     seed: int = DEFAULT_LINK_SEED
+    # Totals for the whole proxy: connections open at once (more are refused: accepted and
+    # closed at once, counted) and bytes held in all delay queues (at the cap, readers pause).
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES
 
     def __post_init__(self) -> None:
         require(bool(self.listen_host), "listen_host: must not be empty")
@@ -94,6 +107,12 @@ class ProxyConfig:
         _check_int("read_bytes", self.read_bytes, 1024, 64 * MIB)
         _check_int("buffer_cap_bytes", self.buffer_cap_bytes, self.read_bytes, 2**40)
         require(self.tap_path is None or bool(self.tap_path), "tap_path: must not be empty")
+        _check_int("--max-connections", self.max_connections, 1, 1_000_000)
+        require(
+            is_int(self.max_buffered_bytes) and self.read_bytes <= self.max_buffered_bytes <= 2**40,
+            f"--max-buffered-bytes: {self.max_buffered_bytes!r} is outside "
+            f"{self.read_bytes}..{2**40} (at least one read of {self.read_bytes} bytes)",
+        )
         require(
             not (
                 self.listen_port != 0

@@ -35,6 +35,8 @@ CONN_CREDITS: tuple[str, ...] = ("receipt", "read")
 WORKLOAD_KINDS: tuple[str, ...] = ("download", "unary", "upload")
 
 MAX_DELAY_MS = 10_000.0
+MAX_STREAMS = 1024  # the server starts a worker per concurrent call, up to this many
+MAX_WORKLOAD_MESSAGE_BYTES = 64 * MIB
 H2_MIN_FRAME_BYTES = 16_384
 H2_MAX_FRAME_BYTES = 2**24 - 1
 DEFAULT_MESSAGE_BYTES = 256 * 1024
@@ -347,12 +349,12 @@ class Workload:
             f"workload: {self.kind!r} is not one of {', '.join(WORKLOAD_KINDS)}",
         )
         require(
-            is_int(self.message_bytes) and 1 <= self.message_bytes <= 64 * MIB,
+            is_int(self.message_bytes) and 1 <= self.message_bytes <= MAX_WORKLOAD_MESSAGE_BYTES,
             f"--message-size: {self.message_bytes} is outside 1..64 MiB",
         )
         require(
-            is_int(self.streams) and 1 <= self.streams <= 1024,
-            f"--streams: {self.streams} is outside 1..1024",
+            is_int(self.streams) and 1 <= self.streams <= MAX_STREAMS,
+            f"--streams: {self.streams} is outside 1..{MAX_STREAMS}",
         )
         require(
             is_int(self.calls) and 1 <= self.calls <= 1_000_000,
@@ -367,6 +369,13 @@ class Workload:
             require(
                 is_int(self.bytes_per_stream) and 1 <= self.bytes_per_stream <= 2**40,
                 f"--bytes: {self.bytes_per_stream} is outside 1 B..1 TiB",
+            )
+            # A smaller transfer would still move one whole message and report nonsense.
+            require(
+                self.bytes_per_stream >= self.message_bytes,
+                f"--bytes: {self.bytes_per_stream} B per stream is less than one message "
+                f"({format_bytes(self.message_bytes)}); ask for at least the message size, "
+                "or a smaller --message-size",
             )
         require(isinstance(self.warmup, bool), f"warmup: {self.warmup!r} is not true or false")
         require(

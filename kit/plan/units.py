@@ -64,6 +64,8 @@ def parse_duration_ms(text: str, *, option: str = "duration") -> float:
     ms = value * factor
     if ms != ms or ms == float("inf"):
         raise UsageError(f"{option}: {text!r} is not a finite duration")
+    if 0 < ms < 1e-6:  # it would silently become 0 ns
+        raise UsageError(f"{option}: {text!r} is below one nanosecond; use 0 or at least 1ns")
     return ms
 
 
@@ -193,6 +195,11 @@ def rate_spec(bits_s: float) -> str:
 def split_host_port(text: str, option: str) -> tuple[str, int]:
     """ "127.0.0.1:0" -> ("127.0.0.1", 0); "[::1]:80" -> ("::1", 80)."""
     host, sep, port = str(text).rpartition(":")
+    if sep and not host and port.isdigit():
+        raise UsageError(
+            f"{option}: {text!r} has no host: use 127.0.0.1:{port} (this machine only) or "
+            f"0.0.0.0:{port} (every interface)"
+        )
     if not sep or not host or not port.isdigit() or int(port) > 65535:
         raise UsageError(f"{option}: {text!r} is not HOST:PORT (e.g. 127.0.0.1:0)")
     return host.strip("[]"), int(port)

@@ -257,6 +257,8 @@ def _frame_rows(frames: FrameSummary | None) -> list[tuple[str, str]]:
         rows.append(("stream window growth", " -> ".join(format_bytes(g) for g in growth)))
     if frames.tap_lines_skipped:
         rows.append(("tap", f"{frames.tap_lines_skipped} corrupt tap-file line(s) skipped"))
+    if frames.not_decoded_bytes:
+        rows.append(("tap", f"tap incomplete: {frames.not_decoded_bytes} bytes not decoded"))
     if not frames.decodable:
         rows.append(("tap", "some frames could not be decoded"))
     return rows

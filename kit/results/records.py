@@ -20,7 +20,7 @@ from kit.plan.trial import Trial
 from kit.results.client import ClientResult
 
 CPU_BOUND_FRACTION = 0.90
-Status = Literal["ok", "failed"]
+Status = Literal["ok", "failed", "interrupted"]  # interrupted: SIGINT/SIGTERM mid-run
 Direction = Literal["up", "down"]
 
 
@@ -90,6 +90,7 @@ class DirectionSummary:
     # (t_ns, DATA bytes so far), once per chunk that began DATA frames; the first 512.
     data_marks: tuple[tuple[int, int], ...] = ()
     initial_window_last: int | None = None  # the last INITIAL_WINDOW_SIZE sent (unbounded)
+    not_decoded_bytes: int = 0  # the decoder fell behind: these bytes were counted, not decoded
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,10 @@ class ProxyTotals:
     peak_buffered_bytes: int = 0
     errors: tuple[str, ...] = ()
     peak_queued_bytes: int = 0  # the largest backlog at a bottleneck (0: unlimited)
+    tap_not_decoded_bytes: int = 0
+    refused_connections: int = 0  # over --max-connections
+    accept_errors: int = 0  # accept() failed for lack of file descriptors (or memory)
+    buffer_full_pauses: int = 0  # times --max-buffered-bytes made every reader wait
 
 
 # --- one trial's frame summary (kit.capture.summary builds it from TapConnections) ------
@@ -205,6 +210,7 @@ class FrameSummary:
     window_final_bytes: int | None = None  # the last stream window the client advertised
     peak_queued_bytes_down: int = 0  # the largest backlog at the down bottleneck
     delivered_down: DeliveryTrace = DeliveryTrace()  # every connection's, summed
+    not_decoded_bytes: int = 0  # "tap incomplete": bytes the proxy's decoder skipped
 
 
 # --- the record of one trial ---------------------------------------------------------------

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from kit.errors import RecordsError, UsageError
+from kit.errors import RecordsError, RecordsPathError, UsageError
 from kit.plan.tables import TablesSettings, table_name
 from kit.results.codec import decode_line, encode_line, from_json
 from kit.results.records import Measurement, SessionRecord
@@ -194,9 +194,9 @@ def _read_bytes(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except FileNotFoundError:
-        raise RecordsError(f"records file not found: {path}") from None
+        raise RecordsPathError(f"records file not found: {path}") from None
     except IsADirectoryError:
-        raise RecordsError(f"records path is a directory, not a file: {path}") from None
+        raise RecordsPathError(f"records path is a directory, not a file: {path}") from None
     except OSError as exc:
         raise RecordsError(f"cannot read records file {path}: {exc.strerror or exc}") from None
 

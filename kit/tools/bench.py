@@ -10,6 +10,11 @@ speed is a pass/fail criterion):
 4. at RTT 0, h2 client / grpcio client throughput, interleaved (bar: >= 1.0);
 5. the link with a bottleneck (``kit.tools.linkbench``): rate accuracy and the machine's
    ceiling, the min rule, the jitter distribution, the estimators on 100 Mbit/s x 50 ms.
+6. the frame tap's cost (``kit.tools.tapbench``): forwarding rate with the tap / without,
+   for a 17-byte PING flood, empty DATA frames, 16 KiB DATA frames and unary-like calls
+   (bar: >= 0.8: the decoder skips rather than slow the link), and a neighbour connection's
+   10 ms ping-pong error p99 during a PING flood, with and without the tap, beside the same
+   ping-pong idle and the physical floor (no proxy at all).
 """
 
 from __future__ import annotations
@@ -18,10 +23,12 @@ import contextlib
 import socket
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from tabulate import tabulate
 
@@ -32,6 +39,7 @@ from kit.plan.processes import LOOPBACK, ProxyConfig
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB
 from kit.tools.linkbench import link_bench
+from kit.tools.tapbench import neighbour_delay, tap_ratio
 from kit.topology.processes import Child, spawn, stop
 from kit.topology.topology import Topology
 
@@ -207,8 +215,36 @@ def _efficiency_lines(topo: Topology) -> list[BenchLine]:
     return lines
 
 
-def run_bench() -> list[BenchLine]:
+def tap_lines() -> list[BenchLine]:
     lines = []
+    with tempfile.TemporaryDirectory(prefix="kit-bench-") as tmp:
+        workdir = Path(tmp)
+        for kind in ("ping", "empty-data", "large-data", "unary"):
+            ratio = tap_ratio(kind, workdir)
+            lines.append(
+                BenchLine(
+                    f"tap / no tap forwarding, {kind} frames",
+                    f"{ratio:.2f}",
+                    ">= 0.8",
+                    ratio >= 0.8,
+                )
+            )
+        delays = neighbour_delay(workdir)
+    floor_p50, floor_p99 = delays.pop("floor")
+    for name, (p50, p99) in delays.items():
+        lines.append(
+            BenchLine(
+                f"neighbour 10 ms ping-pong error, {name}",
+                f"p50 {p50:.3f} / p99 {p99:.3f} ms",
+                f"floor (no proxy) RTT p50 {floor_p50:.3f} / p99 {floor_p99:.3f} ms",
+                None,
+            )
+        )
+    return lines
+
+
+def run_bench() -> list[BenchLine]:
+    lines = tap_lines()
     for rtt_ms in (5.0, 20.0):
         p50, p99 = delay_accuracy(rtt_ms)
         lines.append(

@@ -118,6 +118,7 @@ class Topology:
         self._servers: dict[ServerConfig, Child] = {}
         self._proxies: dict[tuple[ServerConfig, Link], _Proxy] = {}
         self._children: list[Child] = []
+        self.phase: tuple[str, float] = ("start-up", time.monotonic())  # for interrupted runs
 
     def __enter__(self) -> Topology:
         return self
@@ -185,19 +186,42 @@ class Topology:
         self._children.append(child)
         return child
 
-    def measure(self, trial: Trial, tags: RunTags | None = None) -> Measurement:
-        """Run one client for one trial. A failure of the trial becomes a failed record."""
-        base = Measurement(
+    def _base(self, trial: Trial, tags: RunTags | None) -> Measurement:
+        return Measurement(
             trial=trial,
             status="failed",
             theory_mib_s=theory_mib_s(trial),
             meta=_meta(time.strftime("%Y-%m-%dT%H:%M:%S%z"), self.direct),
             tags=tags or RunTags(),
         )
+
+    def interrupted(
+        self, trial: Trial, signal_name: str, tags: RunTags | None = None
+    ) -> Measurement:
+        """The record of a trial cut short by a signal: what phase it was in, for how long."""
+        phase, since = self.phase
+        elapsed_s = time.monotonic() - since
+        return replace(
+            self._base(trial, tags),
+            status="interrupted",
+            error=f"interrupted by {signal_name} during {phase}, {elapsed_s:.1f} s into it",
+        )
+
+    def _enter(self, phase: str) -> None:
+        self.phase = (phase, time.monotonic())
+
+    def measure(self, trial: Trial, tags: RunTags | None = None) -> Measurement:
+        """Run one client for one trial. A failure of the trial becomes a failed record."""
+        base = self._base(trial, tags)
+        self._enter("start-up (server and delay line)")
         server = self.server(trial.server)
         proxy = None if self.direct else self.proxy(trial.server, trial.link)
         port = server.port if proxy is None else proxy.child.port
-        self._warm(trial, port)
+        self._enter("warm-up")
+        no_answer = self._warm(trial, port)
+        if no_answer is not None:  # the whole --timeout went by without data: don't wait twice
+            return replace(base, error=no_answer)
+        self._enter("the timed phase")
         pids = {"server": server.pid} | ({"proxy": proxy.child.pid} if proxy else {})
         since = now_ns()
         try:
@@ -205,6 +229,7 @@ class Topology:
                 result = self._run_client(trial, port)
         except MeasurementError as exc:
             return replace(base, error=str(exc))
+        self._enter("collecting the frame summary")
         cpu = _cpu(result, sampler.fractions(result.t_start_ns, result.t_end_ns))
         path_cores = sum(c.cpu_fraction for c in cpu)
         machine = machine_load(sampler.machine, result.t_start_ns, result.t_end_ns, path_cores)
@@ -217,18 +242,26 @@ class Topology:
             meta=replace(base.meta, machine=machine),
         )
 
-    def _warm(self, trial: Trial, port: int) -> None:
+    def _warm(self, trial: Trial, port: int) -> str | None:
         """One discarded short run per (server, link) before the first measured one.
 
         Why: the first run through a fresh server and delay line measured ~30% low (cold
         code paths in both), whichever cell came first; clients warm only their connection.
+        A failed warm-up is left to the measured run to report, unless it used up the whole
+        timeout: then the error (the measured run would only wait that long again).
         """
         key = (trial.server, trial.link)
         if not self.warm_up or key in self._warmed:
-            return
+            return None
         self._warmed.add(key)
-        with contextlib.suppress(MeasurementError):  # the measured run will report it
-            self._run_client(warm_trial(trial), port)
+        warm = warm_trial(trial)
+        started = time.monotonic()
+        try:
+            self._run_client(warm, port)
+        except MeasurementError as exc:
+            if time.monotonic() - started >= warm.workload.timeout_s:
+                return f"no answer within the {trial.workload.timeout_s:g} s timeout: {exc}"
+        return None
 
     def _run_client(self, trial: Trial, port: int) -> ClientResult:
         child = spawn("client", client_args(trial, f"{LOOPBACK}:{port}"), wait_ready=False)

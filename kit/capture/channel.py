@@ -1,0 +1,170 @@
+"""The relay's side of the tap: hand each chunk to the decoder process, never wait for it.
+
+``TapChannel.open(tap_fd, read_bytes)`` starts ``kit.capture.decoder`` with a shared ring
+(``kit.capture.ring``) and the tap file; ``feed(conn, direction)`` gives a per-direction
+``TapFeed`` whose ``feed(data, now_ns)`` costs one copy into the ring. When the ring is
+full (the decoder fell behind) the chunk is not copied: that direction stops being handed
+over and its bytes are counted as not decoded ("tap incomplete"), so a flood of tiny frames
+slows the decoder, never the link. Control records (end of a direction, a closed
+connection, the final totals line) are never dropped: a reserve of the ring is kept for
+them and, past that, a backlog that ``flush`` retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import deque
+
+from kit.capture.ring import (
+    DIRECTIONS,
+    KIND_BYTES,
+    KIND_CONN_DONE,
+    KIND_EOF,
+    KIND_GAP,
+    KIND_LINE,
+    RingWriter,
+    create_shared,
+)
+from kit.plan.units import MIB
+from kit.results.codec import to_json
+from kit.results.records import Direction, LinkSide
+
+MIN_RING_BYTES = 16 * MIB
+CONTROL_RESERVE_BYTES = 256 * 1024  # kept free for records that must not be dropped
+CLOSE_TIMEOUT_S = 10.0
+DRAIN_GRACE_S = 2.0  # at shutdown, time to decode what is queued before only counting it
+
+_Control = tuple[int, int, int, int, bytes]
+
+
+class TapFeed:
+    """One connection direction's tap: ``feed`` every chunk, ``end`` at end-of-stream."""
+
+    __slots__ = ("channel", "conn", "direction", "lost_bytes")
+
+    def __init__(self, channel: TapChannel, conn: int, direction: int) -> None:
+        self.channel, self.conn, self.direction = channel, conn, direction
+        self.lost_bytes = 0  # > 0: this direction is no longer handed to the decoder
+
+    def feed(self, data: bytes, now_ns: int) -> None:
+        channel = self.channel
+        if self.lost_bytes:  # a gap first (it may be dropped too: then it only grows)
+            gap = self.lost_bytes.to_bytes(8, "little")
+            if channel.put_bytes(self.conn, self.direction, gap, now_ns, KIND_GAP):
+                self.lost_bytes = 0
+        if self.lost_bytes or not channel.put_bytes(self.conn, self.direction, data, now_ns):
+            self.lost_bytes += len(data)
+            channel.not_decoded_bytes += len(data)
+
+    def end(self, now_ns: int) -> None:
+        self.close(now_ns)
+        self.channel.put_control(KIND_EOF, self.conn, self.direction, now_ns)
+
+    def close(self, now_ns: int) -> None:
+        """No more bytes in this direction: hand over the last gap (never dropped)."""
+        if self.lost_bytes:
+            gap = self.lost_bytes.to_bytes(8, "little")
+            self.channel.put_control(KIND_GAP, self.conn, self.direction, now_ns, gap)
+            self.lost_bytes = 0
+
+
+class TapChannel:
+    """The decoder process and the ring that feeds it (one per delay line)."""
+
+    def __init__(self, writer: RingWriter, process: subprocess.Popen[bytes], bell_fd: int) -> None:
+        self.writer, self.process, self.bell_fd = writer, process, bell_fd
+        self.not_decoded_bytes = 0
+        self._backlog: deque[_Control] = deque()
+
+    @classmethod
+    def open(cls, tap_fd: int, read_bytes: int) -> TapChannel:
+        """Start the decoder appending to ``tap_fd`` (the caller may close its copy)."""
+        ring_fd, buf = create_shared(max(MIN_RING_BYTES, 8 * read_bytes))
+        bell_r, bell_w = os.pipe()
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "kit.capture.decoder", *map(str, (ring_fd, bell_r, tap_fd))],
+                pass_fds=(ring_fd, bell_r, tap_fd),
+                stdin=subprocess.DEVNULL,
+            )
+        finally:
+            os.close(ring_fd)
+            os.close(bell_r)
+        os.set_blocking(bell_w, False)
+        return cls(RingWriter(buf, bell_w), process, bell_w)
+
+    def feed(self, conn: int, direction: Direction) -> TapFeed:
+        return TapFeed(self, conn, DIRECTIONS.index(direction))
+
+    def put_bytes(
+        self, conn: int, direction: int, data: bytes, now_ns: int, kind: int = KIND_BYTES
+    ) -> bool:
+        """A record that may be dropped (the ring's reserve is kept for control records)."""
+        if self._backlog and not self.flush():
+            return False
+        return self.writer.put(kind, conn, direction, now_ns, data, CONTROL_RESERVE_BYTES)
+
+    def put_control(
+        self, kind: int, conn: int, direction: int, t_ns: int, payload: bytes = b""
+    ) -> None:
+        self._backlog.append((kind, conn, direction, t_ns, payload))
+        self.flush()
+
+    def conn_done(
+        self,
+        conn: int,
+        opened_ns: int,
+        closed_ns: int,
+        link: tuple[LinkSide, LinkSide] = (LinkSide(), LinkSide()),
+    ) -> None:
+        """The connection closed: its open time and what the link did up and down travel
+        with the record (the decoder writes them into the ``TapConnection`` line)."""
+        sides = json.dumps([to_json(link[0]), to_json(link[1])], separators=(",", ":"))
+        payload = opened_ns.to_bytes(8, "little") + sides.encode("utf-8")
+        self.put_control(KIND_CONN_DONE, conn, 0, closed_ns, payload)
+
+    def flush(self) -> bool:
+        """Hand over backlogged control records in order; True once none is left."""
+        backlog = self._backlog
+        while backlog:
+            if not self.writer.put(*backlog[0]):
+                return False
+            backlog.popleft()
+        return True
+
+    async def aclose(self, final_line: str, timeout_s: float = CLOSE_TIMEOUT_S) -> str | None:
+        """Hand over ``final_line``, let the decoder drain and exit; a problem as text, or None.
+
+        The decoder gets ``DRAIN_GRACE_S`` to decode what is queued; then it is told to hurry
+        (what is left is counted, not decoded), so a full ring of tiny frames cannot hold
+        shutdown up."""
+        self.put_control(KIND_LINE, 0, 0, time.monotonic_ns(), final_line.encode("utf-8"))
+        grace = time.monotonic() + DRAIN_GRACE_S
+        while not self._drained() and time.monotonic() < grace:
+            await asyncio.sleep(0.005)
+        self.writer.hurry()
+        deadline = time.monotonic() + timeout_s
+        while not self.flush() and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+        problem = None if not self._backlog else "the tap decoder did not take every record"
+        os.close(self.bell_fd)  # end of input: the decoder drains the ring and exits
+        while self.process.poll() is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+            problem = "the tap decoder did not finish in time (killed)"
+        elif self.process.returncode != 0:
+            problem = f"the tap decoder exited with status {self.process.returncode}"
+        with contextlib.suppress(BufferError, ValueError):
+            self.writer.buf.close()
+        return problem
+
+    def _drained(self) -> bool:
+        return self.flush() and self.writer.free_bytes() == self.writer.capacity

@@ -1,0 +1,205 @@
+"""The frame tap's cost, as ratios: the same bytes through the delay line with and without it.
+
+Traffic is synthetic HTTP/2, written straight to the socket so the sender is never the
+bottleneck: a flood of 17-byte PING frames, a flood of empty DATA frames, large DATA frames
+(16 KiB, gRPC's default) and a unary-like mix (HEADERS + small DATA per call). Each is sent
+through a proxy with a tap file and one without, interleaved, and reported as
+tapped / untapped forwarding rate (1.0 = free). ``neighbour_delay`` runs a blocking 10 ms
+ping-pong on a second connection while a PING flood crosses the same proxy and reports the
+delay error p99, tapped and untapped, beside the same ping-pong with no flood.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from kit.analysis.stats import percentile
+from kit.delayline import child_args
+from kit.plan.processes import LOOPBACK, ProxyConfig
+from kit.plan.units import MIB
+from kit.topology.processes import Child, spawn, stop
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+_HEADER = struct.Struct(">HBBBL")
+
+
+def frame(ftype: int, payload: bytes, stream_id: int = 0, flags: int = 0) -> bytes:
+    n = len(payload)
+    return _HEADER.pack(n >> 8, n & 0xFF, ftype, flags, stream_id) + payload
+
+
+def flood(kind: str, total_bytes: int) -> bytes:
+    """About ``total_bytes`` of client-side HTTP/2: preface, SETTINGS, then ``kind`` frames."""
+    if kind == "ping":
+        unit = frame(0x6, b"\x00" * 8)
+    elif kind == "empty-data":
+        unit = frame(0x0, b"", stream_id=1)
+    elif kind == "large-data":
+        unit = frame(0x0, b"\x5a" * 16384, stream_id=1)
+    else:  # unary-like: a HEADERS block and a 100-byte message per call
+        unit = frame(0x1, b"\x82" * 60, stream_id=1, flags=0x4) + frame(
+            0x0, b"\x00" * 100, stream_id=1, flags=0x1
+        )
+    start = PREFACE + frame(0x4, b"")
+    return start + unit * max(1, (total_bytes - len(start)) // len(unit))
+
+
+@contextlib.contextmanager
+def proxy(upstream_port: int, delay_ms: float, tap: Path | None) -> Iterator[Child]:
+    config = ProxyConfig(
+        upstream_port=upstream_port,
+        delay_up_ms=delay_ms,
+        delay_down_ms=delay_ms,
+        tap_path=None if tap is None else str(tap),
+    )
+    child = spawn("proxy", child_args(config))
+    try:
+        yield child
+    finally:
+        stop(child)
+        child.stderr_file.close()
+
+
+def send_mib_s(port: int, payload: bytes) -> float:
+    with socket.create_connection((LOOPBACK, port), timeout=60) as sock:
+        t0 = time.perf_counter()
+        sock.sendall(payload)
+        sock.shutdown(socket.SHUT_WR)
+        sock.recv(1)
+        return len(payload) / (time.perf_counter() - t0) / MIB
+
+
+def tap_ratio(kind: str, workdir: Path, total_bytes: int = 64 * MIB, repeats: int = 3) -> float:
+    """Median tapped / median untapped forwarding rate for one kind of traffic."""
+    payload = flood(kind, total_bytes)
+    tapped: list[float] = []
+    plain: list[float] = []
+    with (
+        upstream() as port,
+        proxy(port, 0.0, workdir / f"tap-{kind}.jsonl") as with_tap,
+        proxy(port, 0.0, None) as without,
+    ):
+        for _ in range(repeats):
+            tapped.append(send_mib_s(with_tap.port, payload))
+            plain.append(send_mib_s(without.port, payload))
+    return statistics.median(tapped) / statistics.median(plain)
+
+
+def _echo(conn: socket.socket) -> None:
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    with conn, contextlib.suppress(OSError):
+        while conn.recv(64):
+            conn.sendall(b"p")
+
+
+def _sink(conn: socket.socket) -> None:
+    with conn, contextlib.suppress(OSError):
+        while conn.recv(MIB):
+            pass
+
+
+def serve_upstream() -> None:
+    """Each accepted connection's first byte picks its role: b"e" echoes, anything else sinks.
+    Prints the port, then serves until killed (run as its own process: see ``upstream``)."""
+    listener = socket.create_server((LOOPBACK, 0))
+
+    def route(conn: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            first = conn.recv(1, socket.MSG_PEEK)
+            (_echo if first == b"e" else _sink)(conn)
+
+    print(listener.getsockname()[1], flush=True)
+    while True:
+        conn, _ = listener.accept()
+        threading.Thread(target=route, args=(conn,), daemon=True).start()
+
+
+@contextlib.contextmanager
+def _tool_process(*args: str) -> Iterator[subprocess.Popen[str]]:
+    """This module run as a child (own interpreter, own GIL: the measuring process only
+    measures)."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "kit.tools.tapbench", *args], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        yield child
+    finally:
+        child.kill()
+        child.wait()
+
+
+@contextlib.contextmanager
+def upstream() -> Iterator[int]:
+    with _tool_process("upstream") as child:
+        assert child.stdout is not None
+        yield int(child.stdout.readline())
+
+
+def flood_forever(port: int) -> None:
+    payload = flood("ping", 32 * MIB)
+    while True:
+        with contextlib.suppress(OSError):
+            send_mib_s(port, payload)
+
+
+def blocking_rtts_ms(port: int, pings: int) -> list[float]:
+    """Ping-pong with ordinary blocking sockets against ``echo_then_sink_server``."""
+    rtts: list[float] = []
+    with socket.create_connection((LOOPBACK, port), timeout=10) as client:
+        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        client.sendall(b"e")
+        client.recv(64)
+        for _ in range(pings):
+            t0 = time.perf_counter_ns()
+            client.sendall(b"e")
+            if not client.recv(64):
+                break
+            rtts.append((time.perf_counter_ns() - t0) / 1e6)
+            time.sleep(0.002)
+    return rtts
+
+
+def neighbour_delay(
+    workdir: Path, pings: int = 100, delay_ms: float = 5.0
+) -> dict[str, tuple[float, float]]:
+    """p50/p99 delay error of a blocking ping-pong through a proxy: idle, next to a PING
+    flood without a tap, next to one with the tap; "floor" is the same ping-pong direct.
+    The upstream and the flood run in processes of their own."""
+    out: dict[str, tuple[float, float]] = {}
+    with upstream() as port:
+        direct = blocking_rtts_ms(port, 50)
+        floor = statistics.median(direct)
+        out["floor"] = (floor, percentile(direct, 99))
+        for name, tap in (("idle", None), ("flood", None), ("flood+tap", workdir / "n.jsonl")):
+            with proxy(port, delay_ms, tap) as line, contextlib.ExitStack() as stack:
+                if name != "idle":
+                    stack.enter_context(_tool_process("flood", str(line.port)))
+                    time.sleep(0.5)
+                rtts = blocking_rtts_ms(line.port, pings)
+            errors = [r - 2 * delay_ms - floor for r in rtts] or [float("nan")]
+            out[name] = (percentile(errors, 50), percentile(errors, 99))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["upstream"]:
+        serve_upstream()
+    elif len(argv) == 2 and argv[0] == "flood":
+        flood_forever(int(argv[1]))
+    else:
+        print("usage: python -m kit.tools.tapbench upstream | flood PORT", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,147 @@
+"""The proxy's limits hold: connections over --max-connections are refused and counted, the
+total buffered bytes stay under --max-buffered-bytes, and running out of file descriptors
+gives one bounded line per second, never a flood of tracebacks."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import resource
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+from relay_support import REPO, delay_line, run, until, upstream
+
+from kit.delayline import child_args
+from kit.plan.processes import ProxyConfig
+from kit.plan.units import MIB
+
+
+async def _hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    await reader.read()  # never answers; returns at EOF
+    writer.close()
+
+
+def test_connections_over_the_cap_are_refused_and_counted() -> None:
+    async def scenario() -> None:
+        async with upstream(_hold) as port, delay_line(port, max_connections=2) as proxy:
+            held = [await asyncio.open_connection("127.0.0.1", proxy.port) for _ in range(2)]
+            assert await until(lambda: proxy.stats.active == 2)
+            reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+            with contextlib.suppress(ConnectionError):
+                assert await asyncio.wait_for(reader.read(), 5) == b""  # closed at once
+            writer.close()
+            assert proxy.stats.refused_connections == 1 and proxy.stats.active == 2
+            for _, w in held:
+                w.close()
+            assert await until(lambda: proxy.stats.active == 0)
+            # Below the cap again: a new connection is relayed.
+            _, again = await asyncio.open_connection("127.0.0.1", proxy.port)
+            assert await until(lambda: proxy.stats.active == 1)
+            again.close()
+            assert proxy.stats.totals().refused_connections == 1
+
+    run(scenario())
+
+
+def test_total_buffered_bytes_stay_under_the_cap() -> None:
+    read, cap = 64 * 1024, 2 * MIB
+
+    async def never_read(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(30)
+
+    async def push(port: int, seconds: float) -> None:
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        block = b"x" * read
+        deadline = time.monotonic() + seconds
+        with contextlib.suppress(ConnectionError, TimeoutError):
+            while time.monotonic() < deadline:
+                writer.write(block)
+                await asyncio.wait_for(writer.drain(), max(0.01, deadline - time.monotonic()))
+        writer.transport.abort()
+
+    async def scenario() -> None:
+        async with (
+            upstream(never_read) as port,
+            # Each direction may hold 8 MiB; together the proxy may hold 2 MiB only.
+            delay_line(
+                port, read_bytes=read, buffer_cap_bytes=8 * MIB, max_buffered_bytes=cap
+            ) as proxy,
+        ):
+            await asyncio.gather(*(push(proxy.port, 1.5) for _ in range(4)))
+            peak = proxy.budget.peak_bytes
+            assert cap <= peak <= cap + 4 * read, peak  # each reader may finish one read
+            assert proxy.budget.pauses >= 1
+
+    run(scenario())
+
+
+@contextlib.contextmanager
+def _held_connections_server() -> Iterator[tuple[int, list[socket.socket]]]:
+    listener = socket.create_server(("127.0.0.1", 0), backlog=512)
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                held.append(listener.accept()[0])
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield listener.getsockname()[1], held
+    finally:
+        listener.close()
+        for s in held:
+            s.close()
+
+
+def _low_fd_limit() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40))
+
+
+def test_fd_exhaustion_gives_one_line_per_second_not_a_traceback_flood() -> None:
+    with _held_connections_server() as (port, _held):
+        config = ProxyConfig(upstream_port=port)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", *child_args(config)],
+            cwd=REPO,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=_low_fd_limit,
+        )
+        clients: list[socket.socket] = []
+        try:
+            assert proc.stdout is not None and proc.stderr is not None
+            assert select.select([proc.stdout], [], [], 15)[0], "no ready line"
+            proxy_port = json.loads(proc.stdout.readline())["port"]
+            t0 = time.monotonic()
+            for _ in range(60):  # far more than 40 descriptors allow
+                clients.append(socket.create_connection(("127.0.0.1", proxy_port), timeout=5))
+            time.sleep(2.5)
+            elapsed = time.monotonic() - t0
+            for c in clients:
+                c.close()
+            time.sleep(0.5)
+            proc.terminate()
+            _, stderr = proc.communicate(timeout=15)
+        finally:
+            for c in clients:
+                c.close()
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate(timeout=10)
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr, stderr[:2000]
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    fd_lines = [line for line in lines if "cannot accept new connections" in line]
+    assert fd_lines, stderr[:2000]
+    assert len(fd_lines) <= elapsed + 2, fd_lines  # at most one per second
+    assert "ulimit -n" in fd_lines[0]
+    assert len(lines) <= 2 * (elapsed + 2) + 2, lines[:20]  # nothing else floods either

@@ -1,0 +1,97 @@
+"""The tap never slows the link: a stopped decoder costs only decoded frames, never bytes
+or time on the forwarding path; a flood that fits is decoded completely."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import struct
+import time
+from pathlib import Path
+
+from relay_support import delay_line, run, tap_records, upstream
+
+from kit.capture.channel import MIN_RING_BYTES
+from kit.capture.frametap import CLIENT_PREFACE
+from kit.plan.units import MIB
+from kit.results.records import ProxyTotals, TapConnection
+
+PING = struct.pack(">HBBBL", 0, 8, 0x6, 0, 0) + b"\x00" * 8
+SETTINGS = struct.pack(">HBBBL", 0, 0, 0x4, 0, 0)
+
+
+def ping_flood(total_bytes: int) -> tuple[bytes, int]:
+    count = total_bytes // len(PING)
+    return CLIENT_PREFACE + SETTINGS + PING * count, count
+
+
+async def _count_bytes(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    total = 0
+    while chunk := await reader.read(MIB):
+        total += len(chunk)
+    writer.write(total.to_bytes(8, "big"))
+    await writer.drain()
+    writer.close()
+
+
+async def _send_through(port: int, payload: bytes) -> int:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    for off in range(0, len(payload), MIB):
+        writer.write(payload[off : off + MIB])
+        await writer.drain()
+    writer.write_eof()
+    got = int.from_bytes(await reader.readexactly(8), "big")
+    writer.close()
+    return got
+
+
+def test_a_stopped_decoder_never_holds_the_link_back(tmp_path: Path) -> None:
+    tap = tmp_path / "tap.jsonl"
+    payload, _count = ping_flood(MIN_RING_BYTES + 8 * MIB)  # more than the ring holds
+
+    async def scenario() -> float:
+        async with (
+            upstream(_count_bytes) as port,
+            delay_line(port, tap_path=str(tap)) as proxy,
+        ):
+            assert proxy.tap is not None
+            decoder = proxy.tap.process.pid
+            os.kill(decoder, signal.SIGSTOP)  # a decoder that never keeps up
+            try:
+                t0 = time.monotonic()
+                assert await _send_through(proxy.port, payload) == len(payload)
+                elapsed = time.monotonic() - t0
+            finally:
+                os.kill(decoder, signal.SIGCONT)
+            return elapsed
+
+    elapsed = run(scenario(), 60)
+    lines = tap_records(tap)
+    conn = next(line for line in lines if isinstance(line, TapConnection))
+    totals = lines[-1]
+    assert isinstance(totals, ProxyTotals)
+    # Every byte is accounted for: decoded before the ring filled, or counted as skipped.
+    assert conn.up.bytes == len(payload)
+    assert conn.up.decodable and conn.up.not_decoded_bytes >= 8 * MIB
+    # The relay counts what it could not hand over; the decoder adds what it skipped to find
+    # frame boundaries again and, at shutdown, what was still in the ring (counted, not
+    # decoded, so shutdown is quick). Decoded and not decoded cover the stream.
+    assert conn.up.not_decoded_bytes >= totals.tap_not_decoded_bytes >= 8 * MIB
+    rest = len(payload) - conn.up.pings * len(PING) - conn.up.not_decoded_bytes
+    assert 0 <= rest < len(CLIENT_PREFACE + SETTINGS) + 64 * len(PING)
+    print(f"\n{len(payload) / MIB:.0f} MiB past a stopped decoder in {elapsed:.2f} s")
+
+
+def test_a_flood_that_fits_is_decoded_completely(tmp_path: Path) -> None:
+    tap = tmp_path / "tap.jsonl"
+    payload, count = ping_flood(2 * MIB)
+
+    async def scenario() -> None:
+        async with upstream(_count_bytes) as port, delay_line(port, tap_path=str(tap)) as proxy:
+            assert await _send_through(proxy.port, payload) == len(payload)
+
+    run(scenario(), 60)
+    conn = next(line for line in tap_records(tap) if isinstance(line, TapConnection))
+    assert conn.up.not_decoded_bytes == 0 and conn.up.decodable
+    assert conn.up.pings == count and conn.up.bytes == len(payload)

@@ -1,0 +1,34 @@
+"""Pure pieces of the delay line's limits: the quiet log and the total buffer budget."""
+
+from __future__ import annotations
+
+from kit.delayline.limits import Budget, QuietLog, ensure_fd_room
+
+
+def test_quiet_log_lets_one_line_per_interval_through_and_counts_the_rest() -> None:
+    now = [0.0]
+    lines: list[str] = []
+    log = QuietLog(lines.append, interval_s=1.0, clock=lambda: now[0])
+    for step in range(3000):  # 3 s of a condition repeating every millisecond
+        now[0] = step / 1000
+        log("out of fds")
+    assert lines[0] == "out of fds"
+    assert len(lines) == 3
+    assert lines[1] == "out of fds (999 more like it since the last report)"
+
+
+def test_budget_closes_at_the_cap_and_opens_below_it() -> None:
+    budget = Budget(cap_bytes=100)
+    budget.add(60)
+    assert not budget.full
+    budget.add(40)
+    assert budget.full and budget.pauses == 1
+    budget.release(1)
+    assert not budget.full
+    budget.add(50)
+    budget.release(149)
+    assert budget.used_bytes == 0 and budget.peak_bytes == 149 and budget.pauses == 2
+
+
+def test_fd_room_for_a_modest_cap_needs_no_warning() -> None:
+    assert ensure_fd_room(16) is None
