@@ -52,3 +52,11 @@ AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tabl
 Markdown = Annotated[
     Path | None, typer.Option("--markdown", help="Also write the report as markdown to this file.")
 ]
+Target = Annotated[
+    str | None,
+    typer.Option(
+        "--target",
+        help="HOST:PORT of a running `kit serve` to measure instead of starting a server "
+        "(the delay line still adds --rtt; --direct to connect straight).",
+    ),
+]

@@ -6,24 +6,34 @@ the report. ``kit.cli`` turns every ``KitError`` into one line and an exit code.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from kit.cli.options import DelayDown, DelayUp, Rtt
+from kit.cli.export import (
+    STDOUT,
+    Csv,
+    NoRecords,
+    run_json_text,
+    save_record,
+    with_progress,
+    write_csv,
+)
+from kit.cli.options import DelayDown, DelayUp, Rtt, Target
 from kit.cli.output import topology
 from kit.delayline.relay import run_proxy_blocking
 from kit.errors import UsageError
 from kit.plan.builder import cli_flag, client_from, link_from, server_from, workload_from
 from kit.plan.grpc_args import parse_option
 from kit.plan.processes import ProxyConfig, ServerProcess
-from kit.plan.trial import Trial
+from kit.plan.trial import ServerConfig, Trial
 from kit.plan.units import split_host_port
-from kit.report.run import run_json, run_table
+from kit.report.run import run_table
 from kit.results.records import RunTags
-from kit.results.store import append_record
 from servers.grpcio_server import serve_until_signal
 
 DEFAULT_RECORDS = Path("results/runs.jsonl")
@@ -85,8 +95,12 @@ def run(
         bool, typer.Option("--json", help="Print one JSON object instead of a table.")
     ] = False,
     records: Annotated[
-        Path, typer.Option(help="Append the record to this JSON-lines file.")
+        Path,
+        typer.Option(help="Append the record to this JSON-lines file ('-': stdout, no table)."),
     ] = DEFAULT_RECORDS,
+    no_records: NoRecords = False,
+    csv: Csv = None,
+    target: Target = None,
 ) -> None:
     """Start a server and a delay line on loopback, run one client through them, print the result."""
     items = [
@@ -121,12 +135,29 @@ def run(
     )
     if direct and trial.link.rtt_ms > 0:
         raise UsageError("--direct: without the delay line the RTT is loopback's; use --rtt 0")
-    with topology(direct=direct) as topo:
-        measurement = topo.measure(trial, tags=RunTags(command="run"))
-    append_record(records, measurement)
-    typer.echo(json.dumps(run_json(measurement), indent=2) if as_json else run_table(measurement))
+    server_at = target_address(target, trial)
+    with topology(direct=direct, target=server_at) as topo:
+        measurement = with_progress(trial, lambda: topo.measure(trial, tags=RunTags(command="run")))
+    save_record(None if no_records else records, measurement)
+    write_csv(csv, [measurement])
+    if records != STDOUT or no_records:
+        typer.echo(run_json_text(measurement) if as_json else run_table(measurement))
     if not measurement.ok:
         raise typer.Exit(4)
+
+
+def target_address(target: str | None, trial: Trial) -> tuple[str, int] | None:
+    """``--target HOST:PORT`` checked: a server the kit does not start takes no server config."""
+    if target is None:
+        return None
+    if trial.server != ServerConfig():
+        raise UsageError(
+            "--server-window: the target server's window is set where it runs (kit serve --window)"
+        )
+    host, port = split_host_port(target, "--target")
+    if port == 0:
+        raise UsageError(f"--target: {target!r} needs the server's port (kit serve prints it)")
+    return host, port
 
 
 def proxy(
@@ -172,8 +203,28 @@ def serve(
     )
     serve_until_signal(
         ServerProcess(config=config, listen_host=host, listen_port=port),
-        announce=lambda line: typer.echo(f"serving on {host}:{json.loads(line)['port']}"),
+        announce=lambda line: typer.echo(serve_banner(host, int(json.loads(line)["port"]))),
     )
+
+
+def serve_banner(host: str, port: int) -> str:
+    """Where the server listens, and the address to give a kit on another machine."""
+    lines = [f"serving on {host}:{port} (the kit's Throughput service)"]
+    if host in ("127.0.0.1", "localhost", "::1"):
+        lines.append("loopback only: --listen 0.0.0.0:PORT to serve other machines")
+        lines.append(f"measure it with: kit run --target {host}:{port} --rtt 20ms")
+    else:
+        reachable = outward_address() if host in ("0.0.0.0", "::", "") else host
+        lines.append(f"on the other machine: kit run --target {reachable}:{port} --rtt 0")
+    return "\n".join(lines)
+
+
+def outward_address() -> str:
+    """This machine's address on its default route (no packet is sent), else its name."""
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("10.255.255.255", 1))
+        return str(probe.getsockname()[0])
+    return socket.gethostname()
 
 
 def register(app: typer.Typer) -> None:

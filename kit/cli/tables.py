@@ -13,10 +13,12 @@ from typing import Annotated
 import typer
 
 from kit.campaign.tables import check_records_file, run_tables
+from kit.cli.export import Csv, write_csv
 from kit.cli.options import RESULTS_DIR
 from kit.cli.output import topology, write_text
 from kit.errors import UsageError
 from kit.plan.tables import TABLE_NAMES, TablesSettings, parse_only
+from kit.report.document import render_records
 from kit.report.tables import render_bars_of, render_tables
 from kit.results.store import read_records
 
@@ -114,16 +116,20 @@ def tables(
 
 
 def report(
-    file: Annotated[Path, typer.Argument(help="Records of a kit tables run (JSON lines).")],
+    file: Annotated[Path, typer.Argument(help="A records file (JSON lines) of any kit command.")],
     out: Annotated[Path | None, typer.Option(help="Also write the markdown here.")] = None,
+    csv: Csv = None,
 ) -> None:
-    """Re-render the tables from records, without measuring."""
+    """Re-render tables, comparisons or runs from records, without measuring."""
     read = read_records(file)
     for warning in read.warnings:
         typer.echo(f"kit report: {file}: {warning}", err=True)
-    if not any(m.tags.campaign for m in read.measurements):
-        raise UsageError(f"{file} holds no kit tables records")
-    text = render_tables(read, str(file))
+    text = render_records(read, str(file))
+    if text is None:
+        raise UsageError(
+            f"{file}: no measurement records to render (kit run, compare, knee or tables)"
+        )
+    write_csv(csv, read.measurements)
     if out is not None:
         write_text(out, text, "--out")
     typer.echo(text, nl=False)

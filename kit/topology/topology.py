@@ -105,6 +105,7 @@ class Topology:
         client_grace_s: float | None = None,
         warm_up: bool = True,
         on_teardown_problem: Callable[[str], None] | None = None,
+        target: tuple[str, int] | None = None,
     ) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="kit-") if workdir is None else None
         self.workdir = Path(self._tmp.name) if self._tmp is not None else Path(str(workdir))
@@ -112,6 +113,9 @@ class Topology:
         self.direct = direct
         self.client_grace_s = CLIENT_GRACE_S if client_grace_s is None else client_grace_s
         self.warm_up = warm_up
+        # A kit server someone else started (``kit serve``, maybe on another machine): no
+        # server process of ours; the delay line (unless direct) relays to it.
+        self.target = target
         self.teardown_problems: list[str] = []
         self._on_teardown_problem = on_teardown_problem
         self._warmed: set[tuple[ServerConfig, Link]] = set()
@@ -166,12 +170,12 @@ class Topology:
     def proxy(self, config: ServerConfig, link: Link) -> _Proxy:
         key = (config, link)
         if key not in self._proxies:
-            server = self.server(config)
+            upstream_host, upstream_port = self._upstream(config)
             tap_path = self.workdir / f"tap-{len(self._proxies)}.jsonl"
             proxy = ProxyConfig(
                 listen_host=LOOPBACK,
-                upstream_host=LOOPBACK,
-                upstream_port=server.port,
+                upstream_host=upstream_host,
+                upstream_port=upstream_port,
                 delay_up_ms=link.delay_up_ms,
                 delay_down_ms=link.delay_down_ms,
                 tap_path=str(tap_path),
@@ -179,6 +183,12 @@ class Topology:
             child = self._track(spawn("proxy", proxy_args(proxy)))
             self._proxies[key] = _Proxy(child, tap_path, link)
         return self._proxies[key]
+
+    def _upstream(self, config: ServerConfig) -> tuple[str, int]:
+        """Where the server is: the target, or a server process of ours for ``config``."""
+        if self.target is not None:
+            return self.target
+        return LOOPBACK, self.server(config).port
 
     def _track(self, child: Child) -> Child:
         self._children.append(child)
@@ -190,18 +200,24 @@ class Topology:
             trial=trial,
             status="failed",
             theory_mib_s=theory_mib_s(trial),
-            meta=_meta(time.strftime("%Y-%m-%dT%H:%M:%S%z"), self.direct),
+            meta=replace(
+                _meta(time.strftime("%Y-%m-%dT%H:%M:%S%z"), self.direct),
+                target="" if self.target is None else _address(*self.target),
+            ),
             tags=tags or RunTags(),
         )
-        server = self.server(trial.server)
         proxy = None if self.direct else self.proxy(trial.server, trial.link)
-        port = server.port if proxy is None else proxy.child.port
-        self._warm(trial, port)
-        pids = {"server": server.pid} | ({"proxy": proxy.child.pid} if proxy else {})
+        address = _address(
+            *((LOOPBACK, proxy.child.port) if proxy else self._upstream(trial.server))
+        )
+        self._warm(trial, address)
+        pids = {"proxy": proxy.child.pid} if proxy else {}
+        if self.target is None:
+            pids["server"] = self.server(trial.server).pid
         since = now_ns()
         try:
             with CpuSampler(pids) as sampler:
-                result = self._run_client(trial, port)
+                result = self._run_client(trial, address)
         except MeasurementError as exc:
             return replace(base, error=str(exc))
         cpu = _cpu(result, sampler.fractions(result.t_start_ns, result.t_end_ns))
@@ -216,7 +232,7 @@ class Topology:
             meta=replace(base.meta, machine=machine),
         )
 
-    def _warm(self, trial: Trial, port: int) -> None:
+    def _warm(self, trial: Trial, address: str) -> None:
         """One discarded short run per (server, link) before the first measured one.
 
         Why: the first run through a fresh server and delay line measured ~30% low (cold
@@ -227,10 +243,10 @@ class Topology:
             return
         self._warmed.add(key)
         with contextlib.suppress(MeasurementError):  # the measured run will report it
-            self._run_client(warm_trial(trial), port)
+            self._run_client(warm_trial(trial), address)
 
-    def _run_client(self, trial: Trial, port: int) -> ClientResult:
-        child = spawn("client", client_args(trial, f"{LOOPBACK}:{port}"), wait_ready=False)
+    def _run_client(self, trial: Trial, address: str) -> ClientResult:
+        child = spawn("client", client_args(trial, address), wait_ready=False)
         timeout_s = trial.workload.timeout_s + self.client_grace_s
         try:
             return _parse_client_output(communicate(child, timeout_s), child)
@@ -255,6 +271,10 @@ class Topology:
         if not conns:
             return None
         return summarize(conns, proxy.link.delay_down_ms, proxy.skipped_lines - before)
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 @contextlib.contextmanager
