@@ -14,7 +14,7 @@ from typing import NoReturn
 
 import typer
 
-from kit.cli import compare, run, tables
+from kit.cli import compare, plot, run, tables
 from kit.cli.output import echo_err
 from kit.errors import Interrupted, KitError
 
@@ -24,7 +24,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Measure how HTTP/2 flow-control windows and RTT bound gRPC throughput.",
 )
-for _commands in (run, tables, compare):
+for _commands in (run, tables, compare, plot):
     _commands.register(app)
 
 

@@ -16,9 +16,11 @@ from kit.campaign.tables import check_records_file, run_tables
 from kit.cli.export import Csv, write_csv
 from kit.cli.options import RESULTS_DIR
 from kit.cli.output import topology, write_text
+from kit.cli.plot import write_plots
 from kit.errors import UsageError
 from kit.plan.tables import TABLE_NAMES, TablesSettings, parse_only
 from kit.report.document import render_records
+from kit.report.plot import plot_links, render_plots
 from kit.report.tables import render_bars_of, render_tables
 from kit.results.store import read_records
 
@@ -105,7 +107,9 @@ def tables(
     typer.echo(f"kit tables: records -> {path}", err=True)
     outcome = run_tables(settings, path, resume=resume, topology_factory=topology)
     read = read_records(path)
-    write_text(out, render_tables(read, str(path)), "--out")
+    figures = write_plots(render_plots(read.measurements), out.parent)
+    links = plot_links([f.name for f in figures])
+    write_text(out, render_tables(read, str(path)) + ("\n" + links if links else ""), "--out")
     failed = sum(1 for m in outcome.measurements if not m.ok)
     typer.echo(
         f"kit tables: {outcome.cells_run} cells in {outcome.elapsed_s:.0f} s; "
