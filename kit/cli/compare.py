@@ -18,7 +18,7 @@ from kit.analysis.compare import CompareMeta, CompareReport, build_report
 from kit.analysis.knee import analyse_sweep
 from kit.analysis.matrix import matrix_groups
 from kit.campaign.runner import run_campaigns
-from kit.cli.export import Csv, write_csv
+from kit.cli.export import Csv, check_units, write_csv
 from kit.cli.options import (
     RESULTS_DIR,
     AsJson,
@@ -33,6 +33,7 @@ from kit.cli.options import (
     Rounds,
     Seed,
     Target,
+    Units,
 )
 from kit.cli.output import topology, write_text
 from kit.errors import UsageError
@@ -109,6 +110,7 @@ def compare(
     ] = None,
     csv: Csv = None,
     target: Target = None,
+    units: Units = "MiB/s",
 ) -> None:
     """Is each candidate faster than the baseline beyond noise, on the link you describe?"""
     settings: dict[str, Any] = {
@@ -127,9 +129,10 @@ def compare(
         plans = _preset_plans(preset, settings, baseline, candidate, file)
     else:
         plans = (_user_plan(settings, baseline, candidate or [], file),)
+    check_units(units)
     server_at = None if target is None else split_host_port(target, "--target")
     reports = _run_plans(plans, records, resume, plans[0].title, csv, server_at)
-    _emit(reports, as_json, markdown, findings=preset is not None)
+    _emit(reports, as_json, markdown, findings=preset is not None, unit=units)
 
 
 def _user_plan(
@@ -217,8 +220,9 @@ def _emit(
     as_json: bool,
     markdown: Path | None,
     findings: bool,
+    unit: str = "MiB/s",
 ) -> None:
-    texts = [render_text(r) for _, r in reports]
+    texts = [render_text(r, unit) for _, r in reports]
     summary = _findings(reports) if findings else ""
     if as_json:
         objs = [report_json(r) for _, r in reports]

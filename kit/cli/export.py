@@ -7,6 +7,7 @@ Every command saves and exports through here, so ``--records``, ``--no-records``
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import threading
 import time
@@ -21,9 +22,11 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kit.analysis.flat import flat_row
 from kit.cli.output import echo_err, write_text
+from kit.errors import UsageError
 from kit.plan.campaign import expected_cell_s
 from kit.plan.trial import Trial
 from kit.report.export import render_csv
+from kit.report.format import UNITS
 from kit.results.records import Measurement
 from kit.results.store import append_record, encode_record
 
@@ -65,6 +68,17 @@ def write_csv(path: Path | None, measurements: Sequence[Measurement]) -> None:
 def run_json_text(measurement: Measurement) -> str:
     """``kit run --json``: the measurement's flat row (the CSV schema), indented."""
     return json.dumps(flat_row(measurement), indent=2)
+
+
+def check_units(unit: str) -> str:
+    if unit not in UNITS:
+        raise UsageError(f"--units: {unit!r} is not one of {', '.join(UNITS)}")
+    return unit
+
+
+def terminal_width() -> int:
+    """The terminal's width ($COLUMNS wins; 100 when there is no terminal), at most 100."""
+    return min(shutil.get_terminal_size((100, 24)).columns, 100)
 
 
 def interactive() -> bool:

@@ -60,3 +60,9 @@ Target = Annotated[
         "(the delay line still adds --rtt; --direct to connect straight).",
     ),
 ]
+Units = Annotated[
+    str, typer.Option("--units", help="Throughput unit of the report: MiB/s | MB/s | Mbit/s.")
+]
+Verbose = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Show every SETTING, increment and error line.")
+]

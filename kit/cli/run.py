@@ -18,12 +18,13 @@ from kit.cli.export import (
     STDOUT,
     Csv,
     NoRecords,
+    check_units,
     run_json_text,
     save_record,
     with_progress,
     write_csv,
 )
-from kit.cli.options import DelayDown, DelayUp, Rtt, Target
+from kit.cli.options import DelayDown, DelayUp, Rtt, Target, Units, Verbose
 from kit.cli.output import topology
 from kit.delayline.relay import run_proxy_blocking
 from kit.errors import UsageError
@@ -101,6 +102,8 @@ def run(
     no_records: NoRecords = False,
     csv: Csv = None,
     target: Target = None,
+    units: Units = "MiB/s",
+    verbose: Verbose = False,
 ) -> None:
     """Start a server and a delay line on loopback, run one client through them, print the result."""
     items = [
@@ -135,13 +138,15 @@ def run(
     )
     if direct and trial.link.rtt_ms > 0:
         raise UsageError("--direct: without the delay line the RTT is loopback's; use --rtt 0")
+    check_units(units)
     server_at = target_address(target, trial)
     with topology(direct=direct, target=server_at) as topo:
         measurement = with_progress(trial, lambda: topo.measure(trial, tags=RunTags(command="run")))
     save_record(None if no_records else records, measurement)
     write_csv(csv, [measurement])
     if records != STDOUT or no_records:
-        typer.echo(run_json_text(measurement) if as_json else run_table(measurement))
+        table = run_table(measurement, verbose=verbose, unit=units)
+        typer.echo(run_json_text(measurement) if as_json else table)
     if not measurement.ok:
         raise typer.Exit(4)
 

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from kit.campaign.tables import check_records_file, run_tables
-from kit.cli.export import Csv, write_csv
+from kit.cli.export import Csv, terminal_width, write_csv
 from kit.cli.options import RESULTS_DIR
 from kit.cli.output import topology, write_text
 from kit.cli.plot import write_plots
@@ -22,6 +22,7 @@ from kit.plan.tables import TABLE_NAMES, TablesSettings, parse_only
 from kit.report.document import render_records
 from kit.report.plot import plot_links, render_plots
 from kit.report.tables import render_bars_of, render_tables
+from kit.report.terminal import markdown_for_terminal
 from kit.results.store import read_records
 
 DEFAULT_OUT = RESULTS_DIR / "tables.md"
@@ -116,26 +117,29 @@ def tables(
         f"{failed} failed; tables -> {out}",
         err=True,
     )
-    typer.echo(render_bars_of(read.measurements))
+    typer.echo(markdown_for_terminal(render_bars_of(read.measurements), terminal_width()), nl=False)
 
 
 def report(
     file: Annotated[Path, typer.Argument(help="A records file (JSON lines) of any kit command.")],
     out: Annotated[Path | None, typer.Option(help="Also write the markdown here.")] = None,
     csv: Csv = None,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print a tables run as markdown, not laid out.")
+    ] = False,
 ) -> None:
     """Re-render tables, comparisons or runs from records, without measuring."""
     read = read_records(file)
     for warning in read.warnings:
         typer.echo(f"kit report: {file}: {warning}", err=True)
-    text = render_records(read, str(file))
+    text = render_records(read, str(file), markdown, terminal_width())
     if text is None:
         raise UsageError(
             f"{file}: no measurement records to render (kit run, compare, knee or tables)"
         )
     write_csv(csv, read.measurements)
     if out is not None:
-        write_text(out, text, "--out")
+        write_text(out, render_records(read, str(file), markdown=True) or "", "--out")
     typer.echo(text, nl=False)
 
 

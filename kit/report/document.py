@@ -16,6 +16,7 @@ from kit.plan.compare import BASELINE_KEY
 from kit.report.compare import render_text
 from kit.report.run import run_table
 from kit.report.tables import render_tables
+from kit.report.terminal import DEFAULT_WIDTH, markdown_for_terminal
 from kit.results.records import Measurement
 from kit.results.store import RecordsRead
 
@@ -33,9 +34,13 @@ def compare_campaigns(measurements: Sequence[Measurement]) -> dict[str, list[Mea
     return {name: ms for name, ms in found.items() if any(m.tags.key == BASELINE_KEY for m in ms)}
 
 
-def render_records(read: RecordsRead, records_name: str) -> str | None:
+def render_records(
+    read: RecordsRead, records_name: str, markdown: bool = False, width: int = DEFAULT_WIDTH
+) -> str | None:
+    """The report; a tables run as markdown (``markdown``) or laid out for a terminal."""
     if is_tables_run(read):
-        return render_tables(read, records_name)
+        text = render_tables(read, records_name)
+        return text if markdown else markdown_for_terminal(text, width)
     parts = [
         render_text(build_report(CompareMeta.of_records(ms), ms))
         for ms in compare_campaigns(read.measurements).values()

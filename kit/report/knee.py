@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from tabulate import tabulate
 
 from kit.analysis.knee import Knee, KneePoint, Sweep
 from kit.plan.units import format_bytes
-from kit.report.compare import fmt_cpu, fmt_summary
-from kit.report.format import fmt_mib_s
+from kit.report.compare import WIDTH, fmt_cpu, fmt_summary
+from kit.report.format import fmt_mib_s, sig3
 
 
 def _share(knee: Knee, point: KneePoint) -> str:
@@ -39,17 +40,17 @@ def knee_sentence(knee: Knee, swept: str, rtt_ms: float = 0.0) -> str:
 def _table(sweep: Sweep) -> str:
     knee, report, windows, swept = sweep.knee, sweep.report, sweep.windows, sweep.swept
     rows_by_window = {windows[r.key]: r for r in report.rows if r.key in windows}
-    head = [swept, "median (min-max) MiB/s", "% of best", "theory MiB/s", "PING RTT ms"]
-    head += ["vs largest", "CPU-bound runs"]
+    head = [swept, "MiB/s (min-max)", "of best", "theory", "PING ms"]
+    head += ["vs largest", "CPU-bound"]
     lines = []
     for p in knee.points:
         row = rows_by_window[p.window_bytes]
         mark = " <- knee" if p is knee.knee else ""
-        ping = "-" if p.ping_rtt_ms is None else f"{p.ping_rtt_ms:.1f}"
+        ping = "-" if p.ping_rtt_ms is None else sig3(p.ping_rtt_ms)
         share = _share(knee, p)
         lines.append([format_bytes(p.window_bytes) + mark, fmt_summary(row.summary, "throughput")])
         lines[-1] += [share, fmt_mib_s(p.theory_mib_s), ping, row.verdict, fmt_cpu(row)]
-    return tabulate(lines, head, tablefmt="simple")
+    return tabulate(lines, head, tablefmt="simple", maxcolwidths=[18, 17, 7, 6, 7, 24, 10])
 
 
 def render_knee(sweep: Sweep) -> str:
@@ -58,7 +59,12 @@ def render_knee(sweep: Sweep) -> str:
     floor = report.floor.describe() if report.floor else "noise floor: none"
     warnings = [f"warning: {w}" for w in report.warnings]
     sentence = knee_sentence(sweep.knee, sweep.swept, sweep.rtt_ms)
-    return "\n".join([title, _table(sweep), floor, sentence, *warnings])
+    lines = [title, _table(sweep), floor, sentence, *warnings]
+    return "\n".join(
+        part
+        for line in lines
+        for part in (line.splitlines() if "\n" in line else textwrap.wrap(line, WIDTH) or [""])
+    )
 
 
 def knee_json(sweep: Sweep) -> dict[str, Any]:

@@ -8,15 +8,16 @@ from typing import Any
 from tabulate import tabulate
 
 from kit.analysis.cells import cpu_limit, efficiency, latency_stats, ping_rtt_ms
-from kit.plan.units import format_bytes
 from kit.report.format import (
     cpu_warning,
-    fmt_mib_s,
-    fmt_ms,
+    fmt_rate,
+    fmt_size,
     fmt_window,
     mode_label,
     pings_text,
     settings_text,
+    short_error,
+    sig3,
 )
 from kit.results.codec import to_json
 from kit.results.records import FrameSummary, Measurement
@@ -59,7 +60,18 @@ def run_json(m: Measurement) -> dict[str, Any]:
     }
 
 
-def run_table(m: Measurement) -> str:
+WIDTH = 100  # every line of the table fits this many columns
+LABEL_WIDTH = 26
+
+
+def _table(rows: list[tuple[str, str]]) -> str:
+    """Two columns, the values wrapped so that no line is wider than ``WIDTH``."""
+    return tabulate(rows, tablefmt="simple", maxcolwidths=[LABEL_WIDTH, WIDTH - LABEL_WIDTH - 2])
+
+
+def run_table(m: Measurement, verbose: bool = False, unit: str = "MiB/s") -> str:
+    """The ``kit run`` table; ``verbose`` shows every SETTING and increment, ``unit`` is the
+    throughput unit (MiB/s, MB/s, Mbit/s)."""
     data = run_json(m)
     rows: list[tuple[str, str]] = [
         ("client", f"{data['client']} {mode_label(m.trial)}"),
@@ -74,15 +86,15 @@ def run_table(m: Measurement) -> str:
         ),
     ]
     if m.status != "ok":
-        rows.append(("FAILED", m.error))
-        return tabulate(rows, tablefmt="simple")
-    rows += _result_rows(data)
-    rows += _frame_rows(m.frames)
+        rows.append(("FAILED", m.error if verbose else short_error(m.error, 300)))
+        return _table(rows)
+    rows += _result_rows(data, unit)
+    rows += _frame_rows(m.frames, verbose)
     rows += [("note", n) for n in data["notes"]]
     warning = cpu_warning(cpu_limit(m))
     if warning:
         rows.append(("WARNING", warning))
-    return tabulate(rows, tablefmt="simple")
+    return _table(rows)
 
 
 def _workload_text(data: dict[str, Any]) -> str:
@@ -90,58 +102,69 @@ def _workload_text(data: dict[str, Any]) -> str:
     return text
 
 
-def _result_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
+def _result_rows(data: dict[str, Any], unit: str = "MiB/s") -> list[tuple[str, str]]:
     rows = []
     if data["latency_ms"]:
         lat = data["latency_ms"]
         rows.append(
             (
                 "unary latency",
-                f"mean {lat['mean']:.2f} ms, p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms over {data['messages']} calls",
+                f"mean {sig3(lat['mean'])} ms, p50 {sig3(lat['p50'])} ms, "
+                f"p99 {sig3(lat['p99'])} ms over {data['messages']} calls",
             )
         )
     else:
+        elapsed = sig3(data["elapsed_s"] or 0.0)
         rows.append(
             (
                 "throughput",
-                f"{fmt_mib_s(data['throughput_mib_s'])} MiB/s ({format_bytes(data['bytes'] or 0)} in {data['elapsed_s']:.2f} s)",
+                f"{fmt_rate(data['throughput_mib_s'], unit)} {unit} "
+                f"({fmt_size(data['bytes'] or 0)} in {elapsed} s)",
             )
         )
         rows.append(
             (
                 "theory = window / RTT",
-                "-" if data["theory_mib_s"] is None else f"{fmt_mib_s(data['theory_mib_s'])} MiB/s",
+                "-"
+                if data["theory_mib_s"] is None
+                else f"{fmt_rate(data['theory_mib_s'], unit)} {unit}",
             )
         )
         eff = data["efficiency"]
-        rows.append(("efficiency", "-" if eff is None else f"{eff:.2f}"))
+        rows.append(("efficiency", "-" if eff is None else sig3(eff)))
         finish = data["stream_finish_s"] or []
         if len(finish) > 1:
-            rows.append(("stream finish times", f"{min(finish):.3f} .. {max(finish):.3f} s"))
-    rows.append(("PING RTT during transfer", f"{fmt_ms(data['ping_rtt_ms'])} ms"))
+            rows.append(("stream finish times", f"{sig3(min(finish))} .. {sig3(max(finish))} s"))
+    ping = data["ping_rtt_ms"]
+    rows.append(("PING RTT during transfer", "-" if ping is None else f"{sig3(ping)} ms"))
     rows.append(
         ("CPU (fraction of a core)", ", ".join(f"{k} {v:.0%}" for k, v in data["cpu"].items()))
     )
     return rows
 
 
-def _frame_rows(frames: FrameSummary | None) -> list[tuple[str, str]]:
+def _frame_rows(frames: FrameSummary | None, verbose: bool = True) -> list[tuple[str, str]]:
     if frames is None:
         return [("frames", "no tap (direct connection)")]
     wu = frames.conn_window_updates
     growth = [step.window_bytes for step in frames.window_growth]
+    first = wu.first if verbose else wu.first[:5]
+    more = "" if len(first) == len(wu.first) else " ..."
     rows = [
-        ("client SETTINGS (first)", settings_text(frames.client_settings)),
-        ("conn WINDOW_UPDATEs sent", f"{wu.count}; first: {' '.join(str(i) for i in wu.first)}"),
+        ("client SETTINGS (first)", settings_text(frames.client_settings, verbose)),
+        ("conn WINDOW_UPDATEs sent", f"{wu.count}; first: {' '.join(map(str, first))}{more}"),
         ("stream WINDOW_UPDATEs sent", str(frames.stream_window_updates.count)),
         ("PINGs sent by client", pings_text(frames)),
         (
             "DATA frames received",
-            f"{frames.data_down.frames} (max {format_bytes(frames.data_down.max_frame)})",
+            f"{frames.data_down.frames} (max {fmt_size(frames.data_down.max_frame)})",
         ),
     ]
     if len(growth) > 1:
-        rows.append(("stream window growth", " -> ".join(format_bytes(g) for g in growth)))
+        steps = [fmt_size(g) for g in growth]
+        if not verbose and len(steps) > 6:
+            steps = [*steps[:3], "...", *steps[-2:]]
+        rows.append(("stream window growth", " -> ".join(steps)))
     if frames.tap_lines_skipped:
         rows.append(("tap", f"{frames.tap_lines_skipped} corrupt tap-file line(s) skipped"))
     if not frames.decodable:
