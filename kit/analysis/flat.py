@@ -146,17 +146,27 @@ def _walk(cls: type[Any], value: Any, prefix: str) -> Iterable[tuple[str, Any]]:
             yield column, to_json(member)
 
 
-def column_kinds(cls: type[Any] = Measurement, prefix: str = "") -> dict[str, Kind]:
-    """Every column's kind, from the type hints: what a CSV cell is read back as."""
+def column_kinds(
+    cls: type[Any] = Measurement, prefix: str = "", nullable: bool = False
+) -> dict[str, Kind]:
+    """Every column's kind, from the type hints: what a CSV cell is read back as.
+
+    Inside an optional record (``result``, ``frames``) every column may be null."""
     kinds: dict[str, Kind] = dict(HEADLINE) if not prefix else {}
     for name, tp, _ in _members(cls):
         column = _join(prefix, name)
         nested = _dataclass_of(tp)
         if nested is not None:
-            kinds.update({k: v for k, v in column_kinds(nested, column).items() if k not in kinds})
+            inner = column_kinds(nested, column, nullable or _optional(tp))
+            kinds.update({k: v for k, v in inner.items() if k not in kinds})
         else:
-            kinds.setdefault(column, _kind_of(tp))
+            kind = _kind_of(tp)
+            kinds.setdefault(column, "str?" if nullable and kind == "str" else kind)
     return kinds
+
+
+def _optional(tp: Any) -> bool:
+    return get_origin(tp) in (typing.Union, types.UnionType) and type(None) in get_args(tp)
 
 
 def _kind_of(tp: Any) -> Kind:

@@ -59,7 +59,9 @@ def _text_rows(report: CompareReport, unit: str) -> tuple[list[str], list[list[s
             name = f"{r.key} ({r.spec})"
         line = [name, fmt_summary(r.summary, meta.metric, unit)]
         line += [fmt_rate(r.theory_mib_s, unit)] if meta.metric == "throughput" else []
-        line += [r.verdict, f"{r.runs_ok}/{r.runs_failed}", fmt_cpu(r)]
+        within = r.change_pct is not None and r.label not in ("faster", "slower")
+        verdict = f"{fmt_change(r)} {r.verdict}" if within else r.verdict
+        line += [verdict, f"{r.runs_ok}/{r.runs_failed}", fmt_cpu(r)]
         rows.append(line)
     return head, rows
 

@@ -12,14 +12,16 @@ from kit.results.records import FrameSummary
 
 
 def sig3(value: float) -> str:
-    """Three significant figures, never an exponent: 38.9, 580, 1340, 2.50, 0.0123."""
+    """Three significant figures, never an exponent, and whole numbers never rounded to tens:
+    38.9, 580, 1537, 2.50, 0.0123."""
     if value == 0 or not math.isfinite(value):
         return f"{value:g}"
+    if abs(value) >= 99.95:
+        return f"{value:.0f}"
     digits = 2 - math.floor(math.log10(abs(value)))
-    rounded = round(value, digits)
-    if rounded and math.floor(math.log10(abs(rounded))) != math.floor(math.log10(abs(value))):
-        digits -= 1  # 99.96 rounds up to 100: one decimal fewer
-    return f"{round(value, digits):.{max(digits, 0)}f}"
+    if abs(round(value, digits)) >= 10 ** (3 - digits):
+        digits -= 1  # 9.996 rounds up to 10.0: one decimal fewer
+    return f"{value:.{max(digits, 0)}f}"
 
 
 def fmt_mib_s(value: float | None) -> str:
