@@ -127,9 +127,7 @@ def test_failed_cpu_bound_and_unstable_cells_are_marked(markdown: str) -> None:
     assert "FAILED" in failed and "failed 3/3: client timed out" in failed
     assert "| 0" not in failed  # a failed cell is never shown as zero
     assert "CPU-bound: client 3/3" in _row(markdown, "### loopback", "h2 static 4 MiB")
-    assert "spread 26.1%" in _row(
-        markdown, "### RTT 20 ms", "grpcio dynamic (C-core BDP)", "timed"
-    )
+    assert "spread 26.1%" in _row(markdown, "### RTT 20 ms", "grpcio dynamic (C-core BDP)", "timed")
 
 
 def test_dynamic_rows_state_their_transfer_and_only_the_short_one_gets_the_reference(
