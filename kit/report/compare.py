@@ -12,7 +12,7 @@ from tabulate import tabulate
 
 from kit.analysis.compare import CompareReport, Metric, Row
 from kit.analysis.stats import Summary
-from kit.report.format import fmt_mib_s, fmt_rate, sig3
+from kit.report.format import fit_table, fmt_mib_s, fmt_rate, sig3
 
 # --- rendering ----------------------------------------------------------------------------
 
@@ -101,8 +101,8 @@ def _notes(report: CompareReport) -> list[str]:
 def render_text(report: CompareReport, unit: str = "MiB/s") -> str:
     """The terminal's report: every line within ``WIDTH`` columns, throughput in ``unit``."""
     head, rows = _text_rows(report, unit)
-    caps = [20, 17, *([6] if report.meta.metric == "throughput" else []), 28, 5, 10]
-    table = tabulate(rows, head, tablefmt="simple", maxcolwidths=caps)
+    caps = [20, 18, *([6] if report.meta.metric == "throughput" else []), 28, 5, 10]
+    table = fit_table(rows, head, caps, WIDTH)
     lines = [
         *_wrap([f"{report.meta.title}: {report.meta.setup}"]),
         table,

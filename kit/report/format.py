@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+
+from tabulate import tabulate
 
 from kit.analysis.cells import OTHER_LOAD_CORES, CellFlags, CpuLimit
 from kit.analysis.stats import Summary
@@ -145,3 +147,19 @@ def flags_text(flags: CellFlags) -> str:
     if flags.failed:
         out.append(f"failed {flags.failed}/{flags.runs}: {short_error(flags.first_error)}")
     return "; ".join(out)
+
+
+def fit_table(
+    rows: Sequence[Sequence[str]], head: Sequence[str], caps: Sequence[int], width: int = 100
+) -> str:
+    """A ``simple`` table whose lines fit ``width``: cells wrap at their column's cap, and the
+    widest caps shrink (never below 6) until the table fits."""
+    caps = list(caps)
+    for _ in range(40):  # bounded: each pass narrows a column by at least one
+        text = tabulate(rows, list(head), tablefmt="simple", maxcolwidths=caps)
+        excess = max(len(line) for line in text.splitlines()) - width
+        widest = max(range(len(caps)), key=lambda i: caps[i])
+        if excess <= 0 or caps[widest] <= 6:
+            return text
+        caps[widest] = max(6, caps[widest] - excess)
+    return text

@@ -5,12 +5,10 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from tabulate import tabulate
-
 from kit.analysis.knee import Knee, KneePoint, Sweep
 from kit.plan.units import format_bytes
 from kit.report.compare import WIDTH, fmt_cpu, fmt_summary
-from kit.report.format import fmt_mib_s, sig3
+from kit.report.format import fit_table, fmt_mib_s, sig3
 
 
 def _share(knee: Knee, point: KneePoint) -> str:
@@ -38,10 +36,9 @@ def knee_sentence(knee: Knee, swept: str, rtt_ms: float = 0.0) -> str:
 
 
 def _table(sweep: Sweep) -> str:
-    knee, report, windows, swept = sweep.knee, sweep.report, sweep.windows, sweep.swept
+    knee, report, windows = sweep.knee, sweep.report, sweep.windows
     rows_by_window = {windows[r.key]: r for r in report.rows if r.key in windows}
-    head = [swept, "MiB/s (min-max)", "of best", "theory", "PING ms"]
-    head += ["vs largest", "CPU-bound"]
+    head = ["window", "MiB/s (min-max)", "best%", "theory", "PING ms", "vs largest", "CPU"]
     lines = []
     for p in knee.points:
         row = rows_by_window[p.window_bytes]
@@ -50,12 +47,12 @@ def _table(sweep: Sweep) -> str:
         share = _share(knee, p)
         lines.append([format_bytes(p.window_bytes) + mark, fmt_summary(row.summary, "throughput")])
         lines[-1] += [share, fmt_mib_s(p.theory_mib_s), ping, row.verdict, fmt_cpu(row)]
-    return tabulate(lines, head, tablefmt="simple", maxcolwidths=[18, 17, 7, 6, 7, 24, 10])
+    return fit_table(lines, head, [16, 17, 5, 6, 6, 24, 10], WIDTH)
 
 
 def render_knee(sweep: Sweep) -> str:
     report = sweep.report
-    title = f"{report.meta.title}: {report.meta.setup}"
+    title = f"{report.meta.title}: {report.meta.setup}; windows swept: {sweep.swept}"
     floor = report.floor.describe() if report.floor else "noise floor: none"
     warnings = [f"warning: {w}" for w in report.warnings]
     sentence = knee_sentence(sweep.knee, sweep.swept, sweep.rtt_ms)
