@@ -10,15 +10,17 @@ from __future__ import annotations
 import signal
 import sys
 from types import FrameType
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
-from typer._click import exceptions as click_errors
 
 from kit import __version__
 from kit.cli import compare, plot, run, tables
 from kit.cli.output import echo_err
 from kit.errors import Interrupted, KitError
+
+# The click exceptions typer raises, wherever this typer keeps click (vendored or not).
+click_errors = sys.modules[typer.BadParameter.__module__]
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -47,7 +49,7 @@ def _root(
     """Measure how HTTP/2 flow-control windows and RTT bound gRPC throughput."""
 
 
-def _usage_line(exc: click_errors.UsageError) -> str:
+def _usage_line(exc: Any) -> str:
     """Typer's boxed usage error -> the kit's one line, naming the command's --help."""
     command = exc.ctx.command_path if exc.ctx is not None else "kit"
     return f"kit: error: {exc.format_message().rstrip('.')} (see {command} --help)"

@@ -105,7 +105,7 @@ def run(
     units: Units = "MiB/s",
     verbose: Verbose = False,
 ) -> None:
-    """Start a server and a delay line on loopback, run one client through them, print the result."""
+    """Run one client through a delay line to a server (ours, or --target), print the result."""
     items = [
         ("window", window),
         ("conn-window", conn_window),
@@ -200,7 +200,7 @@ def serve(
         list[str] | None, typer.Option("--option", "-o", help="grpcio server arg key=value.")
     ] = None,
 ) -> None:
-    """Run the standalone grpcio server until Ctrl-C."""
+    """Serve the kit's Throughput service until Ctrl-C; prints the address for --target."""
     host, port = split_host_port(listen, "--listen")
     config = server_from(
         {"server-window": window, "server-option": option or []},
