@@ -26,7 +26,7 @@ from kit.analysis.stats import (
     verdict,
 )
 from kit.errors import UsageError
-from kit.plan.compare import BASELINE_KEY, CompareMetric, ComparePlan
+from kit.plan.compare import BASELINE_KEY, CompareMetric, ComparePlan, describe_setup
 from kit.results.records import Measurement
 
 Metric = CompareMetric
@@ -59,6 +59,26 @@ class CompareMeta:
             metric=plan.metric,
             rounds=plan.rounds,
             setup=plan.setup,
+        )
+
+    @classmethod
+    def of_records(cls, measurements: Sequence[Measurement]) -> CompareMeta:
+        """The meta of a compare campaign rebuilt from its records alone (``kit report``):
+        cells in first-seen order, the baseline first; rounds as far as they were run."""
+        keys = list(dict.fromkeys(m.tags.key for m in measurements))
+        if BASELINE_KEY in keys:
+            keys.remove(BASELINE_KEY)
+        first = measurements[0].trial
+        specs = {m.tags.key: m.trial.label or m.trial.client.label for m in measurements}
+        name = measurements[0].tags.campaign
+        return cls(
+            title=name.rsplit("-", 1)[0] if "-" in name else name,
+            baseline_key=BASELINE_KEY,
+            keys=(BASELINE_KEY, *keys),
+            specs=specs,
+            metric="latency" if first.workload.kind == "unary" else "throughput",
+            rounds=1 + max(m.tags.round for m in measurements),
+            setup=describe_setup(first.link, first.workload),
         )
 
 

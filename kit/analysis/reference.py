@@ -4,6 +4,7 @@ Source: "HTTP/2 flow-control windows: how the initial window and BDP estimation 
 throughput" (a grpc-go study): macOS arm64, grpc-go, local processes behind a delay-line
 proxy; each configuration measured once, reruns varied ~±10%.
 They are the target *shape* (who wins, by how much), never numbers our results are tuned to.
+``docs/reference.md`` describes the study for users.
 """
 
 from __future__ import annotations

@@ -10,22 +10,49 @@ from __future__ import annotations
 import signal
 import sys
 from types import FrameType
-from typing import NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 
-from kit.cli import compare, run, tables
+from kit import __version__
+from kit.cli import compare, plot, run, tables
 from kit.cli.output import echo_err
 from kit.errors import Interrupted, KitError
 
+# The click exceptions typer raises, wherever this typer keeps click (vendored or not).
+click_errors = sys.modules[typer.BadParameter.__module__]
+
 app = typer.Typer(
-    add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="Measure how HTTP/2 flow-control windows and RTT bound gRPC throughput.",
 )
-for _commands in (run, tables, compare):
+for _commands in (run, tables, compare, plot):
     _commands.register(app)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"kit {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version."
+        ),
+    ] = False,
+) -> None:
+    """Measure how HTTP/2 flow-control windows and RTT bound gRPC throughput."""
+
+
+def _usage_line(exc: Any) -> str:
+    """Typer's boxed usage error -> the kit's one line, naming the command's --help."""
+    command = exc.ctx.command_path if exc.ctx is not None else "kit"
+    return f"kit: error: {exc.format_message().rstrip('.')} (see {command} --help)"
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> NoReturn:
@@ -36,7 +63,19 @@ def main(argv: list[str] | None = None) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _on_signal)
     try:
-        app(args=argv)
+        code = app(args=argv, standalone_mode=False)
+    except click_errors.NoArgsIsHelpError as exc:
+        exc.show()
+        sys.exit(2)
+    except click_errors.UsageError as exc:
+        echo_err(_usage_line(exc))
+        sys.exit(2)
+    except click_errors.ClickException as exc:
+        echo_err(f"kit: error: {exc.format_message()}")
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        echo_err("kit: aborted")
+        sys.exit(1)
     except KeyboardInterrupt:
         echo_err("kit: interrupted; every process the kit started was stopped")
         sys.exit(130)
@@ -46,3 +85,4 @@ def main(argv: list[str] | None = None) -> None:
     except KitError as exc:
         echo_err(f"kit: error: {exc}")
         sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -18,6 +18,7 @@ from kit.analysis.compare import CompareMeta, CompareReport, build_report
 from kit.analysis.knee import analyse_sweep
 from kit.analysis.matrix import matrix_groups
 from kit.campaign.runner import run_campaigns
+from kit.cli.export import Csv, check_units, write_csv
 from kit.cli.options import (
     RESULTS_DIR,
     AsJson,
@@ -35,13 +36,15 @@ from kit.cli.options import (
     Resume,
     Rounds,
     Seed,
+    Target,
+    Units,
 )
 from kit.cli.output import topology, write_text
 from kit.errors import UsageError
 from kit.plan.builder import cli_flag, parse_candidate, workload_from
 from kit.plan.compare import ComparePlan, PlanFile, load_plan_file, plan_from_settings
 from kit.plan.presets import MATRIX_ROUNDS, MATRIX_RTT, knee_plans, preset_plans
-from kit.plan.units import parse_window_bytes
+from kit.plan.units import parse_window_bytes, split_host_port
 from kit.report.compare import render_markdown, render_text, report_json
 from kit.report.knee import knee_json, render_knee
 from kit.report.matrix import matrix_findings
@@ -114,6 +117,9 @@ def compare(
         str | None,
         typer.Option("--preset", help="A ready-made comparison: windows (the window matrix)."),
     ] = None,
+    csv: Csv = None,
+    target: Target = None,
+    units: Units = "MiB/s",
 ) -> None:
     """Is each candidate faster than the baseline beyond noise, on the link you describe?"""
     settings: dict[str, Any] = {
@@ -136,8 +142,10 @@ def compare(
         plans = _preset_plans(preset, settings, baseline, candidate, file)
     else:
         plans = (_user_plan(settings, baseline, candidate or [], file),)
-    reports = _run_plans(plans, records, resume, plans[0].title)
-    _emit(reports, as_json, markdown, findings=preset is not None)
+    check_units(units)
+    server_at = None if target is None else split_host_port(target, "--target")
+    reports = _run_plans(plans, records, resume, plans[0].title, csv, server_at)
+    _emit(reports, as_json, markdown, findings=preset is not None, unit=units)
 
 
 def _user_plan(
@@ -200,14 +208,23 @@ def _records_path(records: Path | None, resume: bool, name: str) -> Path:
 
 
 def _run_plans(
-    plans: Sequence[ComparePlan], records: Path | None, resume: bool, name: str
+    plans: Sequence[ComparePlan],
+    records: Path | None,
+    resume: bool,
+    name: str,
+    csv: Path | None = None,
+    target: tuple[str, int] | None = None,
 ) -> list[tuple[ComparePlan, CompareReport]]:
     path = _records_path(records, resume, name)
     typer.echo(f"records: {path}", err=True)
     outcome = run_campaigns(
-        [p.campaign() for p in plans], path, resume=resume, topology_factory=topology
+        [p.campaign() for p in plans],
+        path,
+        resume=resume,
+        topology_factory=lambda: topology(target=target),
     )
     typer.echo(f"done in {outcome.elapsed_s:.0f} s; records: {path}", err=True)
+    write_csv(csv, outcome.measurements)
     out = []
     for plan in plans:
         mine = [m for m in outcome.measurements if m.tags.campaign == plan.campaign_name]
@@ -220,8 +237,9 @@ def _emit(
     as_json: bool,
     markdown: Path | None,
     findings: bool,
+    unit: str = "MiB/s",
 ) -> None:
-    texts = [render_text(r) for _, r in reports]
+    texts = [render_text(r, unit) for _, r in reports]
     summary = _findings(reports) if findings else ""
     if as_json:
         objs = [report_json(r) for _, r in reports]
@@ -261,6 +279,7 @@ def knee(
     resume: Resume = False,
     as_json: AsJson = False,
     markdown: Markdown = None,
+    csv: Csv = None,
 ) -> None:
     """Sweep h2 windows; the smallest reaching >= 90% of the best, for 1 and N streams."""
     plans = knee_plans(
@@ -272,7 +291,7 @@ def knee(
         seed=1 if seed is None else seed,
         workload=workload_from({"message-size": message_size, "duration": duration}, cli_flag),
     )
-    reports = _run_plans(plans, records, resume, "knee")
+    reports = _run_plans(plans, records, resume, "knee", csv)
     sweeps = [analyse_sweep(p, r) for p, r in reports]
     if as_json:
         typer.echo(json.dumps([knee_json(s) for s in sweeps], indent=2))

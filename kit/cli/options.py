@@ -89,3 +89,17 @@ Jitter = Annotated[
 LinkSeed = Annotated[
     int | None, typer.Option("--seed", help="Seed of the jitter (default 1: reproducible).")
 ]
+Target = Annotated[
+    str | None,
+    typer.Option(
+        "--target",
+        help="HOST:PORT of a running `kit serve` to measure instead of starting a server "
+        "(the delay line still adds --rtt; --direct to connect straight).",
+    ),
+]
+Units = Annotated[
+    str, typer.Option("--units", help="Throughput unit of the report: MiB/s | MB/s | Mbit/s.")
+]
+Verbose = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Show every SETTING, increment and error line.")
+]

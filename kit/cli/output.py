@@ -29,6 +29,8 @@ def warn_teardown(problem: str) -> None:
     echo_err(f"kit: warning: while stopping: {problem}")
 
 
-def topology(direct: bool = False) -> Topology:
-    """The topology every command measures with: it reports its own teardown problems."""
-    return Topology(direct=direct, on_teardown_problem=warn_teardown)
+def topology(direct: bool = False, target: tuple[str, int] | None = None) -> Topology:
+    """The topology every command measures with: it reports its own teardown problems.
+
+    ``target``: a running kit server (``kit serve``) to measure instead of starting one."""
+    return Topology(direct=direct, on_teardown_problem=warn_teardown, target=target)

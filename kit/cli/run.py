@@ -6,12 +6,24 @@ the report. ``kit.cli`` turns every ``KitError`` into one line and an exit code.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from kit.cli.export import (
+    STDOUT,
+    Csv,
+    NoRecords,
+    check_units,
+    run_json_text,
+    save_record,
+    with_progress,
+    write_csv,
+)
 from kit.cli.options import (
     DelayDown,
     DelayUp,
@@ -24,6 +36,9 @@ from kit.cli.options import (
     ServerMode,
     ServerOption,
     ServerWindow,
+    Target,
+    Units,
+    Verbose,
 )
 from kit.cli.output import topology
 from kit.delayline.relay import run_proxy_blocking
@@ -37,11 +52,10 @@ from kit.plan.processes import (
     ServerProcess,
     link_extras,
 )
-from kit.plan.trial import Trial
+from kit.plan.trial import ServerConfig, Trial
 from kit.plan.units import parse_size_bytes, size_spec, split_host_port
-from kit.report.run import run_json, run_table
+from kit.report.run import run_table
 from kit.results.records import RunTags
-from kit.results.store import append_record
 from servers.grpcio_server import serve_until_signal, startup_warnings
 
 DEFAULT_RECORDS = Path("results/runs.jsonl")
@@ -133,10 +147,16 @@ def run(
         bool, typer.Option("--json", help="Print one JSON object instead of a table.")
     ] = False,
     records: Annotated[
-        Path, typer.Option(help="Append the record to this JSON-lines file.")
+        Path,
+        typer.Option(help="Append the record to this JSON-lines file ('-': stdout, no table)."),
     ] = DEFAULT_RECORDS,
+    no_records: NoRecords = False,
+    csv: Csv = None,
+    target: Target = None,
+    units: Units = "MiB/s",
+    verbose: Verbose = False,
 ) -> None:
-    """Start a server and a delay line on loopback, run one client through them, print the result."""
+    """Run one client through a delay line to a server (ours, or --target), print the result."""
     items = [
         ("window", window),
         ("conn-window", conn_window),
@@ -181,18 +201,38 @@ def run(
             "--direct: without the delay line the link is loopback's; "
             "use --rtt 0 and no --rate or --jitter"
         )
-    with topology(direct=direct) as topo:
+    check_units(units)
+    server_at = target_address(target, trial)
+    keep = None if no_records else records
+    with topology(direct=direct, target=server_at) as topo:
         try:
-            measurement = topo.measure(trial, tags=RunTags(command="run"))
-        except Interrupted as stopped:  # the record says it was cut short, then we stop
-            append_record(
-                records, topo.interrupted(trial, stopped.signal_name, RunTags(command="run"))
+            measurement = with_progress(
+                trial, lambda: topo.measure(trial, tags=RunTags(command="run"))
             )
+        except Interrupted as stopped:  # the record says it was cut short, then we stop
+            save_record(keep, topo.interrupted(trial, stopped.signal_name, RunTags(command="run")))
             raise
-    append_record(records, measurement)
-    typer.echo(json.dumps(run_json(measurement), indent=2) if as_json else run_table(measurement))
+    save_record(keep, measurement)
+    write_csv(csv, [measurement])
+    if records != STDOUT or no_records:
+        table = run_table(measurement, verbose=verbose, unit=units)
+        typer.echo(run_json_text(measurement) if as_json else table)
     if not measurement.ok:
         raise typer.Exit(4)
+
+
+def target_address(target: str | None, trial: Trial) -> tuple[str, int] | None:
+    """``--target HOST:PORT`` checked: a server the kit does not start takes no server config."""
+    if target is None:
+        return None
+    if trial.server != ServerConfig():
+        raise UsageError(
+            "--server-window: the target server's window is set where it runs (kit serve --window)"
+        )
+    host, port = split_host_port(target, "--target")
+    if port == 0:
+        raise UsageError(f"--target: {target!r} needs the server's port (kit serve prints it)")
+    return host, port
 
 
 def proxy(
@@ -271,7 +311,7 @@ def serve(
         list[str] | None, typer.Option("--option", "-o", help="Same as --server-option.")
     ] = None,
 ) -> None:
-    """Run the standalone grpcio server until Ctrl-C."""
+    """Serve the kit's Throughput service until Ctrl-C; prints the address for --target."""
     host, port = split_host_port(listen, "--listen")
     if window is not None and server_window is not None:
         raise UsageError("--window: give --server-window or --window, not both")
@@ -290,9 +330,31 @@ def serve(
     serve_until_signal(
         process,
         announce=lambda line: typer.echo(
-            "\n".join([f"serving on {host}:{json.loads(line)['port']} ({config.label})", *notes])
+            "\n".join(
+                [serve_banner(host, int(json.loads(line)["port"])), f"({config.label})", *notes]
+            )
         ),
     )
+
+
+def serve_banner(host: str, port: int) -> str:
+    """Where the server listens, and the address to give a kit on another machine."""
+    lines = [f"serving on {host}:{port} (the kit's Throughput service)"]
+    if host in ("127.0.0.1", "localhost", "::1"):
+        lines.append("loopback only: --listen 0.0.0.0:PORT to serve other machines")
+        lines.append(f"measure it with: kit run --target {host}:{port} --rtt 20ms")
+    else:
+        reachable = outward_address() if host in ("0.0.0.0", "::", "") else host
+        lines.append(f"on the other machine: kit run --target {reachable}:{port} --rtt 0")
+    return "\n".join(lines)
+
+
+def outward_address() -> str:
+    """This machine's address on its default route (no packet is sent), else its name."""
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("10.255.255.255", 1))
+        return str(probe.getsockname()[0])
+    return socket.gethostname()
 
 
 def register(app: typer.Typer) -> None:

@@ -13,11 +13,16 @@ from typing import Annotated
 import typer
 
 from kit.campaign.tables import check_records_file, run_tables
+from kit.cli.export import Csv, terminal_width, write_csv
 from kit.cli.options import RESULTS_DIR
 from kit.cli.output import topology, write_text
+from kit.cli.plot import write_plots
 from kit.errors import UsageError
 from kit.plan.tables import TABLE_NAMES, TablesSettings, parse_only
+from kit.report.document import render_records
+from kit.report.plot import plot_links, render_plots
 from kit.report.tables import render_bars_of, render_tables
+from kit.report.terminal import markdown_for_terminal
 from kit.results.store import read_records
 
 DEFAULT_OUT = RESULTS_DIR / "tables.md"
@@ -103,29 +108,38 @@ def tables(
     typer.echo(f"kit tables: records -> {path}", err=True)
     outcome = run_tables(settings, path, resume=resume, topology_factory=topology)
     read = read_records(path)
-    write_text(out, render_tables(read, str(path)), "--out")
+    figures = write_plots(render_plots(read.measurements), out.parent)
+    links = plot_links([f.name for f in figures])
+    write_text(out, render_tables(read, str(path)) + ("\n" + links if links else ""), "--out")
     failed = sum(1 for m in outcome.measurements if not m.ok)
     typer.echo(
         f"kit tables: {outcome.cells_run} cells in {outcome.elapsed_s:.0f} s; "
         f"{failed} failed; tables -> {out}",
         err=True,
     )
-    typer.echo(render_bars_of(read.measurements))
+    typer.echo(markdown_for_terminal(render_bars_of(read.measurements), terminal_width()), nl=False)
 
 
 def report(
-    file: Annotated[Path, typer.Argument(help="Records of a kit tables run (JSON lines).")],
+    file: Annotated[Path, typer.Argument(help="A records file (JSON lines) of any kit command.")],
     out: Annotated[Path | None, typer.Option(help="Also write the markdown here.")] = None,
+    csv: Csv = None,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print a tables run as markdown, not laid out.")
+    ] = False,
 ) -> None:
-    """Re-render the tables from records, without measuring."""
+    """Re-render tables, comparisons or runs from records, without measuring."""
     read = read_records(file)
     for warning in read.warnings:
         typer.echo(f"kit report: {file}: {warning}", err=True)
-    if not any(m.tags.campaign for m in read.measurements):
-        raise UsageError(f"{file} holds no kit tables records")
-    text = render_tables(read, str(file))
+    text = render_records(read, str(file), markdown, terminal_width())
+    if text is None:
+        raise UsageError(
+            f"{file}: no measurement records to render (kit run, compare, knee or tables)"
+        )
+    write_csv(csv, read.measurements)
     if out is not None:
-        write_text(out, text, "--out")
+        write_text(out, render_records(read, str(file), markdown=True) or "", "--out")
     typer.echo(text, nl=False)
 
 

@@ -266,8 +266,8 @@ def starvation_campaign(settings: TablesSettings) -> TableCampaign:
 def unary_cells(timing: CellTiming) -> list[Cell]:
     """grpcio dynamic (the baseline) vs static 64 KiB, and the same pair on the h2 client.
 
-    The issue compares grpcio dynamic with h2 static 64 KiB too, but that mixes two stacks;
-    the h2 dynamic row lets each client's window effect be judged on its own stack.
+    Comparing grpcio dynamic with h2 static 64 KiB alone would mix two stacks; the h2 dynamic
+    row lets each client's window effect be judged on its own stack.
     """
     link = Link.from_rtt(UNARY_RTT_MS)
     workload = Workload(

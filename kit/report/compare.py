@@ -5,25 +5,30 @@ A within-noise change is shown in parentheses, never as a bare percentage.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from tabulate import tabulate
 
 from kit.analysis.compare import CompareReport, Metric, Row
 from kit.analysis.stats import Summary
-from kit.report.format import fmt_mib_s
+from kit.report.format import fit_table, fmt_mib_s, fmt_rate, sig3
 
 # --- rendering ----------------------------------------------------------------------------
 
 
-def fmt_value(value: float, metric: Metric) -> str:
-    return fmt_mib_s(value) if metric == "throughput" else f"{value:.2f}"
+WIDTH = 100
 
 
-def fmt_summary(summary: Summary | None, metric: Metric) -> str:
+def fmt_value(value: float, metric: Metric, unit: str = "MiB/s") -> str:
+    return fmt_rate(value, unit) if metric == "throughput" else sig3(value)
+
+
+def fmt_summary(summary: Summary | None, metric: Metric, unit: str = "MiB/s") -> str:
     if summary is None:
         return "-"
-    lo, mid, hi = (fmt_value(v, metric) for v in (summary.min, summary.median, summary.max))
+    values = (summary.min, summary.median, summary.max)
+    lo, mid, hi = (fmt_value(v, metric, unit) for v in values)
     return f"{mid} ({lo}-{hi})"
 
 
@@ -38,6 +43,31 @@ def fmt_cpu(row: Row) -> str:
     if not row.cpu_bound_runs:
         return "-"
     return f"{row.cpu_bound_runs}/{row.runs_ok} ({', '.join(row.cpu_bound_roles)})"
+
+
+def _text_rows(report: CompareReport, unit: str) -> tuple[list[str], list[list[str]]]:
+    """The terminal's table: fewer, shorter columns (the change is in the verdict)."""
+    meta = report.meta
+    shown_unit = unit if meta.metric == "throughput" else meta.unit
+    head = ["candidate", f"{shown_unit} (min-max)"]
+    head += ["theory"] if meta.metric == "throughput" else []
+    head += ["verdict", "runs", "CPU-bound"]
+    rows = []
+    for r in report.rows:
+        name = f"{r.key}: {r.spec}" if r.key == meta.baseline_key and r.spec else r.key
+        if r.key != meta.baseline_key and r.spec and r.spec != r.key:
+            name = f"{r.key} ({r.spec})"
+        line = [name, fmt_summary(r.summary, meta.metric, unit)]
+        line += [fmt_rate(r.theory_mib_s, unit)] if meta.metric == "throughput" else []
+        within = r.change_pct is not None and r.label not in ("faster", "slower")
+        verdict = f"{fmt_change(r)} {r.verdict}" if within else r.verdict
+        line += [verdict, f"{r.runs_ok}/{r.runs_failed}", fmt_cpu(r)]
+        rows.append(line)
+    return head, rows
+
+
+def _wrap(lines: list[str]) -> list[str]:
+    return [part for line in lines for part in textwrap.wrap(line, WIDTH, subsequent_indent="  ")]
 
 
 def _table_rows(report: CompareReport) -> tuple[list[str], list[list[str]]]:
@@ -68,12 +98,15 @@ def _notes(report: CompareReport) -> list[str]:
     return notes
 
 
-def render_text(report: CompareReport) -> str:
-    head, rows = _table_rows(report)
+def render_text(report: CompareReport, unit: str = "MiB/s") -> str:
+    """The terminal's report: every line within ``WIDTH`` columns, throughput in ``unit``."""
+    head, rows = _text_rows(report, unit)
+    caps = [20, 18, *([6] if report.meta.metric == "throughput" else []), 28, 5, 10]
+    table = fit_table(rows, head, caps, WIDTH)
     lines = [
-        f"{report.meta.title}: {report.meta.setup}",
-        tabulate(rows, head, tablefmt="simple"),
-        *_notes(report),
+        *_wrap([f"{report.meta.title}: {report.meta.setup}"]),
+        table,
+        *_wrap([*_notes(report), "runs = ok/failed; CPU-bound = runs where a process used a core"]),
     ]
     return "\n".join(lines)
 

@@ -2,27 +2,67 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
+
+from tabulate import tabulate
 
 from kit.analysis.cells import OTHER_LOAD_CORES, CellFlags, CpuLimit
 from kit.analysis.stats import Summary
 from kit.plan.trial import Trial
-from kit.plan.units import format_bytes
 from kit.results.records import FrameSummary
 
 
+def sig3(value: float) -> str:
+    """Three significant figures, never an exponent, and whole numbers never rounded to tens:
+    38.9, 580, 1537, 2.50, 0.0123."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    if abs(value) >= 99.95:
+        return f"{value:.0f}"
+    digits = 2 - math.floor(math.log10(abs(value)))
+    if abs(round(value, digits)) >= 10 ** (3 - digits):
+        digits -= 1  # 9.996 rounds up to 10.0: one decimal fewer
+    return f"{value:.{max(digits, 0)}f}"
+
+
 def fmt_mib_s(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.1f}" if value < 1000 else f"{value:.0f}"
+    return "-" if value is None else sig3(value)
+
+
+# A throughput unit: its name and MiB/s -> that unit (``--units``).
+UNITS: dict[str, float] = {"MiB/s": 1.0, "MB/s": 2**20 / 1e6, "Mbit/s": 8 * 2**20 / 1e6}
+
+
+def fmt_rate(value_mib_s: float | None, unit: str = "MiB/s") -> str:
+    """A throughput in MiB/s shown in ``unit`` (three significant figures)."""
+    return "-" if value_mib_s is None else sig3(value_mib_s * UNITS[unit])
+
+
+_DECIMAL_UNITS = (("GB", 1000**3), ("MB", 1000**2), ("KB", 1000))
+
+
+def fmt_size(n_bytes: float) -> str:
+    """A size in three figures, in decimal units when it is a whole number of them and not of
+    binary ones (4 MB as typed, 4 MiB as typed), else binary: 77.8 MiB, 256 KiB, 512 B."""
+    whole = float(n_bytes).is_integer()
+    for unit, size in _DECIMAL_UNITS:
+        if whole and n_bytes >= size and n_bytes % size == 0 and n_bytes % 1024 != 0:
+            return f"{int(n_bytes // size)} {unit}"
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 1024)):
+        if n_bytes >= size:
+            exact = whole and n_bytes % size == 0
+            return f"{int(n_bytes // size) if exact else sig3(n_bytes / size)} {unit}"
+    return f"{n_bytes:.0f} B"
 
 
 def fmt_window(window_bytes: int | None) -> str:
-    return "-" if window_bytes is None else format_bytes(window_bytes)
+    return "-" if window_bytes is None else fmt_size(window_bytes)
 
 
 def fmt_ms(value: float | None, digits: int = 2) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
+    """Milliseconds in three significant figures (``digits`` is kept for old callers)."""
+    return "-" if value is None else sig3(value)
 
 
 def fmt_range(summary: Summary | None, fmt: Callable[[float], str]) -> str:
@@ -62,8 +102,29 @@ def pings_text(frames: FrameSummary) -> str:
     return f"{sent} ({probes} kit RTT probes)" if probes else str(sent)
 
 
-def settings_text(settings: dict[str, int]) -> str:
-    return " ".join(f"{k}={v}" for k, v in settings.items()) or "(empty)"
+# Settings outside RFC 9113 that stacks send, by the id the frame tap records them under.
+EXTENSION_SETTINGS = {
+    "0xfe03": "GRPC_ALLOW_TRUE_BINARY_METADATA",
+    "0xfe04": "GRPC_PREFERRED_RECEIVE_MESSAGE_SIZE",
+}
+# The settings that bound a download's windows and frames: shown first, the rest on --verbose.
+WINDOW_SETTINGS = ("INITIAL_WINDOW_SIZE", "MAX_FRAME_SIZE")
+
+
+def setting_name(key: str) -> str:
+    return EXTENSION_SETTINGS.get(key, key)
+
+
+def settings_text(settings: dict[str, int], verbose: bool = True) -> str:
+    """Every setting (``verbose``), or the window-related ones and a count of the others."""
+    named = {setting_name(k): v for k, v in settings.items()}
+    if verbose:
+        return " ".join(f"{k}={v}" for k, v in named.items()) or "(empty)"
+    shown = [f"{k}={v}" for k, v in named.items() if k in WINDOW_SETTINGS]
+    hidden = len(named) - len(shown)
+    if hidden:
+        shown.append(f"(+{hidden} more, --verbose)")
+    return " ".join(shown) or "(empty)"
 
 
 def short_error(error: str, limit: int = 80) -> str:
@@ -82,7 +143,23 @@ def flags_text(flags: CellFlags) -> str:
     if flags.other_load:
         out.append(f"other work >= {OTHER_LOAD_CORES:g} core {flags.other_load}/{flags.ok_runs}")
     if flags.spread_pct is not None:
-        out.append(f"spread {flags.spread_pct:.0f}% > 10%")
+        out.append(f"spread {sig3(flags.spread_pct)}%")
     if flags.failed:
         out.append(f"failed {flags.failed}/{flags.runs}: {short_error(flags.first_error)}")
     return "; ".join(out)
+
+
+def fit_table(
+    rows: Sequence[Sequence[str]], head: Sequence[str], caps: Sequence[int], width: int = 100
+) -> str:
+    """A ``simple`` table whose lines fit ``width``: cells wrap at their column's cap, and the
+    widest caps shrink (never below 6) until the table fits."""
+    caps = list(caps)
+    for _ in range(40):  # bounded: each pass narrows a column by at least one
+        text = tabulate(rows, list(head), tablefmt="simple", maxcolwidths=caps)
+        excess = max(len(line) for line in text.splitlines()) - width
+        widest = max(range(len(caps)), key=lambda i: caps[i])
+        if excess <= 0 or caps[widest] <= 6:
+            return text
+        caps[widest] = max(6, caps[widest] - excess)
+    return text

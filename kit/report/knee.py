@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
-
-from tabulate import tabulate
 
 from kit.analysis.knee import Knee, KneePoint, Sweep
 from kit.plan.units import format_bytes
-from kit.report.compare import fmt_cpu, fmt_summary
-from kit.report.format import fmt_mib_s
+from kit.report.compare import WIDTH, fmt_cpu, fmt_summary
+from kit.report.format import fit_table, fmt_mib_s, sig3
 
 
 def _share(knee: Knee, point: KneePoint) -> str:
@@ -37,28 +36,32 @@ def knee_sentence(knee: Knee, swept: str, rtt_ms: float = 0.0) -> str:
 
 
 def _table(sweep: Sweep) -> str:
-    knee, report, windows, swept = sweep.knee, sweep.report, sweep.windows, sweep.swept
+    knee, report, windows = sweep.knee, sweep.report, sweep.windows
     rows_by_window = {windows[r.key]: r for r in report.rows if r.key in windows}
-    head = [swept, "median (min-max) MiB/s", "% of best", "theory MiB/s", "PING RTT ms"]
-    head += ["vs largest", "CPU-bound runs"]
+    head = ["window", "MiB/s (min-max)", "best%", "theory", "PING ms", "vs largest", "CPU"]
     lines = []
     for p in knee.points:
         row = rows_by_window[p.window_bytes]
         mark = " <- knee" if p is knee.knee else ""
-        ping = "-" if p.ping_rtt_ms is None else f"{p.ping_rtt_ms:.1f}"
+        ping = "-" if p.ping_rtt_ms is None else sig3(p.ping_rtt_ms)
         share = _share(knee, p)
         lines.append([format_bytes(p.window_bytes) + mark, fmt_summary(row.summary, "throughput")])
         lines[-1] += [share, fmt_mib_s(p.theory_mib_s), ping, row.verdict, fmt_cpu(row)]
-    return tabulate(lines, head, tablefmt="simple")
+    return fit_table(lines, head, [16, 17, 5, 6, 6, 24, 10], WIDTH)
 
 
 def render_knee(sweep: Sweep) -> str:
     report = sweep.report
-    title = f"{report.meta.title}: {report.meta.setup}"
+    title = f"{report.meta.title}: {report.meta.setup}; windows swept: {sweep.swept}"
     floor = report.floor.describe() if report.floor else "noise floor: none"
     warnings = [f"warning: {w}" for w in report.warnings]
     sentence = knee_sentence(sweep.knee, sweep.swept, sweep.rtt_ms)
-    return "\n".join([title, _table(sweep), floor, sentence, *warnings])
+    lines = [title, _table(sweep), floor, sentence, *warnings]
+    return "\n".join(
+        part
+        for line in lines
+        for part in (line.splitlines() if "\n" in line else textwrap.wrap(line, WIDTH) or [""])
+    )
 
 
 def knee_json(sweep: Sweep) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 from kit.analysis.matrix import MatrixGroup
@@ -14,5 +15,6 @@ def matrix_findings(groups: Sequence[MatrixGroup]) -> str:
         lines.append(f"{group.downloads} concurrent download(s):")
         for f in group.findings:
             ratio = "-" if f.ratio is None else f"x{f.ratio:.2f}"
-            lines.append(f"  {f.what}: {ratio} of {DEFAULTS} - {f.verdict}")
+            text = f"{f.what}: {ratio} of {DEFAULTS} - {f.verdict}"
+            lines += textwrap.wrap(text, 100, initial_indent="  ", subsequent_indent="    ")
     return "\n".join(lines)

@@ -10,15 +10,17 @@ from tabulate import tabulate
 from kit.analysis.cells import cpu_limit, efficiency, latency_stats, ping_rtt_ms
 from kit.analysis.link import link_json
 from kit.analysis.sharing import stream_sharing
-from kit.plan.units import format_bytes, format_rate
+from kit.plan.units import format_rate
 from kit.report.format import (
     cpu_warning,
-    fmt_mib_s,
-    fmt_ms,
+    fmt_rate,
+    fmt_size,
     fmt_window,
     mode_label,
     pings_text,
     settings_text,
+    short_error,
+    sig3,
 )
 from kit.results.codec import to_json
 from kit.results.records import FrameSummary, Measurement
@@ -112,7 +114,18 @@ def _sharing_json(m: Measurement) -> dict[str, Any]:
     }
 
 
-def run_table(m: Measurement) -> str:
+WIDTH = 100  # every line of the table fits this many columns
+LABEL_WIDTH = 26
+
+
+def _table(rows: list[tuple[str, str]]) -> str:
+    """Two columns, the values wrapped so that no line is wider than ``WIDTH``."""
+    return tabulate(rows, tablefmt="simple", maxcolwidths=[LABEL_WIDTH, WIDTH - LABEL_WIDTH - 2])
+
+
+def run_table(m: Measurement, verbose: bool = False, unit: str = "MiB/s") -> str:
+    """The ``kit run`` table; ``verbose`` shows every SETTING and increment, ``unit`` is the
+    throughput unit (MiB/s, MB/s, Mbit/s)."""
     data = run_json(m)
     rows: list[tuple[str, str]] = [
         ("client", f"{data['client']} {mode_label(m.trial)}"),
@@ -125,16 +138,16 @@ def run_table(m: Measurement) -> str:
     ]
     rows += _link_rows(data)
     if m.status != "ok":
-        rows.append(("FAILED", m.error))
-        return tabulate(rows, tablefmt="simple")
-    rows += _result_rows(data)
-    rows += _upload_frame_rows(m.frames) if m.trial.workload.kind == "upload" else []
-    rows += [] if m.trial.workload.kind == "upload" else _frame_rows(m.frames)
+        rows.append(("FAILED", m.error if verbose else short_error(m.error, 300)))
+        return _table(rows)
+    rows += _result_rows(data, unit)
+    upload = m.trial.workload.kind == "upload"
+    rows += (_upload_frame_rows if upload else _frame_rows)(m.frames, verbose)
     rows += [("note", n) for n in data["notes"]]
     warning = cpu_warning(cpu_limit(m))
     if warning:
         rows.append(("WARNING", warning))
-    return tabulate(rows, tablefmt="simple")
+    return _table(rows)
 
 
 def _link_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
@@ -148,17 +161,17 @@ def _link_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         ]
         bdp = data["bdp_bytes"]
         rows.append(("link rate", ", ".join(rates)))
-        rows.append(("BDP = rate x RTT", "-" if bdp is None else format_bytes(bdp)))
+        rows.append(("BDP = rate x RTT", "-" if bdp is None else fmt_size(bdp)))
     if data["jitter_ms"]:
         rows.append(("jitter", f"+-{data['jitter_ms']:g} ms per chunk (seed {data['seed']})"))
     return rows
 
 
-def _mbit_text(data: dict[str, Any]) -> str:
+def _mbit_text(data: dict[str, Any], unit: str) -> str:
     """Also in Mbit/s on a link with a rate (rates are set in bits per second)."""
-    if data["bdp_bytes"] is None or data["throughput_mbit_s"] is None:
+    if data["bdp_bytes"] is None or data["throughput_mbit_s"] is None or unit == "Mbit/s":
         return ""
-    return f" = {data['throughput_mbit_s']:.4g} Mbit/s"
+    return f" = {sig3(data['throughput_mbit_s'])} Mbit/s"
 
 
 def _workload_text(data: dict[str, Any]) -> str:
@@ -166,48 +179,55 @@ def _workload_text(data: dict[str, Any]) -> str:
     return text
 
 
-def _result_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
+def _result_rows(data: dict[str, Any], unit: str = "MiB/s") -> list[tuple[str, str]]:
     rows = []
     if data["latency_ms"]:
         lat = data["latency_ms"]
         rows.append(
             (
                 "unary latency",
-                f"mean {lat['mean']:.2f} ms, p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms over {data['messages']} calls",
+                f"mean {sig3(lat['mean'])} ms, p50 {sig3(lat['p50'])} ms, "
+                f"p99 {sig3(lat['p99'])} ms over {data['messages']} calls",
             )
         )
     else:
+        elapsed = sig3(data["elapsed_s"] or 0.0)
         rows.append(
             (
                 "throughput",
-                f"{fmt_mib_s(data['throughput_mib_s'])} MiB/s{_mbit_text(data)} ({format_bytes(data['bytes'] or 0)} in {data['elapsed_s']:.2f} s)",
+                f"{fmt_rate(data['throughput_mib_s'], unit)} {unit}{_mbit_text(data, unit)} "
+                f"({fmt_size(data['bytes'] or 0)} in {elapsed} s)",
             )
         )
         rows.append(
             (
                 _theory_label(data),
-                "-" if data["theory_mib_s"] is None else f"{fmt_mib_s(data['theory_mib_s'])} MiB/s",
+                "-"
+                if data["theory_mib_s"] is None
+                else f"{fmt_rate(data['theory_mib_s'], unit)} {unit}",
             )
         )
         eff = data["efficiency"]
-        rows.append(("efficiency", "-" if eff is None else f"{eff:.2f}"))
+        rows.append(("efficiency", "-" if eff is None else sig3(eff)))
         finish = data["stream_finish_s"] or []
         if len(finish) > 1:
-            rows.append(("stream finish times", f"{min(finish):.3f} .. {max(finish):.3f} s"))
+            rows.append(("stream finish times", f"{sig3(min(finish))} .. {sig3(max(finish))} s"))
         rows += _sharing_rows(data)
     if data["window_final_bytes"] is not None:
-        rows.append(("final stream window (tap)", format_bytes(data["window_final_bytes"])))
+        rows.append(("final stream window (tap)", fmt_size(data["window_final_bytes"])))
     if data["bdp_bytes"] is not None:
-        rows.append(("peak queued at bottleneck", format_bytes(data["peak_queued_bytes"] or 0)))
+        rows.append(("peak queued at bottleneck", fmt_size(data["peak_queued_bytes"] or 0)))
         if data["ramp_90_ms"] is not None:
             rtts = data["ramp_90_ms"] / data["rtt_ms"] if data["rtt_ms"] else 0
             rows.append(
                 (
                     "time to 90% of rate",
-                    f"{data['ramp_90_ms']:.0f} ms ({rtts:.1f} RTT), {format_bytes(data['ramp_90_bytes'] or 0)}",
+                    f"{sig3(data['ramp_90_ms'])} ms ({sig3(rtts)} RTT), "
+                    f"{fmt_size(data['ramp_90_bytes'] or 0)}",
                 )
             )
-    rows.append(("PING RTT during transfer", f"{fmt_ms(data['ping_rtt_ms'])} ms"))
+    ping = data["ping_rtt_ms"]
+    rows.append(("PING RTT during transfer", "-" if ping is None else f"{sig3(ping)} ms"))
     rows.append(
         ("CPU (fraction of a core)", ", ".join(f"{k} {v:.0%}" for k, v in data["cpu"].items()))
     )
@@ -226,35 +246,40 @@ def _sharing_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
     if not data["slow_streams"] and (len(rates) < 2 or not data.get("stream_window_bytes")):
         return []  # one stream, or a record from before per-stream windows were kept
     slow = data["slow_streams"]
-    text = " ".join(("slow " if i < slow else "") + fmt_mib_s(r) for i, r in enumerate(rates))
+    text = " ".join(("slow " if i < slow else "") + sig3(r) for i, r in enumerate(rates))
     rows = [("stream throughput (MiB/s)", text)]
     if data.get("jain_index") is not None:
-        rows.append(("Jain's index (full-speed streams)", f"{data['jain_index']:.3f}"))
+        rows.append(("Jain's index (full-speed streams)", sig3(data["jain_index"])))
     if data.get("peak_unread_bytes") is not None:
-        rows.append(("peak bytes received, unread", format_bytes(data["peak_unread_bytes"])))
+        rows.append(("peak bytes received, unread", fmt_size(data["peak_unread_bytes"])))
     windows = data.get("stream_window_bytes") or []
     if windows:
-        rows.append(("largest stream window", " ".join(format_bytes(w) for w in windows)))
+        rows.append(("largest stream window", " ".join(fmt_size(w) for w in windows)))
     return rows
 
 
-def _frame_rows(frames: FrameSummary | None) -> list[tuple[str, str]]:
+def _frame_rows(frames: FrameSummary | None, verbose: bool = True) -> list[tuple[str, str]]:
     if frames is None:
         return [("frames", "no tap (direct connection)")]
     wu = frames.conn_window_updates
     growth = [step.window_bytes for step in frames.window_growth]
+    first = wu.first if verbose else wu.first[:5]
+    more = "" if len(first) == len(wu.first) else " ..."
     rows = [
-        ("client SETTINGS (first)", settings_text(frames.client_settings)),
-        ("conn WINDOW_UPDATEs sent", f"{wu.count}; first: {' '.join(str(i) for i in wu.first)}"),
+        ("client SETTINGS (first)", settings_text(frames.client_settings, verbose)),
+        ("conn WINDOW_UPDATEs sent", f"{wu.count}; first: {' '.join(map(str, first))}{more}"),
         ("stream WINDOW_UPDATEs sent", str(frames.stream_window_updates.count)),
         ("PINGs sent by client", pings_text(frames)),
         (
             "DATA frames received",
-            f"{frames.data_down.frames} (max {format_bytes(frames.data_down.max_frame)})",
+            f"{frames.data_down.frames} (max {fmt_size(frames.data_down.max_frame)})",
         ),
     ]
     if len(growth) > 1:
-        rows.append(("stream window growth", " -> ".join(format_bytes(g) for g in growth)))
+        steps = [fmt_size(g) for g in growth]
+        if not verbose and len(steps) > 6:
+            steps = [*steps[:3], "...", *steps[-2:]]
+        rows.append(("stream window growth", " -> ".join(steps)))
     if frames.tap_lines_skipped:
         rows.append(("tap", f"{frames.tap_lines_skipped} corrupt tap-file line(s) skipped"))
     if frames.not_decoded_bytes:
@@ -273,14 +298,14 @@ def _window_row(m: Measurement, data: dict[str, Any]) -> tuple[str, str]:
     )
 
 
-def _upload_frame_rows(frames: FrameSummary | None) -> list[tuple[str, str]]:
+def _upload_frame_rows(frames: FrameSummary | None, verbose: bool = True) -> list[tuple[str, str]]:
     """An upload's tap rows: the server's SETTINGS and credit (it is the receiver)."""
     if frames is None:
         return [("frames", "no tap (direct connection)")]
     wu = frames.server_conn_window_updates
     growth = [step.window_bytes for step in frames.server_window_growth]
     rows = [
-        ("server SETTINGS (first)", settings_text(frames.server_settings)),
+        ("server SETTINGS (first)", settings_text(frames.server_settings, verbose)),
         (
             "conn WINDOW_UPDATEs from server",
             f"{wu.count}; first: {' '.join(str(i) for i in wu.first)}",
@@ -290,11 +315,11 @@ def _upload_frame_rows(frames: FrameSummary | None) -> list[tuple[str, str]]:
         ("PINGs sent by server", str(frames.server_pings_sent)),
         (
             "DATA frames sent",
-            f"{frames.data_up.frames} (max {format_bytes(frames.data_up.max_frame)})",
+            f"{frames.data_up.frames} (max {fmt_size(frames.data_up.max_frame)})",
         ),
     ]
     if len(growth) > 1:
-        rows.append(("server window growth", " -> ".join(format_bytes(g) for g in growth)))
+        rows.append(("server window growth", " -> ".join(fmt_size(g) for g in growth)))
     if not frames.decodable:
         rows.append(("tap", "some frames could not be decoded"))
     return rows

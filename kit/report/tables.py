@@ -60,6 +60,7 @@ from kit.report.format import (
     mode_label,
     pings_text,
     settings_text,
+    sig3,
 )
 from kit.report.links import render_links
 from kit.report.sharing import render_sharing
@@ -105,12 +106,12 @@ def _transfer(cell: CellView) -> str:
 
 
 def _fmt_eff(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
+    return "-" if value is None else sig3(value)
 
 
 def _median_ping_ms(cell: CellView) -> str:
     ping = cell.median_ping_ms()
-    return "-" if ping is None else f"{ping:.1f}"
+    return "-" if ping is None else sig3(ping)
 
 
 # --- table 1 ------------------------------------------------------------------------------
@@ -128,7 +129,7 @@ def _table1_row(cell: CellView) -> list[str]:
         fmt_mib_s(theory),
         _fmt_eff(eff),
         _median_ping_ms(cell),
-        "-" if reference is None else fmt_mib_s(reference),
+        "-" if reference is None else f"{reference:g}",  # as published
         flags_text(cell.flags(throughput)),
     ]
 
@@ -166,7 +167,7 @@ def render_table1(views: Sequence[CampaignView]) -> str:
 
 def _ratio_line(view: CampaignView) -> str:
     ours, theirs = window_ratio(view)
-    text = "-" if ours is None else f"{ours:.1f}x"
+    text = "-" if ours is None else f"{sig3(ours)}x"
     suffix = "" if theirs is None else f" (reference: {theirs:.1f}x)"
     return f"h2 static 4 MiB / 64 KiB: **{text}**{suffix}."
 
@@ -250,7 +251,7 @@ def _wire_reference_row() -> list[str]:
         "-",
         str(wire.pings_sent),
         "grows from 64 KiB",
-        fmt_mib_s(wire.throughput_mib_s),
+        f"{wire.throughput_mib_s:g}",
     ]
 
 
@@ -281,7 +282,7 @@ def _finish_text(cell: CellView) -> str:
     if not finish:
         return "-"
     spread = finish[-1] - finish[0]
-    return f"{' / '.join(f'{f:.0f}' for f in finish)} (spread {spread:.0f})"
+    return f"{' / '.join(sig3(f) for f in finish)} (spread {sig3(spread)})"
 
 
 def _starvation_row(cell: CellView) -> list[str]:
@@ -292,11 +293,11 @@ def _starvation_row(cell: CellView) -> list[str]:
     return [
         f"{format_bytes(conn)} ({conn} B)",
         format_bytes(trial.client.window_bytes or 0),
-        _failed_or(cell, fmt_range(cell.summary(total_time_ms), lambda v: f"{v:.0f}")),
+        _failed_or(cell, fmt_range(cell.summary(total_time_ms), sig3)),
         _failed_or(cell, fmt_range(cell.summary(throughput), fmt_mib_s)),
         _finish_text(cell),
-        f"{fmt_mib_s(theory)} ({theory_ms:.0f} ms)" if theory_ms else "-",
-        "-" if reference is None else f"{reference[0]:.1f} ms, {fmt_mib_s(reference[1])} MiB/s",
+        f"{fmt_mib_s(theory)} ({sig3(theory_ms)} ms)" if theory_ms else "-",
+        "-" if reference is None else f"{reference[0]:g} ms, {reference[1]:g} MiB/s",
         flags_text(cell.flags(throughput)),
     ]
 
@@ -324,7 +325,7 @@ def render_table3(view: CampaignView) -> str:
         if shape
         else ""
     )
-    ratio_text = "-" if ratio is None else f"{ratio:.1f}x"
+    ratio_text = "-" if ratio is None else f"{sig3(ratio)}x"
     return "\n\n".join(
         [
             "## Table 3: several streams share one connection window",
@@ -354,12 +355,12 @@ def _unary_row(view: CampaignView, cell: CellView) -> list[str]:
     return [
         _setting(cell),
         _transfer(cell),
-        _failed_or(cell, fmt_range(cell.summary(mean_latency_ms), lambda v: f"{v:.2f}")),
-        f"{pooled[0]:.2f}" if pooled else "-",
-        f"{pooled[1]:.2f}" if pooled else "-",
+        _failed_or(cell, fmt_range(cell.summary(mean_latency_ms), sig3)),
+        sig3(pooled[0]) if pooled else "-",
+        sig3(pooled[1]) if pooled else "-",
         unary_verdict_text(view, cell, view.dynamic_of(cell)),
         unary_verdict_text(view, cell, view.control),
-        "-" if reference is None else f"{reference:.2f}",
+        "-" if reference is None else f"{reference:g}",
         flags_text(cell.flags(mean_latency_ms)),
     ]
 

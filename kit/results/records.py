@@ -251,6 +251,7 @@ class RunMeta:
     kit: str = ""
     path: str = ""  # "delay line" | "direct"
     machine: MachineLoad | None = None
+    target: str = ""  # HOST:PORT of a server the kit did not start ("" = its own)
 
 
 @dataclass(frozen=True)

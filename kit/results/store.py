@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -179,7 +180,8 @@ def append_record(path: PathLike, record: Record) -> None:
         with target.open("ab") as f:
             f.write(line)
             f.flush()
-            os.fsync(f.fileno())
+            if stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # /dev/null cannot be fsynced
+                os.fsync(f.fileno())
         if created:
             _fsync_dir(target.parent)
     except OSError as exc:

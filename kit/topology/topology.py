@@ -105,6 +105,7 @@ class Topology:
         client_grace_s: float | None = None,
         warm_up: bool = True,
         on_teardown_problem: Callable[[str], None] | None = None,
+        target: tuple[str, int] | None = None,
     ) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="kit-") if workdir is None else None
         self.workdir = Path(self._tmp.name) if self._tmp is not None else Path(str(workdir))
@@ -112,6 +113,9 @@ class Topology:
         self.direct = direct
         self.client_grace_s = CLIENT_GRACE_S if client_grace_s is None else client_grace_s
         self.warm_up = warm_up
+        # A kit server someone else started (``kit serve``, maybe on another machine): no
+        # server process of ours; the delay line (unless direct) relays to it.
+        self.target = target
         self.teardown_problems: list[str] = []
         self._on_teardown_problem = on_teardown_problem
         self._warmed: set[tuple[ServerConfig, Link]] = set()
@@ -167,12 +171,12 @@ class Topology:
     def proxy(self, config: ServerConfig, link: Link) -> _Proxy:
         key = (config, link)
         if key not in self._proxies:
-            server = self.server(config)
+            upstream_host, upstream_port = self._upstream(config)
             tap_path = self.workdir / f"tap-{len(self._proxies)}.jsonl"
             proxy = ProxyConfig(
                 listen_host=LOOPBACK,
-                upstream_host=LOOPBACK,
-                upstream_port=server.port,
+                upstream_host=upstream_host,
+                upstream_port=upstream_port,
                 delay_up_ms=link.delay_up_ms,
                 delay_down_ms=link.delay_down_ms,
                 tap_path=str(tap_path),
@@ -181,6 +185,12 @@ class Topology:
             child = self._track(spawn("proxy", proxy_args(proxy)))
             self._proxies[key] = _Proxy(child, tap_path, link)
         return self._proxies[key]
+
+    def _upstream(self, config: ServerConfig) -> tuple[str, int]:
+        """Where the server is: the target, or a server process of ours for ``config``."""
+        if self.target is not None:
+            return self.target
+        return LOOPBACK, self.server(config).port
 
     def _track(self, child: Child) -> Child:
         self._children.append(child)
@@ -191,7 +201,10 @@ class Topology:
             trial=trial,
             status="failed",
             theory_mib_s=theory_mib_s(trial),
-            meta=_meta(time.strftime("%Y-%m-%dT%H:%M:%S%z"), self.direct),
+            meta=replace(
+                _meta(time.strftime("%Y-%m-%dT%H:%M:%S%z"), self.direct),
+                target="" if self.target is None else _address(*self.target),
+            ),
             tags=tags or RunTags(),
         )
 
@@ -214,19 +227,22 @@ class Topology:
         """Run one client for one trial. A failure of the trial becomes a failed record."""
         base = self._base(trial, tags)
         self._enter("start-up (server and delay line)")
-        server = self.server(trial.server)
         proxy = None if self.direct else self.proxy(trial.server, trial.link)
-        port = server.port if proxy is None else proxy.child.port
+        address = _address(
+            *((LOOPBACK, proxy.child.port) if proxy else self._upstream(trial.server))
+        )
+        pids = {"proxy": proxy.child.pid} if proxy else {}
+        if self.target is None:
+            pids["server"] = self.server(trial.server).pid
         self._enter("warm-up")
-        no_answer = self._warm(trial, port)
+        no_answer = self._warm(trial, address)
         if no_answer is not None:  # the whole --timeout went by without data: don't wait twice
             return replace(base, error=no_answer)
         self._enter("the timed phase")
-        pids = {"server": server.pid} | ({"proxy": proxy.child.pid} if proxy else {})
         since = now_ns()
         try:
             with CpuSampler(pids) as sampler:
-                result = self._run_client(trial, port)
+                result = self._run_client(trial, address)
         except MeasurementError as exc:
             return replace(base, error=str(exc))
         self._enter("collecting the frame summary")
@@ -242,7 +258,7 @@ class Topology:
             meta=replace(base.meta, machine=machine),
         )
 
-    def _warm(self, trial: Trial, port: int) -> str | None:
+    def _warm(self, trial: Trial, address: str) -> str | None:
         """One discarded short run per (server, link) before the first measured one.
 
         Why: the first run through a fresh server and delay line measured ~30% low (cold
@@ -257,14 +273,14 @@ class Topology:
         warm = warm_trial(trial)
         started = time.monotonic()
         try:
-            self._run_client(warm, port)
+            self._run_client(warm, address)
         except MeasurementError as exc:
             if time.monotonic() - started >= warm.workload.timeout_s:
                 return f"no answer within the {trial.workload.timeout_s:g} s timeout: {exc}"
         return None
 
-    def _run_client(self, trial: Trial, port: int) -> ClientResult:
-        child = spawn("client", client_args(trial, f"{LOOPBACK}:{port}"), wait_ready=False)
+    def _run_client(self, trial: Trial, address: str) -> ClientResult:
+        child = spawn("client", client_args(trial, address), wait_ready=False)
         timeout_s = trial.workload.timeout_s + self.client_grace_s
         try:
             return _parse_client_output(communicate(child, timeout_s), child)
@@ -291,6 +307,10 @@ class Topology:
         if not conns:
             return None
         return summarize(conns, proxy.link.delay_down_ms, proxy.skipped_lines - before)
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 @contextlib.contextmanager

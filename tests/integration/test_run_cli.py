@@ -11,9 +11,11 @@ import pytest
 
 pytestmark = pytest.mark.integration
 
+# `kit run --json` is the flat row of kit.analysis.flat (the --csv schema).
 RUN_KEYS = {
-    "client",
-    "mode",
+    "schema",
+    "client_kind",
+    "client_window_mode",
     "rtt_ms",
     "window_bytes",
     "conn_window_bytes",
@@ -21,10 +23,10 @@ RUN_KEYS = {
     "theory_mib_s",
     "efficiency",
     "ping_rtt_ms",
-    "bytes",
-    "elapsed_s",
+    "result_bytes",
+    "result_elapsed_s",
     "cpu",
-    "frames",
+    "frames_client_settings",
 }
 
 
@@ -55,11 +57,12 @@ def test_run_json_through_the_delay_line(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert set(data) >= RUN_KEYS
-    assert data["client"] == "grpcio" and data["mode"] == "static" and data["rtt_ms"] == 10
-    assert data["bytes"] > 0 and data["throughput_mib_s"] > 0
+    assert data["client_kind"] == "grpcio" and data["client_window_mode"] == "static"
+    assert data["rtt_ms"] == 10
+    assert data["result_bytes"] > 0 and data["throughput_mib_s"] > 0
     # The tap saw the client's SETTINGS as sent: the static window is on the wire.
-    assert data["frames"]["client_settings"]["INITIAL_WINDOW_SIZE"] == 256 * 1024
-    assert data["frames"]["decodable"]
+    assert data["frames_client_settings"]["INITIAL_WINDOW_SIZE"] == 256 * 1024
+    assert data["frames_decodable"]
     assert records.read_text().count("\n") == 1
 
 
@@ -83,9 +86,9 @@ def test_unary_workload(tmp_path: Path) -> None:
         str(tmp_path / "r.jsonl"),
     )
     assert proc.returncode == 0, proc.stderr
-    latency = json.loads(proc.stdout)["latency_ms"]
+    latency_p50_ms = json.loads(proc.stdout)["latency_p50_ms"]
     # Each call crosses the delay line once each way: it cannot beat the RTT.
-    assert latency["p50"] >= 2.0
+    assert latency_p50_ms >= 2.0
 
 
 @pytest.mark.parametrize(

@@ -129,7 +129,7 @@ def test_example_plan_file_loads() -> None:
     assert names == [
         "no BDP probe",
         "static 4 MiB",
-        "h2 defaults (undici)",
+        "h2 small defaults",
         "h2 raised",
         "h2 raised, half credit",
     ]

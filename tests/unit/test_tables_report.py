@@ -135,8 +135,8 @@ def _row(markdown: str, section: str, label: str, transfer: str = "") -> str:
 def test_median_and_min_max_and_reference(markdown: str) -> None:
     row = _row(markdown, "### RTT 20 ms", "h2 static 4 MiB")
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[2] == "191.9 (190.0-193.8)"  # rounds at +0%, +1%, +2%
-    assert cells[3] == "200.0" and cells[4] == "0.96"  # median / theory
+    assert cells[2] == "192 (190-194)"  # rounds at +0%, +1%, +2%, in three figures
+    assert cells[3] == "200" and cells[4] == "0.959"  # median 191.9 / theory, three figures
     assert cells[6] == "119.5"  # the reference's 20 ms / 4 MiB figure
 
 
@@ -145,9 +145,7 @@ def test_failed_cpu_bound_and_unstable_cells_are_marked(markdown: str) -> None:
     assert "FAILED" in failed and "failed 3/3: client timed out" in failed
     assert "| 0" not in failed  # a failed cell is never shown as zero
     assert "CPU-bound: client 3/3" in _row(markdown, "### loopback", "h2 static 4 MiB")
-    assert "spread 26% > 10%" in _row(
-        markdown, "### RTT 20 ms", "grpcio dynamic (C-core BDP)", "timed"
-    )
+    assert "spread 26.1%" in _row(markdown, "### RTT 20 ms", "grpcio dynamic (C-core BDP)", "timed")
 
 
 def test_dynamic_rows_state_their_transfer_and_only_the_short_one_gets_the_reference(
@@ -235,10 +233,15 @@ def test_report_command_rerenders_without_measuring(
         append_record(path, m)
     out = tmp_path / "tables.md"
     with pytest.raises(SystemExit) as exc:
-        main(["report", str(path), "--out", str(out)])
+        main(["report", str(path), "--markdown", "--out", str(out)])
     assert exc.value.code == 0
     printed = capsys.readouterr().out
     assert printed == out.read_text() and "## Table 4" in printed
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(path)])  # laid out for a terminal: within 100 columns
+    laid_out = capsys.readouterr().out
+    assert exc.value.code == 0 and "## Table 4" in laid_out
+    assert max(len(line) for line in laid_out.splitlines()) <= 100
 
 
 def test_report_command_errors_are_one_line(

@@ -1,0 +1,226 @@
+"""Pure: one measurement -> one flat row, the schema of ``--json``, ``--csv`` and notebooks.
+
+The row is derived from the typed records by reflection, so a field added to a record (a
+link's rate, a server window, per-stream results) becomes a column without an edit here:
+
+- a few **headline** columns first (``schema``, ``status``, ``rtt_ms``, ``window_bytes``,
+  ``throughput_mib_s``, ``efficiency``, ``ping_rtt_ms``, latency percentiles): the numbers
+  people plot;
+- then every field and public property of ``Measurement``, walked through its nested
+  dataclasses and named by their path joined with ``_`` (``link_delay_up_ms``,
+  ``client_window_bytes``, ``result_elapsed_s``, ``frames_conn_window_updates_count``,
+  ``tags_round``); the ``trial`` level is dropped from names. Units are in the field names.
+
+Values are JSON values: numbers, strings, booleans, null, and lists/objects for sequences
+and mappings (``result_ping_rtt_ms``, ``frames_client_settings``). A CSV cell holds the same
+value as text (``csv_cell``): null is empty, booleans ``true``/``false``, lists and objects
+compact JSON; ``parse_csv_row`` reads a row back into the JSON values, using the column
+types this module derives from the records' type hints.
+
+``FLAT_SCHEMA`` is bumped when a column is renamed or changes meaning (never for a new one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import types
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, get_args, get_origin
+
+from kit.analysis.cells import efficiency, latency_stats, ping_rtt_ms
+from kit.results.codec import to_json
+from kit.results.records import Measurement
+
+FLAT_SCHEMA = 1
+Kind = Literal["str", "str?", "int", "float", "bool", "json"]
+Row = dict[str, Any]
+
+# Headline columns and their kinds: computed, not reflected (each also named in the README).
+HEADLINE: dict[str, Kind] = {
+    "schema": "int",
+    "status": "str",
+    "rtt_ms": "float",
+    "window_bytes": "int",
+    "conn_window_bytes": "int",
+    "throughput_mib_s": "float",
+    "theory_mib_s": "float",
+    "efficiency": "float",
+    "ping_rtt_ms": "float",
+    "latency_mean_ms": "float",
+    "latency_p50_ms": "float",
+    "latency_p99_ms": "float",
+}
+_DROPPED_LEVEL = "trial"
+
+
+def flat_row(m: Measurement) -> Row:
+    """The flat row of one measurement (headline columns, then every reflected field)."""
+    row = _headline(m)
+    for name, value in _walk(Measurement, m, ""):
+        row.setdefault(name, value)
+    return row
+
+
+def flat_rows(measurements: Iterable[Measurement]) -> list[Row]:
+    return [flat_row(m) for m in measurements]
+
+
+def _headline(m: Measurement) -> Row:
+    result = m.result
+    throughput = result.throughput_mib_s if result is not None and m.ok else None
+    latency = latency_stats(result.latencies_ms) if result is not None else None
+    return {
+        "schema": FLAT_SCHEMA,
+        "status": m.status,
+        "rtt_ms": m.trial.link.rtt_ms,
+        "window_bytes": m.trial.client.window_bytes,
+        "conn_window_bytes": m.trial.conn_window_bytes,
+        "throughput_mib_s": throughput,
+        "theory_mib_s": m.theory_mib_s,
+        "efficiency": efficiency(throughput, m.theory_mib_s),
+        "ping_rtt_ms": ping_rtt_ms(m),
+        "latency_mean_ms": None if latency is None else latency.mean_ms,
+        "latency_p50_ms": None if latency is None else latency.p50_ms,
+        "latency_p99_ms": None if latency is None else latency.p99_ms,
+    }
+
+
+# --- reflection over the record types ------------------------------------------------------
+
+
+def _dataclass_of(tp: Any) -> type[Any] | None:
+    """The dataclass a field type names (``X`` or ``X | None``), else None."""
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        return tp
+    if get_origin(tp) in (typing.Union, types.UnionType):
+        found = [a for a in get_args(tp) if a is not type(None)]
+        if len(found) == 1:
+            return _dataclass_of(found[0])
+    return None
+
+
+def _members(cls: type[Any]) -> list[tuple[str, Any, Any]]:
+    """(name, type, getter) of a dataclass's fields, then of its public properties."""
+    hints = _hints(cls)
+    out: list[tuple[str, Any, Any]] = [
+        (f.name, hints[f.name], f.name) for f in dataclasses.fields(cls)
+    ]
+    for name, attr in vars(cls).items():
+        if isinstance(attr, property) and not name.startswith("_") and attr.fget is not None:
+            out.append((name, typing.get_type_hints(attr.fget).get("return", Any), attr))
+    return out
+
+
+_HINT_CACHE: dict[type[Any], dict[str, Any]] = {}
+
+
+def _hints(cls: type[Any]) -> dict[str, Any]:
+    if cls not in _HINT_CACHE:
+        _HINT_CACHE[cls] = typing.get_type_hints(cls)
+    return _HINT_CACHE[cls]
+
+
+def _join(prefix: str, name: str) -> str:
+    if not prefix and name == _DROPPED_LEVEL:
+        return ""
+    return f"{prefix}_{name}" if prefix else name
+
+
+def _walk(cls: type[Any], value: Any, prefix: str) -> Iterable[tuple[str, Any]]:
+    """Leaf (column, JSON value) pairs of a dataclass value (None: every leaf None)."""
+    for name, tp, getter in _members(cls):
+        column = _join(prefix, name)
+        if value is None:
+            member = None
+        elif isinstance(getter, property):
+            member = getter.fget(value) if getter.fget is not None else None
+        else:
+            member = getattr(value, getter)
+        nested = _dataclass_of(tp)
+        if nested is not None:
+            yield from _walk(nested, member, column)
+        else:
+            yield column, to_json(member)
+
+
+def column_kinds(
+    cls: type[Any] = Measurement, prefix: str = "", nullable: bool = False
+) -> dict[str, Kind]:
+    """Every column's kind, from the type hints: what a CSV cell is read back as.
+
+    Inside an optional record (``result``, ``frames``) every column may be null."""
+    kinds: dict[str, Kind] = dict(HEADLINE) if not prefix else {}
+    for name, tp, _ in _members(cls):
+        column = _join(prefix, name)
+        nested = _dataclass_of(tp)
+        if nested is not None:
+            inner = column_kinds(nested, column, nullable or _optional(tp))
+            kinds.update({k: v for k, v in inner.items() if k not in kinds})
+        else:
+            kind = _kind_of(tp)
+            kinds.setdefault(column, "str?" if nullable and kind == "str" else kind)
+    return kinds
+
+
+def _optional(tp: Any) -> bool:
+    return get_origin(tp) in (typing.Union, types.UnionType) and type(None) in get_args(tp)
+
+
+def _kind_of(tp: Any) -> Kind:
+    options = [a for a in get_args(tp) if a is not type(None)]
+    if get_origin(tp) in (typing.Union, types.UnionType) and len(options) == 1:
+        inner = _kind_of(options[0])
+        return "str?" if inner == "str" else inner
+    if get_origin(tp) is Literal:
+        return "str"
+    simple: dict[Any, Kind] = {str: "str", int: "int", float: "float", bool: "bool"}
+    return simple.get(tp, "json")
+
+
+# --- CSV cells ------------------------------------------------------------------------------
+
+
+def columns_of(rows: Sequence[Row]) -> list[str]:
+    """The union of the rows' columns, in first-seen order (old and new records can mix)."""
+    seen: dict[str, None] = {}
+    for row in rows:
+        seen.update(dict.fromkeys(row))
+    return list(seen)
+
+
+def csv_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else ""
+    if isinstance(value, int | str):
+        return str(value)
+    return json.dumps(value, separators=(",", ":"))
+
+
+def parse_csv_row(cells: Mapping[str, str]) -> Row:
+    """A CSV row (``csv.DictReader``) -> the JSON values of ``flat_row``."""
+    kinds = column_kinds()
+    return {name: _parse_cell(text, kinds.get(name, "json")) for name, text in cells.items()}
+
+
+def _parse_cell(text: str, kind: Kind) -> Any:
+    if kind == "str":
+        return text
+    if text == "":  # null (a nullable string's empty value reads back as null too)
+        return None
+    if kind == "bool":
+        return text == "true"
+    if kind == "int":
+        return int(text)
+    if kind == "float":
+        return float(text)
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

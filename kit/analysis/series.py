@@ -1,0 +1,176 @@
+"""Pure: records -> the point series ``kit plot`` draws (``kit.report.plot`` only draws them).
+
+- ``window_points``: throughput against the static stream window, per (RTT, client);
+- ``growth_series``: how a dynamic window grew, per cell: the stream window the client
+  announced (SETTINGS, from the frame tap) and the connection credit it granted (stream-0
+  WINDOW_UPDATEs), in ms since the client's timed phase began; records without timestamps
+  (release 0.1) give the steps in order instead;
+- ``finish_series``: per-stream finish times of multi-stream cells (the median round);
+- ``compare_series``: each cell's sample per round and the baseline's noise band.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kit.analysis.cells import CellView, group_campaigns, throughput
+from kit.analysis.compare import CompareMeta, build_report, sample_of
+from kit.plan.compare import BASELINE_KEY
+from kit.results.records import Measurement
+
+
+@dataclass(frozen=True)
+class WindowPoint:
+    rtt_ms: float
+    client: str
+    streams: int
+    window_bytes: int
+    throughput_mib_s: float
+    theory_mib_s: float | None
+    rate_mib_s: float | None  # the link's rate bound, when the record has one
+
+
+@dataclass(frozen=True)
+class Growth:
+    """One dynamic cell's windows over time (``timed``) or by step (not ``timed``)."""
+
+    label: str
+    client: str
+    timed: bool
+    stream_window: tuple[tuple[float, int], ...]
+    conn_credit: tuple[tuple[float, int], ...]
+
+
+@dataclass(frozen=True)
+class Finish:
+    label: str
+    finish_ms: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class CompareSeries:
+    title: str
+    unit: str
+    keys: tuple[str, ...]
+    samples: tuple[tuple[str, int, float], ...]  # (key, round, value)
+    baseline_median: float | None
+    floor_pct: float | None
+
+
+def _ok_downloads(measurements: Sequence[Measurement]) -> list[Measurement]:
+    return [m for m in measurements if m.ok and m.trial.workload.kind == "download"]
+
+
+def _rate_mib_s(m: Measurement) -> float | None:
+    """A link rate in bits/s (records of releases with rate-limited links), as MiB/s."""
+    rate = getattr(m.trial.link, "rate_bits_s", None)
+    return rate / 8 / 2**20 if isinstance(rate, int | float) and rate > 0 else None
+
+
+def window_points(measurements: Sequence[Measurement]) -> list[WindowPoint]:
+    return [
+        WindowPoint(
+            rtt_ms=m.trial.link.rtt_ms,
+            client=m.trial.client.kind,
+            streams=m.trial.workload.streams,
+            window_bytes=m.trial.client.window_bytes,
+            throughput_mib_s=m.throughput_mib_s or 0.0,
+            theory_mib_s=m.theory_mib_s,
+            rate_mib_s=_rate_mib_s(m),
+        )
+        for m in _ok_downloads(measurements)
+        if m.trial.client.window_bytes is not None and m.throughput_mib_s
+    ]
+
+
+def _growth(m: Measurement) -> Growth | None:
+    frames, result = m.frames, m.result
+    if frames is None or result is None or len(frames.window_growth) < 1:
+        return None
+    steps = frames.window_growth
+    timed = all(s.t_ns is not None for s in steps)
+    start = result.t_start_ns
+    if timed:
+        stream = tuple((((s.t_ns or 0) - start) / 1e6, s.window_bytes) for s in steps)
+    else:
+        stream = tuple((float(i), s.window_bytes) for i, s in enumerate(steps))
+    updates = frames.conn_window_updates
+    credit: tuple[tuple[float, int], ...] = ()
+    if timed and len(updates.first_t_ns) == len(updates.first):
+        sums = itertools.accumulate(updates.first, initial=65_535)
+        times = [(t - start) / 1e6 for t in updates.first_t_ns]
+        credit = tuple(zip(times, list(sums)[1:], strict=True))
+    trial = m.trial
+    label = f"{trial.client.kind} RTT {trial.link.rtt_ms:g} ms"
+    if trial.workload.bytes_per_stream is not None:
+        label += f", {trial.workload.bytes_per_stream / 2**20:g} MiB"
+    return Growth(label, trial.client.kind, timed, stream, credit)
+
+
+def growth_series(measurements: Sequence[Measurement]) -> list[Growth]:
+    """One series per dynamic cell (its first ok round), in record order."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for m in _ok_downloads(measurements):
+        cell = (m.tags.campaign, m.tags.key or m.trial.client.label + str(m.trial.link))
+        if m.trial.client.window_mode == "static" or cell in seen:
+            continue
+        found = _growth(m)
+        if found is not None:
+            seen.add(cell)
+            out.append(found)
+    return out
+
+
+def _finish_of(cell: CellView) -> Finish | None:
+    run = cell.median_run(throughput)
+    if run is None or run.result is None or len(run.result.stream_finish_s) < 2:
+        return None
+    trial = run.trial
+    label = trial.label or cell.key
+    return Finish(label, tuple(sorted(f * 1000.0 for f in run.result.stream_finish_s)))
+
+
+def finish_series(measurements: Sequence[Measurement]) -> list[Finish]:
+    out = []
+    for view in group_campaigns(measurements).values():
+        out += [f for f in (_finish_of(c) for c in view.cells) if f is not None]
+    lone = [m for m in _ok_downloads(measurements) if not m.tags.campaign and m.result]
+    for m in lone:
+        if m.result is not None and len(m.result.stream_finish_s) > 1:
+            label = f"{m.trial.client.label}, {m.trial.workload.streams} streams"
+            out.append(Finish(label, tuple(sorted(f * 1000 for f in m.result.stream_finish_s))))
+    return out
+
+
+def compare_series(measurements: Sequence[Measurement]) -> list[CompareSeries]:
+    by_campaign: dict[str, list[Measurement]] = {}
+    for m in measurements:
+        if m.tags.campaign:
+            by_campaign.setdefault(m.tags.campaign, []).append(m)
+    out = []
+    for ms in by_campaign.values():
+        if not any(m.tags.key == BASELINE_KEY for m in ms):
+            continue
+        meta = CompareMeta.of_records(ms)
+        report = build_report(meta, ms)
+        samples = [
+            (m.tags.key, m.tags.round, value)
+            for m in ms
+            if (value := sample_of(m, meta.metric)) is not None
+        ]
+        base = report.row(BASELINE_KEY).summary
+        floor = report.floor.floor_pct if report.floor else None
+        out.append(
+            CompareSeries(
+                title=f"{meta.title}: {meta.setup}",
+                unit=meta.unit,
+                keys=meta.keys,
+                samples=tuple(samples),
+                baseline_median=base.median if base else None,
+                floor_pct=floor,
+            )
+        )
+    return out

@@ -1,0 +1,130 @@
+"""Where results go: the records file (or none, or stdout), CSV files, progress on a terminal.
+
+Every command saves and exports through here, so ``--records``, ``--no-records`` and
+``--csv`` mean the same everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from kit.analysis.flat import flat_row
+from kit.cli.output import echo_err, write_text
+from kit.errors import UsageError
+from kit.plan.campaign import expected_cell_s
+from kit.plan.trial import Trial
+from kit.report.export import render_csv
+from kit.report.format import UNITS
+from kit.results.records import Measurement
+from kit.results.store import append_record, encode_record
+
+T = TypeVar("T")
+STDOUT = Path("-")
+
+Csv = Annotated[
+    Path | None,
+    typer.Option(
+        "--csv", help="Write one flat row per measurement here (the --json schema; see README)."
+    ),
+]
+NoRecords = Annotated[
+    bool, typer.Option("--no-records", help="Keep no record of this run (nothing is written).")
+]
+
+
+def save_record(path: Path | None, measurement: Measurement) -> None:
+    """Append the record and say where it went (stderr): "-" is stdout, None is nowhere."""
+    if path is None:
+        return
+    if path == STDOUT:
+        typer.echo(json.dumps(encode_record(measurement), separators=(",", ":")))
+        return
+    append_record(path, measurement)
+    echo_err(f"record appended to {path}")
+
+
+def write_csv(path: Path | None, measurements: Sequence[Measurement]) -> None:
+    if path is None:
+        return
+    if path == STDOUT:
+        typer.echo(render_csv(measurements), nl=False)
+        return
+    write_text(path, render_csv(measurements), "--csv")
+    echo_err(f"{len(measurements)} row(s) written to {path}")
+
+
+def run_json_text(measurement: Measurement) -> str:
+    """``kit run --json``: the measurement's flat row (the CSV schema), indented."""
+    return json.dumps(flat_row(measurement), indent=2)
+
+
+def check_units(unit: str) -> str:
+    if unit not in UNITS:
+        raise UsageError(f"--units: {unit!r} is not one of {', '.join(UNITS)}")
+    return unit
+
+
+def terminal_width() -> int:
+    """The terminal's width ($COLUMNS wins; 100 when there is no terminal), at most 100."""
+    return min(shutil.get_terminal_size((100, 24)).columns, 100)
+
+
+def interactive() -> bool:
+    return sys.stderr.isatty()
+
+
+@contextmanager
+def _progress(trial: Trial) -> Iterator[None]:
+    """A transient progress bar with elapsed time and ETA on stderr (terminals only)."""
+    expected = max(expected_cell_s(trial), 0.1) + 1.5  # process start, connection, warm-up
+    columns = (
+        TextColumn("measuring"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        TextColumn("of ~{task.total:.0f}s"),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("measure", total=expected)
+        stop = _ticker(lambda elapsed: bar.update(task, completed=min(elapsed, expected)))
+        try:
+            yield
+        finally:
+            stop()
+
+
+def _ticker(tick: Callable[[float], None]) -> Callable[[], None]:
+    done = threading.Event()
+    started = time.monotonic()
+
+    def loop() -> None:
+        while not done.wait(0.1):
+            tick(time.monotonic() - started)
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        done.set()
+        thread.join(timeout=1.0)
+
+    return stop
+
+
+def with_progress(trial: Trial, measure: Callable[[], T]) -> T:
+    """``measure()``, with a progress bar on stderr when stderr is a terminal."""
+    if not interactive():
+        return measure()
+    with _progress(trial):
+        return measure()

@@ -1,0 +1,47 @@
+"""``kit plot``: records -> PNG figures (thin: read, render, write)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kit.cli.output import echo_err
+from kit.errors import UsageError
+from kit.report.plot import render_plots
+from kit.results.store import read_records
+
+
+def write_plots(figures: dict[str, bytes], out: Path) -> list[Path]:
+    """Write each figure into ``out`` (created); failures are one line naming --out."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, png in figures.items():
+            (out / name).write_bytes(png)
+            written.append(out / name)
+    except OSError as exc:
+        raise UsageError(f"--out: cannot write into {out}: {exc.strerror or exc}") from None
+    return written
+
+
+def plot(
+    file: Annotated[Path, typer.Argument(help="A records file (JSON lines) of any kit command.")],
+    out: Annotated[
+        Path | None, typer.Option(help="Directory for the PNGs (default: beside the records).")
+    ] = None,
+) -> None:
+    """Draw records as PNGs: throughput vs window, window growth, stream finish, comparisons."""
+    read = read_records(file)
+    for warning in read.warnings:
+        echo_err(f"kit plot: {file}: {warning}")
+    figures = render_plots(read.measurements)
+    if not figures:
+        raise UsageError(f"{file}: no successful measurement to plot")
+    for path in write_plots(figures, out if out is not None else file.parent):
+        typer.echo(str(path))
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(plot)
