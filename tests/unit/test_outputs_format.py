@@ -5,6 +5,7 @@ and the series the plots draw."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,8 @@ from kit.analysis.series import growth_series, window_points
 from kit.report.format import fit_table, fmt_rate, fmt_size, settings_text, sig3
 from kit.report.terminal import markdown_for_terminal
 from kit.results.store import read_records
-from tests.unit.test_release_0_1 import FIXTURES
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "release-0.1"
 
 
 @dataclass(frozen=True)
