@@ -35,6 +35,7 @@ def test_quick_table4_writes_tables_and_records(tmp_path: Path) -> None:
     done = kit("tables", "--quick", "--only", "unary", "--records", str(records), "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert "[0/5]" in done.stderr and "left ~" in done.stderr  # the progress display
+    assert all(len(line) <= 100 for line in done.stdout.splitlines())  # the checks, laid out
 
     lines = [json.loads(line) for line in records.read_text().splitlines()]
     plan, session = lines[0], lines[-1]
