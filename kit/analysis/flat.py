@@ -136,7 +136,7 @@ def _walk(cls: type[Any], value: Any, prefix: str) -> Iterable[tuple[str, Any]]:
         if value is None:
             member = None
         elif isinstance(getter, property):
-            member = getter.fget(value) if getter.fget is not None else None
+            member = _property_value(getter, value)
         else:
             member = getattr(value, getter)
         nested = _dataclass_of(tp)
@@ -144,6 +144,14 @@ def _walk(cls: type[Any], value: Any, prefix: str) -> Iterable[tuple[str, Any]]:
             yield from _walk(nested, member, column)
         else:
             yield column, to_json(member)
+
+
+def _property_value(prop: property, value: Any) -> Any:
+    """A derived value; one a record cannot give (a ratio of nothing) is null, not an error."""
+    try:
+        return prop.fget(value) if prop.fget is not None else None
+    except (ArithmeticError, ValueError, AttributeError, TypeError):
+        return None
 
 
 def column_kinds(

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -64,9 +65,12 @@ def _ok_downloads(measurements: Sequence[Measurement]) -> list[Measurement]:
 
 
 def _rate_mib_s(m: Measurement) -> float | None:
-    """A link rate in bits/s (records of releases with rate-limited links), as MiB/s."""
-    rate = getattr(m.trial.link, "rate_bits_s", None)
-    return rate / 8 / 2**20 if isinstance(rate, int | float) and rate > 0 else None
+    """The link's rate bound as MiB/s, when its record has one: any field of the link named
+    ``*_bits_s`` (a rate in bits per second), so a rate-limited link plots without an edit."""
+    link = m.trial.link
+    rates = [getattr(link, f.name) for f in dataclasses.fields(link) if f.name.endswith("bits_s")]
+    found = [r for r in rates if isinstance(r, int | float) and r > 0]
+    return min(found) / 8 / 2**20 if found else None
 
 
 def window_points(measurements: Sequence[Measurement]) -> list[WindowPoint]:

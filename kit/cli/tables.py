@@ -23,10 +23,17 @@ from kit.report.document import render_records
 from kit.report.plot import plot_links, render_plots
 from kit.report.tables import render_bars_of, render_tables
 from kit.report.terminal import markdown_for_terminal
-from kit.results.store import read_records
+from kit.results.store import RecordsRead, read_records
 
 DEFAULT_OUT = RESULTS_DIR / "tables.md"
 RECORDS_GLOB = "tables-*.jsonl"
+
+
+def write_document(out: Path, markdown: str, read: RecordsRead) -> None:
+    """The markdown report, with its figures written beside it and linked at its end."""
+    figures = write_plots(render_plots(read.measurements), out.parent)
+    links = plot_links([f.name for f in figures])
+    write_text(out, markdown + ("\n" + links if links else ""), "--out")
 
 
 def _new_records_path() -> Path:
@@ -108,9 +115,7 @@ def tables(
     typer.echo(f"kit tables: records -> {path}", err=True)
     outcome = run_tables(settings, path, resume=resume, topology_factory=topology)
     read = read_records(path)
-    figures = write_plots(render_plots(read.measurements), out.parent)
-    links = plot_links([f.name for f in figures])
-    write_text(out, render_tables(read, str(path)) + ("\n" + links if links else ""), "--out")
+    write_document(out, render_tables(read, str(path)), read)
     failed = sum(1 for m in outcome.measurements if not m.ok)
     typer.echo(
         f"kit tables: {outcome.cells_run} cells in {outcome.elapsed_s:.0f} s; "
@@ -139,7 +144,7 @@ def report(
         )
     write_csv(csv, read.measurements)
     if out is not None:
-        write_text(out, render_records(read, str(file), markdown=True) or "", "--out")
+        write_document(out, render_records(read, str(file), markdown=True) or "", read)
     typer.echo(text, nl=False)
 
 

@@ -19,14 +19,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-
-import matplotlib
-
-matplotlib.use("Agg")  # headless: no display is needed or looked for
-
-from matplotlib import pyplot as plt
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING, Any
 
 from kit.analysis.series import (
     CompareSeries,
@@ -39,6 +32,10 @@ from kit.analysis.series import (
     window_points,
 )
 from kit.results.records import Measurement
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 SIZE_IN = (9.0, 5.0)
 DPI = 100  # 900 x 500 pixels
@@ -63,15 +60,26 @@ def render_plots(measurements: Sequence[Measurement]) -> dict[str, bytes]:
     return out
 
 
+def _pyplot() -> Any:
+    """matplotlib, headless (Agg: no display is needed or looked for). Imported on first use:
+    it costs every other command ~0.5 s to start."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    return pyplot
+
+
 def _png(fig: Figure) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=DPI)
-    plt.close(fig)
+    _pyplot().close(fig)
     return buffer.getvalue()
 
 
 def _figure(panels: int = 1) -> tuple[Figure, list[Axes]]:
-    fig, axes = plt.subplots(1, panels, figsize=SIZE_IN, squeeze=False, layout="constrained")
+    fig, axes = _pyplot().subplots(1, panels, figsize=SIZE_IN, squeeze=False, layout="constrained")
     return fig, list(axes[0])
 
 

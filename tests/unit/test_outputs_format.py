@@ -1,0 +1,108 @@
+"""The pure pieces behind shareable output: the reflective flat schema, three significant
+figures, sizes in the unit typed, tables that shrink to fit, markdown laid out for a terminal,
+and the series the plots draw."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from kit.analysis import flat
+from kit.analysis.series import growth_series, window_points
+from kit.report.format import fit_table, fmt_rate, fmt_size, settings_text, sig3
+from kit.report.terminal import markdown_for_terminal
+from kit.results.store import read_records
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "release-0.1"
+
+
+@dataclass(frozen=True)
+class Inner:
+    rate_bits_s: float | None = None
+    label: str = "x"
+
+
+@dataclass(frozen=True)
+class Outer:
+    delay_ms: float = 1.5
+    inner: Inner = field(default_factory=Inner)
+    maybe: Inner | None = None
+
+    @property
+    def doubled_ms(self) -> float:
+        return self.delay_ms * 2
+
+
+def test_a_new_field_becomes_a_column_without_an_edit() -> None:
+    columns = dict(flat._walk(Outer, Outer(inner=Inner(rate_bits_s=1e8)), ""))
+    assert columns == {
+        "delay_ms": 1.5,
+        "inner_rate_bits_s": 1e8,
+        "inner_label": "x",
+        "maybe_rate_bits_s": None,
+        "maybe_label": None,
+        "doubled_ms": 3.0,
+    }
+    kinds = flat.column_kinds(Outer, "x")
+    assert kinds["x_maybe_label"] == "str?" and kinds["x_inner_label"] == "str"
+    assert kinds["x_inner_rate_bits_s"] == "float"
+
+
+def test_every_column_of_a_record_has_a_kind() -> None:
+    runs = read_records(FIXTURES / "runs.jsonl").measurements
+    kinds = flat.column_kinds()
+    for row in flat.flat_rows(runs):
+        assert set(row) <= set(kinds)
+        assert row["schema"] == flat.FLAT_SCHEMA and list(row)[:3] == ["schema", "status", "rtt_ms"]
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(38.874, "38.9"), (580.36, "580"), (1339.0, "1339"), (2.5, "2.50"), (0.01234, "0.0123"),
+     (9.996, "10.0"), (99.96, "100"), (0.0, "0"), (-4.567, "-4.57")],
+)  # fmt: skip
+def test_three_significant_figures(value: float, text: str) -> None:
+    assert sig3(value) == text
+
+
+def test_sizes_in_the_unit_typed_and_rates_in_the_unit_asked() -> None:
+    assert fmt_size(4_000_000) == "4 MB" and fmt_size(4 * 2**20) == "4 MiB"
+    assert fmt_size(100_000) == "100 KB" and fmt_size(81_529_556) == "77.8 MiB"
+    assert fmt_size(512) == "512 B"
+    assert fmt_rate(100.0, "MiB/s") == "100" and fmt_rate(100.0, "MB/s") == "105"
+    assert fmt_rate(100.0, "Mbit/s") == "839"
+
+
+def test_settings_are_named_and_abbreviated() -> None:
+    settings = {"INITIAL_WINDOW_SIZE": 65536, "ENABLE_PUSH": 0, "0xfe03": 1}
+    assert "GRPC_ALLOW_TRUE_BINARY_METADATA=1" in settings_text(settings)
+    short = settings_text(settings, verbose=False)
+    assert short == "INITIAL_WINDOW_SIZE=65536 (+2 more, --verbose)"
+
+
+def test_a_table_shrinks_to_fit() -> None:
+    rows = [["a" * 40, "b " * 30, "c" * 12, "d d d d d d d d d d d d d d d d d"]]
+    text = fit_table(rows, ["one", "two", "three", "four"], [40, 60, 12, 40], width=80)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "c" * 12 in text  # a narrow column is left alone
+
+
+def test_markdown_tables_are_laid_out_within_the_width() -> None:
+    wide = "| " + " | ".join(f"column {i}" for i in range(12)) + " |"
+    rule = "|" + "---|" * 12
+    row = "| " + " | ".join(f"value {i} with words" for i in range(12)) + " |"
+    md = f"# Title\n\n{wide}\n{rule}\n{row}\n\n- a list item " + "that goes on " * 20
+    text = markdown_for_terminal(md, 100)
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert "column 11: value 11 with words" in text  # too wide: one block per row
+
+
+def test_plot_series_from_release_0_1_records() -> None:
+    tables = read_records(FIXTURES / "tables.jsonl").measurements
+    points = window_points(tables)
+    assert points and all(p.window_bytes > 0 and p.throughput_mib_s > 0 for p in points)
+    growth = growth_series(tables)
+    assert {g.client for g in growth} == {"grpcio", "h2"}
+    assert not any(g.timed for g in growth)  # release 0.1 kept no timestamps: by step
