@@ -31,6 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, get_args, get_origin
 
 from kit.analysis.cells import efficiency, latency_stats, ping_rtt_ms
+from kit.analysis.link import link_json
+from kit.analysis.sharing import stream_sharing
 from kit.results.codec import to_json
 from kit.results.records import Measurement
 
@@ -53,14 +55,36 @@ HEADLINE: dict[str, Kind] = {
     "latency_p50_ms": "float",
     "latency_p99_ms": "float",
 }
+# Derived columns after the headline: what the link, uploads and shared connections add
+# (``kit.analysis.link``, ``kit.analysis.sharing``), named as ``kit run --json`` names them.
+DERIVED: dict[str, Kind] = {
+    "rate_up_bits_s": "float",
+    "rate_down_bits_s": "float",
+    "jitter_ms": "float",
+    "bdp_bytes": "int",
+    "window_final_bytes": "int",
+    "peak_queued_bytes": "int",
+    "throughput_mbit_s": "float",
+    "rate_fraction": "float",
+    "ramp_90_ms": "float",
+    "ramp_90_bytes": "int",
+    "steady_bits_s": "float",
+    "stream_throughput_mib_s": "json",
+    "jain_index": "float",
+    "peak_unread_bytes": "int",
+}
+# Reflected columns left out: the link's delivery trace (a number per millisecond) stays in
+# the records file; its meaning is in ramp_90_ms and steady_bits_s.
+EXCLUDED: frozenset[str] = frozenset({"frames_delivered_down_bytes"})
 _DROPPED_LEVEL = "trial"
 
 
 def flat_row(m: Measurement) -> Row:
     """The flat row of one measurement (headline columns, then every reflected field)."""
-    row = _headline(m)
+    row = _headline(m) | _derived(m)
     for name, value in _walk(Measurement, m, ""):
-        row.setdefault(name, value)
+        if name not in EXCLUDED:
+            row.setdefault(name, value)
     return row
 
 
@@ -86,6 +110,17 @@ def _headline(m: Measurement) -> Row:
         "latency_p50_ms": None if latency is None else latency.p50_ms,
         "latency_p99_ms": None if latency is None else latency.p99_ms,
     }
+
+
+def _derived(m: Measurement) -> Row:
+    link = link_json(m)
+    row: Row = {k: link[k] for k in DERIVED if k in link}
+    result = m.result if m.ok else None
+    sharing = stream_sharing(result) if result is not None else None
+    row["stream_throughput_mib_s"] = list(sharing.throughput_mib_s) if sharing else None
+    row["jain_index"] = sharing.jain if sharing else None
+    row["peak_unread_bytes"] = sharing.peak_unread_total_bytes if sharing else None
+    return row
 
 
 # --- reflection over the record types ------------------------------------------------------
@@ -160,7 +195,7 @@ def column_kinds(
     """Every column's kind, from the type hints: what a CSV cell is read back as.
 
     Inside an optional record (``result``, ``frames``) every column may be null."""
-    kinds: dict[str, Kind] = dict(HEADLINE) if not prefix else {}
+    kinds: dict[str, Kind] = dict(HEADLINE) | dict(DERIVED) if not prefix else {}
     for name, tp, _ in _members(cls):
         column = _join(prefix, name)
         nested = _dataclass_of(tp)
