@@ -39,7 +39,8 @@ from kit.delayline.schedule import Bottleneck, DelayQueue, bottleneck_for, queue
 from kit.delayline.timer import Sleeper, SpinSleeper, make_sleeper
 from kit.errors import TopologyError
 from kit.plan.processes import ProxyConfig
-from kit.plan.units import MIB, format_rate
+from kit.plan.trial import link_extras_text
+from kit.plan.units import MIB
 from kit.results.records import (
     DeliveryTrace,
     DirectionSummary,
@@ -483,16 +484,9 @@ def describe(config: ProxyConfig, port: int) -> str:
 
 
 def _link_text(config: ProxyConfig) -> str:
-    rates = [
-        f"{name} {'unlimited' if rate is None else format_rate(rate)}"
-        for name, rate in (("up", config.rate_up_bits_s), ("down", config.rate_down_bits_s))
-    ]
-    text = ""
-    if config.rate_up_bits_s is not None or config.rate_down_bits_s is not None:
-        text += ", rate " + ", ".join(rates)
-    if config.jitter_ms:
-        text += f", jitter +-{config.jitter_ms:g} ms (seed {config.seed})"
-    return text
+    return link_extras_text(
+        config.rate_up_bits_s, config.rate_down_bits_s, config.jitter_ms, config.seed
+    )
 
 
 def run_proxy_blocking(config: ProxyConfig, announce: Callable[[str], None]) -> None:
