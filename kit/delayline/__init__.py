@@ -2,9 +2,8 @@
 optionally through a bottleneck of a set rate and with seeded jitter that never reorders.
 
 ``schedule`` is the pure FIFO of (due time, chunk) and the bottleneck; ``timer`` wakes the
-writers at due times;
-``relay`` is the asyncio shell; ``python -m kit.delayline --config '<json>'`` runs it as a
-process for the orchestrator, started with ``child_args(config)``.
+writers at due times; ``relay`` is the asyncio shell; ``python -m kit.delayline --config
+'<json>'`` runs it as a process for the orchestrator, started with ``child_args(config)``.
 """
 
 from __future__ import annotations
