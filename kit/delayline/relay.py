@@ -44,6 +44,7 @@ from kit.plan.units import MIB
 from kit.results.records import (
     DeliveryTrace,
     DirectionSummary,
+    LinkConnection,
     LinkSide,
     ProxyTotals,
     TapConnection,
@@ -338,8 +339,11 @@ class _Connection:
             closed_ns=time.monotonic_ns(),
             up=up.summary() if up is not None else DirectionSummary(),
             down=down.summary() if down is not None else DirectionSummary(),
-            link_up=_link_side(self.up.queue),
-            link_down=_link_side(self.down.queue),
+        )
+
+    def link_record(self) -> LinkConnection:
+        return LinkConnection(
+            self.conn_id, self.opened_ns, _link_side(self.up.queue), _link_side(self.down.queue)
         )
 
 
@@ -357,6 +361,8 @@ class DelayLine:
     def __init__(self, config: ProxyConfig) -> None:
         self.config = config
         self.bottlenecks = (bottleneck_for(config, "up"), bottleneck_for(config, "down"))
+        # Only a link with a rate or jitter has more to tell than a fixed delay (a link line).
+        self.shapes_traffic = any(self.bottlenecks) or config.jitter_ms > 0
         self.stats = ProxyStats(bottlenecks=self.bottlenecks)
         self.port = 0
         self._server: asyncio.Server | None = None
@@ -410,6 +416,8 @@ class DelayLine:
     def connection_done(self, conn: _Connection) -> None:
         if self._conns.pop(conn, None) is not None:
             self.stats.active -= 1
+            if self.shapes_traffic:  # first: readers wait for the conn line
+                self._write_record(conn.link_record())
             self._write_record(conn.record())
 
     def _write_record(self, line: TapLine) -> None:
