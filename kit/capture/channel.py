@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import subprocess
 import sys
@@ -32,8 +31,7 @@ from kit.capture.ring import (
     create_shared,
 )
 from kit.plan.units import MIB
-from kit.results.codec import to_json
-from kit.results.records import Direction, LinkSide
+from kit.results.records import Direction
 
 MIN_RING_BYTES = 16 * MIB
 CONTROL_RESERVE_BYTES = 256 * 1024  # kept free for records that must not be dropped
@@ -116,18 +114,12 @@ class TapChannel:
         self._backlog.append((kind, conn, direction, t_ns, payload))
         self.flush()
 
-    def conn_done(
-        self,
-        conn: int,
-        opened_ns: int,
-        closed_ns: int,
-        link: tuple[LinkSide, LinkSide] = (LinkSide(), LinkSide()),
-    ) -> None:
-        """The connection closed: its open time and what the link did up and down travel
-        with the record (the decoder writes them into the ``TapConnection`` line)."""
-        sides = json.dumps([to_json(link[0]), to_json(link[1])], separators=(",", ":"))
-        payload = opened_ns.to_bytes(8, "little") + sides.encode("utf-8")
-        self.put_control(KIND_CONN_DONE, conn, 0, closed_ns, payload)
+    def line(self, text: str) -> None:
+        """A whole tap-file line the relay made (a ``LinkConnection``), written in order."""
+        self.put_control(KIND_LINE, 0, 0, time.monotonic_ns(), text.encode("utf-8"))
+
+    def conn_done(self, conn: int, opened_ns: int, closed_ns: int) -> None:
+        self.put_control(KIND_CONN_DONE, conn, 0, closed_ns, opened_ns.to_bytes(8, "little"))
 
     def flush(self) -> bool:
         """Hand over backlogged control records in order; True once none is left."""

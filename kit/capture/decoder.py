@@ -33,8 +33,7 @@ from kit.capture.ring import (
     RingReader,
 )
 from kit.capture.tapfile import encode_tap_line
-from kit.results.codec import from_json
-from kit.results.records import DirectionSummary, LinkSide, TapConnection
+from kit.results.records import DirectionSummary, TapConnection
 
 POLL_S = 0.05
 DECODER_NICENESS = 5  # also read the ring this often without a doorbell (a dropped bell byte)
@@ -77,19 +76,12 @@ class TapDecoder:
     def _conn_line(self, record: Record) -> str:
         sides = [self._taps.pop((record.conn, d), None) for d in range(len(DIRECTIONS))]
         summaries = [t.summary() if t is not None else DirectionSummary() for t in sides]
-        payload = bytes(record.payload)
-        link = [LinkSide(), LinkSide()]
-        if len(payload) > 8:
-            sides = json.loads(payload[8:].decode("utf-8"))
-            link = [from_json(LinkSide, side, "link side") for side in sides]
         line = TapConnection(
             conn=record.conn,
-            opened_ns=int.from_bytes(payload[:8], "little"),
+            opened_ns=int.from_bytes(record.payload, "little"),
             closed_ns=record.t_ns,
             up=summaries[0],
             down=summaries[1],
-            link_up=link[0],
-            link_down=link[1],
         )
         return json.dumps(encode_tap_line(line), separators=(",", ":"))
 

@@ -35,7 +35,7 @@ count travels with the summary (``FrameSummary.tap_lines_skipped``).
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kit.analysis.stats import percentile
@@ -46,6 +46,7 @@ from kit.results.records import (
     DeliveryTrace,
     DirectionSummary,
     FrameSummary,
+    LinkConnection,
     PingRtt,
     PingRtts,
     SettingsSeen,
@@ -65,10 +66,15 @@ DEFAULT_INITIAL_WINDOW = 65_535  # RFC 9113: the stream window until SETTINGS sa
 
 
 def summarize(
-    conns: Sequence[TapConnection], delay_down_ms: float, skipped_lines: int = 0
+    conns: Sequence[TapConnection],
+    delay_down_ms: float,
+    skipped_lines: int = 0,
+    links: Mapping[int, LinkConnection] | None = None,
 ) -> FrameSummary:
-    """The frame summary of one trial's connections (see the module docstring)."""
+    """The frame summary of one trial's connections (see the module docstring); ``links``
+    are the link lines of the same proxy by connection id (missing ones count as none)."""
     ordered = tap_connections(conns)
+    sides = [links[c.conn].down for c in ordered if links and c.conn in links]
     ups = [c.up for c in ordered]
     proxy_rtts = [rtt for c in ordered for rtt in ping_rtts_ms(c.up, c.down)]
     undecodable = _undecodable(ordered)
@@ -96,8 +102,8 @@ def summarize(
         window_growth=_window_growth(ups[0]) if ups else (),
         tap_lines_skipped=skipped_lines,
         window_final_bytes=_window_final(ups[0]) if ups else None,
-        peak_queued_bytes_down=max((c.link_down.peak_queued_bytes for c in ordered), default=0),
-        delivered_down=merge_traces([c.link_down.delivered for c in ordered]),
+        peak_queued_bytes_down=max((side.peak_queued_bytes for side in sides), default=0),
+        delivered_down=merge_traces([side.delivered for side in sides]),
         **_server_side([c.down for c in ordered]),
         not_decoded_bytes=sum(c.up.not_decoded_bytes + c.down.not_decoded_bytes for c in ordered),
     )

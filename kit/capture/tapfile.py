@@ -1,5 +1,7 @@
 """The proxy's tap file: JSON lines, one ``TapConnection`` per relayed connection (written
-when it closes, or at proxy shutdown if still open) and one ``ProxyTotals`` at shutdown.
+when it closes, or at proxy shutdown if still open), on a link with a rate or jitter one
+``LinkConnection`` per connection (what its bottleneck did, written just before it) and
+one ``ProxyTotals`` at shutdown.
 
 ``kit.delayline.relay`` writes them (``encode_tap_line``), ``kit.topology`` reads them as
 the file grows (``parse_tap_lines``), ``kit.capture.summary`` summarizes them per trial. A
@@ -16,10 +18,14 @@ from typing import Any, cast
 
 from kit.errors import RecordsError, UsageError
 from kit.results.codec import decode_line, encode_line
-from kit.results.records import ProxyTotals, TapConnection
+from kit.results.records import LinkConnection, ProxyTotals, TapConnection
 
-TapLine = TapConnection | ProxyTotals
-TAP_KINDS: dict[str, type[Any]] = {"conn": TapConnection, "proxy": ProxyTotals}
+TapLine = TapConnection | ProxyTotals | LinkConnection
+TAP_KINDS: dict[str, type[Any]] = {
+    "conn": TapConnection,
+    "proxy": ProxyTotals,
+    "link": LinkConnection,
+}
 _KIND_OF = {cls: kind for kind, cls in TAP_KINDS.items()}
 
 
@@ -66,3 +72,8 @@ def tap_connections(lines: Iterable[TapLine]) -> list[TapConnection]:
     """The connection lines, earliest first (by ``(opened_ns, conn)``)."""
     conns = (line for line in lines if isinstance(line, TapConnection))
     return sorted(conns, key=lambda c: (c.opened_ns, c.conn))
+
+
+def link_connections(lines: Iterable[TapLine]) -> dict[int, LinkConnection]:
+    """The link lines by connection id."""
+    return {line.conn: line for line in lines if isinstance(line, LinkConnection)}

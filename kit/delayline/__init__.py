@@ -1,8 +1,9 @@
-"""The delay line: a TCP relay that delays each direction by a fixed time, never accumulating.
+"""The delay line: a TCP relay that delays each direction by a fixed time, never accumulating,
+optionally through a bottleneck of a set rate and with seeded jitter that never reorders.
 
-``schedule`` is the pure FIFO of (due time, chunk); ``timer`` wakes the writers at due times;
-``relay`` is the asyncio shell; ``python -m kit.delayline --config '<json>'`` runs it as a
-process for the orchestrator, started with ``child_args(config)``.
+``schedule`` is the pure FIFO of (due time, chunk) and the bottleneck; ``timer`` wakes the
+writers at due times; ``relay`` is the asyncio shell; ``python -m kit.delayline --config
+'<json>'`` runs it as a process for the orchestrator, started with ``child_args(config)``.
 """
 
 from __future__ import annotations

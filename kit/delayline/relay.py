@@ -44,8 +44,9 @@ from kit.delayline.schedule import Bottleneck, DelayQueue, bottleneck_for, queue
 from kit.delayline.timer import Sleeper, SpinSleeper, make_sleeper
 from kit.errors import TopologyError
 from kit.plan.processes import ProxyConfig
-from kit.plan.units import MIB, format_rate
-from kit.results.records import DeliveryTrace, LinkSide, ProxyTotals
+from kit.plan.trial import link_extras_text
+from kit.plan.units import MIB
+from kit.results.records import DeliveryTrace, LinkConnection, LinkSide, ProxyTotals
 
 WRITE_HIGH_WATER_BYTES = 16 * MIB
 SHUTDOWN_GRACE_S = 2.0
@@ -366,8 +367,9 @@ class _Connection:
                 writer.transport.abort()
 
     def hand_over_tap(self) -> None:
-        """Tell the decoder this connection is done (it writes the ``TapConnection`` line,
-        with what the link did in each direction)."""
+        """Tell the decoder this connection is done: what the link did to it first (a
+        ``LinkConnection`` line, when the link shapes traffic), then the decoder writes the
+        ``TapConnection`` line."""
         tap = self.proxy.tap
         if tap is None:
             return
@@ -375,8 +377,15 @@ class _Connection:
         for pump in (self.up, self.down):
             if pump.tap is not None:
                 pump.tap.close(now_ns)
-        link = (_link_side(self.up.queue), _link_side(self.down.queue))
-        tap.conn_done(self.conn_id, self.opened_ns, now_ns, link)
+        if self.proxy.shapes_traffic:  # first: readers wait for the conn line
+            line = encode_tap_line(self.link_record())
+            tap.line(json.dumps(line, separators=(",", ":")))
+        tap.conn_done(self.conn_id, self.opened_ns, now_ns)
+
+    def link_record(self) -> LinkConnection:
+        return LinkConnection(
+            self.conn_id, self.opened_ns, _link_side(self.up.queue), _link_side(self.down.queue)
+        )
 
 
 def _link_side(queue: DelayQueue) -> LinkSide:
@@ -393,6 +402,8 @@ class DelayLine:
     def __init__(self, config: ProxyConfig) -> None:
         self.config = config
         self.bottlenecks = (bottleneck_for(config, "up"), bottleneck_for(config, "down"))
+        # Only a link with a rate or jitter has more to tell than a fixed delay (a link line).
+        self.shapes_traffic = any(self.bottlenecks) or config.jitter_ms > 0
         self.stats = ProxyStats(bottlenecks=self.bottlenecks)
         self.port = 0
         self._acceptor: Acceptor | None = None
@@ -565,16 +576,9 @@ def describe(config: ProxyConfig, port: int) -> str:
 
 
 def _link_text(config: ProxyConfig) -> str:
-    rates = [
-        f"{name} {'unlimited' if rate is None else format_rate(rate)}"
-        for name, rate in (("up", config.rate_up_bits_s), ("down", config.rate_down_bits_s))
-    ]
-    text = ""
-    if config.rate_up_bits_s is not None or config.rate_down_bits_s is not None:
-        text += ", rate " + ", ".join(rates)
-    if config.jitter_ms:
-        text += f", jitter +-{config.jitter_ms:g} ms (seed {config.seed})"
-    return text
+    return link_extras_text(
+        config.rate_up_bits_s, config.rate_down_bits_s, config.jitter_ms, config.seed
+    )
 
 
 def run_proxy_blocking(config: ProxyConfig, announce: Callable[[str], None]) -> None:

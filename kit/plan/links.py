@@ -20,6 +20,7 @@ from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import rate_spec
 
 LINKS_CAMPAIGN = "table5-links"
+MIN_RTTS = 20
 
 
 @dataclass(frozen=True)
@@ -73,10 +74,12 @@ def link_cells(quick: bool) -> list[Cell]:
     cells = []
     for case in LINK_CASES:
         duration = case.quick_s if quick else case.duration_s
-        workload = Workload(duration_s=duration, warmup=False, timeout_s=max(10.0, 10 * duration))
+        # The static control has nothing to climb: 20 RTTs (at least 0.4 s) show all it does.
+        static_s = min(duration, max(0.4, MIN_RTTS * case.rtt_ms / 1000))
         static = ClientConfig(kind="h2", window_mode="static", window_bytes=case.bdp_bytes)
-        clients = (*ESTIMATORS, (STATIC_BDP, static))
-        for key, client in clients:
+        runs = [(key, client, duration) for key, client in ESTIMATORS]
+        for key, client, seconds in (*runs, (STATIC_BDP, static, static_s)):
+            workload = Workload(duration_s=seconds, warmup=False, timeout_s=max(10.0, 10 * seconds))
             label = f"{key.replace('-', ' ')} on {case.name}"
             trial = Trial(link=case.link(), client=client, workload=workload, label=label)
             cells.append(Cell(cell_key(case, key), trial))

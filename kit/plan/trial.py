@@ -116,8 +116,15 @@ LINK_EXTRA_DEFAULTS: dict[str, object] = {
 
 
 def link_text(link: Link) -> str:
-    """ ", rate 100 Mbit/s, jitter +-2 ms" for a link with a bottleneck or jitter; "" if none."""
-    up, down = link.rate_up_bits_s, link.rate_down_bits_s
+    """ ", rate 100 Mbit/s, jitter +-2 ms (seed 1)" for a link with a bottleneck or jitter;
+    "" for today's unlimited, steady link."""
+    return link_extras_text(link.rate_up_bits_s, link.rate_down_bits_s, link.jitter_ms, link.seed)
+
+
+def link_extras_text(
+    rate_up_bits_s: float | None, rate_down_bits_s: float | None, jitter_ms: float, seed: int
+) -> str:
+    up, down = rate_up_bits_s, rate_down_bits_s
     text = ""
     if up is not None or down is not None:
         if up == down:
@@ -128,8 +135,8 @@ def link_text(link: Link) -> str:
                 for n, r in (("down", down), ("up", up))
             ]
             text += ", rate " + " / ".join(rates)
-    if link.jitter_ms:
-        text += f", jitter +-{link.jitter_ms:g} ms (seed {link.seed})"
+    if jitter_ms:
+        text += f", jitter +-{jitter_ms:g} ms (seed {seed})"
     return text
 
 

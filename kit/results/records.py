@@ -120,8 +120,17 @@ class TapConnection:
     closed_ns: int
     up: DirectionSummary = DirectionSummary()
     down: DirectionSummary = DirectionSummary()
-    link_up: LinkSide = LinkSide()
-    link_down: LinkSide = LinkSide()
+
+
+@dataclass(frozen=True)
+class LinkConnection:
+    """What the link did to one relayed connection (``up`` = client->server), written by the
+    relay when it closes, next to (and matched by ``conn`` with) its ``TapConnection``."""
+
+    conn: int
+    opened_ns: int
+    up: LinkSide = LinkSide()
+    down: LinkSide = LinkSide()
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import socket
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kit.analysis.cells import efficiency
 from kit.analysis.link import mbit_s
@@ -34,13 +34,13 @@ from kit.results.records import Measurement
 from kit.topology.processes import spawn, stop
 from kit.topology.topology import Topology
 
-RATES_BITS_S = (10e6, 100e6, 500e6, 1e9, 2e9, 4e9)
+RATES_BITS_S = (10e6, 100e6, 500e6, 1e9, 2e9, 4e9, 8e9)
 RATE_RTT_MS = 20.0
 RATE_LOW, RATE_HIGH = 0.95, 1.02
 MIN_RULE_CASES = ((1e9, 20.0, 64 * KIB), (1e9, 50.0, 256 * KIB))
 MIN_RULE_BAR = 0.90
-JITTER_DELAY_MS, JITTER_MS = 10.0, 2.0
-JITTER_PINGS = 300
+JITTER_DELAY_MS, JITTER_MS = 10.0, 5.0
+JITTER_PINGS = 400
 JITTER_MEDIAN_MS, JITTER_SPREAD = 0.3, 0.10
 ESTIMATOR_LINK = (100e6, 50.0)
 ESTIMATOR_S = 3.0
@@ -72,6 +72,12 @@ def _busiest(m: Measurement) -> str:
     return f"{top.role} {top.cpu_fraction:.0%}"
 
 
+def _workload(bytes_per_s: float, duration_s: float) -> Workload:
+    """Throughput counts whole messages: keep one message under 0.5% of the transfer."""
+    message = min(256 * KIB, max(16 * KIB, int(bytes_per_s * duration_s / 200)))
+    return Workload(duration_s=duration_s, message_bytes=message)
+
+
 def rate_accuracy(topo: Topology, duration_s: float = 2.0) -> list[LinkLine]:
     """Each rate with a window >> BDP; stops after the first rate that misses (the ceiling)."""
     lines, ceiling = [], None
@@ -79,9 +85,7 @@ def rate_accuracy(topo: Topology, duration_s: float = 2.0) -> list[LinkLine]:
         bdp = rate / 8 * RATE_RTT_MS / 1000
         window = min(max(MIB, int(8 * bdp)), 256 * MIB)
         client = ClientConfig(kind="h2", window_mode="static", window_bytes=window)
-        # Throughput counts whole messages: keep one message under 0.5% of the transfer.
-        message = min(256 * KIB, max(16 * KIB, int(rate / 8 * duration_s / 200)))
-        workload = Workload(duration_s=duration_s, message_bytes=message)
+        workload = _workload(rate / 8, duration_s)
         m = topo.measure(Trial(link=_link(rate, RATE_RTT_MS), client=client, workload=workload))
         frac = _fraction(m, rate)
         ok = frac is not None and RATE_LOW <= frac <= RATE_HIGH
@@ -100,10 +104,8 @@ def min_rule(topo: Topology, duration_s: float = 2.0) -> list[LinkLine]:
     lines = []
     for rate, rtt_ms, window in MIN_RULE_CASES:
         client = ClientConfig(kind="h2", window_mode="static", window_bytes=window)
-        trial = Trial(
-            link=_link(rate, rtt_ms), client=client, workload=Workload(duration_s=duration_s)
-        )
-        m = topo.measure(trial)
+        workload = _workload(window / (rtt_ms / 1000), duration_s)
+        m = topo.measure(Trial(link=_link(rate, rtt_ms), client=client, workload=workload))
         eff = efficiency(m.throughput_mib_s, m.theory_mib_s) if m.ok else None
         bdp = rate / 8 * rtt_ms / 1000
         name = (
@@ -181,9 +183,18 @@ def jitter_distribution(pings: int = JITTER_PINGS) -> list[LinkLine]:
             jitter_ms=JITTER_MS,
         )
         up, down = _proxy_delays(config, listener, pings)
+        steady = replace(config, jitter_ms=0.0)
+        steady_up, _ = _proxy_delays(steady, listener, pings // 3)
     lines = []
     for name, delays, zero in (("up", up, zero_up), ("down", down, zero_down)):
         lines += _jitter_lines(name, delays, statistics.median(zero) if zero else 0.0)
+    # The same link without jitter, for scale: late wake-ups of a loaded machine add delay to
+    # every ping, jittered or not, and only ever add it.
+    forwarding = statistics.median(zero_up) if zero_up else 0.0
+    late = [d - JITTER_DELAY_MS - forwarding for d in steady_up]
+    if late:
+        text = f"p50 {percentile(late, 50):+.3f} ms, p90 {percentile(late, 90):+.3f} ms"
+        lines.append(LinkLine("same link without jitter, up: delay error", text, "report", None))
     return lines
 
 

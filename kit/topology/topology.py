@@ -30,7 +30,7 @@ import h2
 
 from kit import __version__
 from kit.capture.summary import summarize
-from kit.capture.tapfile import parse_tap_lines
+from kit.capture.tapfile import link_connections, parse_tap_lines
 from kit.clients.process import child_args as client_args
 from kit.delayline import child_args as proxy_args
 from kit.errors import KitError, MeasurementError, TopologyError
@@ -40,6 +40,7 @@ from kit.results.client import ClientResult, now_ns
 from kit.results.codec import from_json
 from kit.results.records import (
     FrameSummary,
+    LinkConnection,
     Measurement,
     ProcessCpu,
     RunMeta,
@@ -62,6 +63,7 @@ class _Proxy:
         self.child, self.tap_path, self.link = child, tap_path, link
         self._offset = 0  # end of the last whole line already parsed
         self._conns: list[TapConnection] = []
+        self.links: dict[int, LinkConnection] = {}  # what the link did, by connection id
         self.skipped_lines = 0
 
     def new_connections(self, since_ns: int, expect: int, timeout_s: float) -> list[TapConnection]:
@@ -93,6 +95,7 @@ class _Proxy:
         lines, skipped = parse_tap_lines(chunk[:whole].decode("utf-8", errors="replace"))
         self.skipped_lines += skipped
         self._conns += [line for line in lines if isinstance(line, TapConnection)]
+        self.links.update(link_connections(lines))
 
 
 class Topology:
@@ -306,7 +309,8 @@ class Topology:
         conns = proxy.new_connections(since_ns, expect, settle_s)
         if not conns:
             return None
-        return summarize(conns, proxy.link.delay_down_ms, proxy.skipped_lines - before)
+        skipped = proxy.skipped_lines - before
+        return summarize(conns, proxy.link.delay_down_ms, skipped, proxy.links)
 
 
 def _address(host: str, port: int) -> str:

@@ -315,3 +315,16 @@ def test_random_bytes_never_raise(direction: str, chunks: list[bytes], valid_sta
     s = tap.summary()
     assert s.bytes >= sum(len(c) for c in chunks)
     assert s.decodable is tap.decodable
+
+
+def test_the_last_initial_window_sent_is_kept_beyond_the_settings_bound() -> None:
+    """The final stream window a client advertised, even after more SETTINGS than are kept."""
+    tap = FrameTap("up")
+    frames = [SettingsFrame(0, settings={4: 65536 * (i + 1)}) for i in range(40)]
+    frames.append(SettingsFrame(0, flags=["ACK"]))
+    frames.append(SettingsFrame(0, settings={3: 100}))  # no window in it: the last one stays
+    tap.feed(CLIENT_PREFACE + _wire(*frames), 1)
+    summary = tap.summary()
+    assert len(summary.settings) == 32
+    assert summary.initial_window_last == 65536 * 40
+    assert FrameTap("up").summary().initial_window_last is None

@@ -1,12 +1,21 @@
-"""The link's figures from a delivery trace: ramp to 90% of the rate, steady state."""
+"""The link's figures: ramp to 90% of the rate, steady state, final window, peak queue."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
 from kit.analysis.link import mbit_s, ramp
-from kit.capture.summary import merge_traces
-from kit.results.records import DeliveryTrace
+from kit.capture.summary import merge_traces, summarize
+from kit.results.records import (
+    DeliveryTrace,
+    DirectionSummary,
+    LinkConnection,
+    LinkSide,
+    SettingsSeen,
+    TapConnection,
+)
 
 MS = 1_000_000
 BUCKET = 2 * MS
@@ -49,3 +58,18 @@ def test_merge_traces_aligns_connections_on_one_time_axis() -> None:
 def test_mbit_s_is_decimal() -> None:
     assert mbit_s(1.0) == pytest.approx(8.388608)
     assert mbit_s(None) is None
+
+
+def test_summary_takes_the_final_window_and_the_links_figures_from_the_tap() -> None:
+    sent = SettingsSeen(t_ns=1, ack=False, values={"MAX_FRAME_SIZE": 16384})
+    conn = TapConnection(conn=1, opened_ns=0, closed_ns=10, up=DirectionSummary(settings=(sent,)))
+    down = LinkSide(peak_queued_bytes=5000, delivered=_trace([1, 2]))
+    links = {1: LinkConnection(conn=1, opened_ns=0, down=down)}
+    summary = summarize([conn], delay_down_ms=10, links=links)
+    assert summary.window_final_bytes == 65_535  # SETTINGS without a window: the default
+    assert summary.peak_queued_bytes_down == 5000
+    assert summary.delivered_down == _trace([1, 2])
+    grown = replace(conn, up=replace(conn.up, initial_window_last=4 << 20))
+    assert summarize([grown], 10).window_final_bytes == 4 << 20
+    assert summarize([replace(conn, up=DirectionSummary())], 10).window_final_bytes is None
+    assert summarize([conn], 10).peak_queued_bytes_down == 0  # no link line: nothing queued
