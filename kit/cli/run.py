@@ -330,16 +330,15 @@ def serve(
     serve_until_signal(
         process,
         announce=lambda line: typer.echo(
-            "\n".join(
-                [serve_banner(host, int(json.loads(line)["port"])), f"({config.label})", *notes]
-            )
+            "\n".join([serve_banner(host, int(json.loads(line)["port"]), config.label), *notes])
         ),
     )
 
 
-def serve_banner(host: str, port: int) -> str:
+def serve_banner(host: str, port: int, label: str = "") -> str:
     """Where the server listens, and the address to give a kit on another machine."""
-    lines = [f"serving on {host}:{port} (the kit's Throughput service)"]
+    what = f"the kit's Throughput service, {label}" if label else "the kit's Throughput service"
+    lines = [f"serving on {host}:{port} ({what})"]
     if host in ("127.0.0.1", "localhost", "::1"):
         lines.append("loopback only: --listen 0.0.0.0:PORT to serve other machines")
         lines.append(f"measure it with: kit run --target {host}:{port} --rtt 20ms")

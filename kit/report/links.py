@@ -99,7 +99,7 @@ def render_links(view: CampaignView) -> str:
     )
     return "\n\n".join(
         [
-            "## Table 5: how close each BDP estimator gets to the link's bandwidth x RTT",
+            "## Table 6: how close each BDP estimator gets to the link's bandwidth x RTT",
             "Each link is a bottleneck queue in the delay line (both directions at the rate); "
             "each cell starts cold on a fresh connection. *steady / rate*: what the link "
             "delivered over the second half of the timed phase; *final window / BDP*: the "

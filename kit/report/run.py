@@ -201,10 +201,10 @@ def _result_rows(data: dict[str, Any], unit: str = "MiB/s") -> list[tuple[str, s
         )
         rows.append(
             (
-                _theory_label(data),
+                "theory",
                 "-"
                 if data["theory_mib_s"] is None
-                else f"{fmt_rate(data['theory_mib_s'], unit)} {unit}",
+                else f"{fmt_rate(data['theory_mib_s'], unit)} {unit} = {_theory_rule(data)}",
             )
         )
         eff = data["efficiency"]
@@ -234,11 +234,11 @@ def _result_rows(data: dict[str, Any], unit: str = "MiB/s") -> list[tuple[str, s
     return rows
 
 
-def _theory_label(data: dict[str, Any]) -> str:
+def _theory_rule(data: dict[str, Any]) -> str:
     window = "server window" if data["workload"] == "upload" else "window"
     if data["bdp_bytes"] is not None:
-        return f"theory = min(rate, {window} / RTT)"
-    return f"theory = {window} / RTT"
+        return f"min(rate, {window} / RTT)"
+    return f"{window} / RTT"
 
 
 def _sharing_rows(data: dict[str, Any]) -> list[tuple[str, str]]:

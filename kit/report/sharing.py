@@ -106,7 +106,7 @@ def render_sharing(view: CampaignView) -> str:
         if shape
         else ""
     )
-    parts = ["## Table 6: one slow reader on a shared connection", intro]
+    parts = ["## Table 7: one slow reader on a shared connection", intro]
     if rows:
         parts.append(_md([_sharing_row(r) for r in rows], SHARING_HEADERS))
     parts.append(

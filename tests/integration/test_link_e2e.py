@@ -84,17 +84,17 @@ def test_long_rtts_work(tmp_path: Path, rtt_ms: int) -> None:
         "--duration", "2s",
     )  # fmt: skip
     assert data["rate_down_bits_s"] == 20e6 and data["rate_up_bits_s"] == 5e6
-    assert data["jitter_ms"] == 1.0 and data["seed"] == 7
+    assert data["jitter_ms"] == 1.0 and data["link_seed"] == 7
     assert data["bdp_bytes"] == round(20e6 / 8 * rtt_ms / 1000)
     # The first RTT (5-10% of 2 s) carries nothing, and jitter delays chunks a little.
     assert 0.8 <= data["efficiency"] <= 1.02, data["efficiency"]
-    assert data["frames"]["decodable"]
+    assert data["frames_decodable"]
 
 
 def test_grpcio_dynamic_window_on_a_rate_limited_link(tmp_path: Path) -> None:
     """The grpcio client's window is read from the tap too; dynamic theory is the rate."""
     data = run_json(tmp_path, "--rtt", "20ms", "--rate", "100Mbit", "--duration", "1s")
-    assert data["mode"] == "dynamic"
+    assert data["client_window_mode"] == "dynamic"
     assert data["theory_mib_s"] == pytest.approx(100e6 / 8 / 2**20)
     assert data["window_final_bytes"] >= 4 * 2**20  # C-core starts at 4 MiB and only grows
     assert data["efficiency"] >= 0.85
@@ -108,7 +108,7 @@ def test_table_shows_the_link(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "down 30 Mbit/s, up 30 Mbit/s" in out and "BDP = rate x RTT" in out
-    assert "theory = min(rate, window / RTT)" in out and "Mbit/s" in out
+    assert "= min(rate, window / RTT)" in out and "Mbit/s" in out
     assert "+-0.5 ms per chunk (seed 1)" in out and "peak queued at bottleneck" in out
 
 
@@ -214,9 +214,9 @@ def test_quick_links_table(tmp_path: Path) -> None:
     assert {c["trial"]["link"]["rate_down_bits_s"] for c in cells} == {100e6, 1e9}
     assert all(c["trial"]["workload"]["warmup"] is False for c in cells)  # cold starts
     text = out.read_text()
-    assert "## Table 5" in text and "final window / BDP" in text
+    assert "## Table 6" in text and "final window / BDP" in text
     assert "links: no window carries more than the rate" in text
-    rerendered = kit("report", str(records))
+    rerendered = kit("report", str(records), "--markdown")
     assert rerendered.returncode == 0 and rerendered.stdout == text
 
 
