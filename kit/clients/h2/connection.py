@@ -403,8 +403,11 @@ class H2GrpcConnection:
             self._conn_queue(self._conn_flow.returnable(n))
 
     def _conn_flush(self) -> None:
-        self._conn_queue(self._owed_conn + self._conn_flow.flush())
+        """Send every byte of connection credit owed now, ahead of what is queued next."""
+        due = self._owed_conn + self._conn_flow.flush()
         self._owed_conn = 0
+        if due > 0:
+            self._h2.increment_flow_control_window(due)
 
     def _conn_queue(self, increment: int) -> None:
         if increment <= 0:
