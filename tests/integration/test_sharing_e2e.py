@@ -24,8 +24,7 @@ SLOW = ["--streams", "2", "--slow-streams", "1", "--read-rate", "20Mbit"]
 
 def kit_run(tmp_path: Path, *args: str, timeout_s: float = 120) -> dict[str, Any]:
     proc = subprocess.run(
-        [sys.executable, "-m", "kit.cli", "run", "--json", "--records", str(tmp_path / "r.jsonl")]
-        + list(args),
+        [sys.executable, "-m", "kit.cli", "run", "--json", "--records", str(tmp_path / "r"), *args],
         capture_output=True,
         text=True,
         timeout=timeout_s,
