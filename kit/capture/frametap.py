@@ -39,6 +39,7 @@ from kit.results.records import (
     DirectionSummary,
     PingSeen,
     SettingsSeen,
+    StreamSample,
     StreamWindowUpdate,
     WindowUpdates,
 )
@@ -51,6 +52,10 @@ MAX_NON_DATA_FRAME_BYTES = MIB
 MAX_SETTINGS_ENTRIES = 32
 MAX_FIRST_UPDATES = 64
 MAX_PING_EVENTS = 2000
+# Per-stream running totals (WINDOW_UPDATEs up, DATA down), kept at most every 5 ms per
+# stream and 2000 in all: enough to draw each stream's window, bounded whatever the run.
+STREAM_SAMPLE_NS = 5_000_000
+MAX_STREAM_SAMPLES = 2000
 MAX_REASON_CHARS = 200
 
 TYPE_DATA, TYPE_HEADERS, TYPE_SETTINGS = 0x0, 0x1, 0x4
@@ -116,6 +121,9 @@ class FrameTap:
         "_seen_first_frame",
         "_settings",
         "_skip",
+        "_stream_sampled_ns",
+        "_stream_samples",
+        "_stream_totals",
         "_stream_updates",
         "decodable",
         "direction",
@@ -145,6 +153,9 @@ class FrameTap:
         self._headers = 0
         self._rst_stream = 0
         self._goaway = 0
+        self._stream_totals: dict[int, int] = {}
+        self._stream_sampled_ns: dict[int, int] = {}
+        self._stream_samples: list[StreamSample] = []
 
     def feed(self, data: bytes | bytearray | memoryview, now_ns: int) -> None:
         """Account for ``data`` seen at ``now_ns``. Never raises."""
@@ -160,6 +171,17 @@ class FrameTap:
             self._consume(memoryview(data), now_ns)
         except Exception as exc:  # a passive tap must never disturb forwarding
             self._give_up(f"decoder error: {type(exc).__name__}: {exc}")
+
+    def _stream_total(self, sid: int, add: int, now_ns: int) -> None:
+        """A stream's running total grew (at a frame's header): the client's WINDOW_UPDATEs
+        ("up") are all kept, the server's DATA ("down") at most every 5 ms per stream."""
+        total = self._stream_totals.get(sid, 0) + add
+        self._stream_totals[sid] = total
+        last_ns = self._stream_sampled_ns.get(sid)
+        due = self.direction == "up" or last_ns is None or now_ns - last_ns >= STREAM_SAMPLE_NS
+        if due and len(self._stream_samples) < MAX_STREAM_SAMPLES:
+            self._stream_samples.append(StreamSample(now_ns, sid, total))
+            self._stream_sampled_ns[sid] = now_ns
 
     def end(self) -> None:
         """The direction ended (EOF). Bytes cut off inside the preface or a frame are a
@@ -191,6 +213,7 @@ class FrameTap:
             headers=self._headers,
             rst_stream=self._rst_stream,
             goaway=self._goaway,
+            stream_samples=tuple(self._stream_samples),
         )
 
     # -- decoding ---------------------------------------------------------------------------
@@ -212,6 +235,9 @@ class FrameTap:
                 return
             if mv[off + 3] == TYPE_DATA:
                 self._data(length)
+                if self.direction == "down":
+                    sid = int.from_bytes(mv[off + 5 : off + 9], "big") & 0x7FFF_FFFF
+                    self._stream_total(sid, length, now_ns)
                 body_end = off + HEADER_BYTES + length
                 if body_end > n:
                     self._skip = body_end - n
@@ -247,6 +273,9 @@ class FrameTap:
             if length < 0:
                 return n
             if pending[3] == TYPE_DATA:
+                if self.direction == "down":
+                    sid = int.from_bytes(pending[5:9], "big") & 0x7FFF_FFFF
+                    self._stream_total(sid, length, now_ns)
                 self._pending = bytearray()
                 self._data(length)
                 take = min(length, n - off)
@@ -294,6 +323,8 @@ class FrameTap:
         elif isinstance(frame, WindowUpdateFrame):
             layer = self._conn_updates if frame.stream_id == 0 else self._stream_updates
             layer.add(frame.stream_id, frame.window_increment, now_ns)
+            if frame.stream_id and self.direction == "up":
+                self._stream_total(frame.stream_id, frame.window_increment, now_ns)
         elif isinstance(frame, PingFrame):
             self._on_ping(frame, now_ns)
         elif isinstance(frame, HeadersFrame):

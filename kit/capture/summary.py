@@ -20,11 +20,16 @@ count travels with the summary (``FrameSummary.tap_lines_skipped``).
   median and p90 are None without matched pairs);
 - ``data_down``/``data_up``, ``bytes_up``/``bytes_down``: summed (max_frame: the largest);
 - ``window_growth``: the INITIAL_WINDOW_SIZE values the client announced in successive
-  non-ack SETTINGS on "up" of the first connection, with their times.
+  non-ack SETTINGS on "up" of the first connection, with their times;
+- ``stream_windows``: each stream of the first connection, its sender's window as each of
+  the client's stream WINDOW_UPDATEs reaches the server (``delay_up_ms`` after the tap,
+  default ``delay_down_ms``): INITIAL_WINDOW_SIZE then in force + the stream's increments
+  - its DATA the tap saw on "down" by then (interpolated between 5 ms samples).
 """
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 
@@ -38,6 +43,8 @@ from kit.results.records import (
     PingRtt,
     PingRtts,
     SettingsSeen,
+    StreamSample,
+    StreamWindowPoint,
     TapConnection,
     Undecodable,
     WindowStep,
@@ -47,13 +54,17 @@ from kit.results.records import (
 FIRST_CONN_WINDOW_UPDATES = 10
 RTT_DIGITS = 3
 INITIAL_WINDOW_SIZE = "INITIAL_WINDOW_SIZE"
+DEFAULT_WINDOW_BYTES = 65_535
 
 
 # --- one trial's summary ------------------------------------------------------------------
 
 
 def summarize(
-    conns: Sequence[TapConnection], delay_down_ms: float, skipped_lines: int = 0
+    conns: Sequence[TapConnection],
+    delay_down_ms: float,
+    skipped_lines: int = 0,
+    delay_up_ms: float | None = None,
 ) -> FrameSummary:
     """The frame summary of one trial's connections (see the module docstring)."""
     ordered = tap_connections(conns)
@@ -83,7 +94,49 @@ def summarize(
         bytes_down=sum(c.down.bytes for c in ordered),
         window_growth=_window_growth(ups[0]) if ups else (),
         tap_lines_skipped=skipped_lines,
+        stream_windows=_stream_windows(
+            ordered[0], delay_down_ms if delay_up_ms is None else delay_up_ms
+        )
+        if ordered
+        else (),
     )
+
+
+def _stream_windows(conn: TapConnection, delay_up_ms: float) -> tuple[StreamWindowPoint, ...]:
+    """The tap sees an update ``delay_up_ms`` before the server does; by then the server has
+    sent what the tap sees on "down" up to that later time: that is the window it holds."""
+    lag_ns = round(delay_up_ms * 1e6)
+    initial = [(s.t_ns, s.values[INITIAL_WINDOW_SIZE]) for s in _window_growth_of(conn.up)]
+    data: dict[int, list[StreamSample]] = defaultdict(list)
+    for sample in sorted(conn.down.stream_samples, key=lambda d: d.t_ns):
+        data[sample.stream_id].append(sample)
+    times = {sid: [d.t_ns for d in samples] for sid, samples in data.items()}
+    points = []
+    for wu in conn.up.stream_samples:
+        window = next((w for t, w in reversed(initial) if t <= wu.t_ns), DEFAULT_WINDOW_BYTES)
+        at_server = wu.t_ns + lag_ns
+        received = _received_at(data.get(wu.stream_id, []), times.get(wu.stream_id, []), at_server)
+        points.append(StreamWindowPoint(wu.t_ns, wu.stream_id, window + wu.total - received))
+    return tuple(points)
+
+
+def _received_at(samples: Sequence[StreamSample], times: Sequence[int], t_ns: int) -> int:
+    """DATA bytes of one stream seen by ``t_ns``: interpolated between the samples around it
+    (they are taken every few ms; the last one before would under-count a busy stream)."""
+    i = bisect.bisect_right(times, t_ns)
+    if i == 0:
+        return 0
+    before = samples[i - 1]
+    if i == len(samples):
+        return before.total
+    after = samples[i]
+    span = after.t_ns - before.t_ns
+    part = (t_ns - before.t_ns) / span if span > 0 else 0.0
+    return before.total + round((after.total - before.total) * part)
+
+
+def _window_growth_of(up: DirectionSummary) -> list[SettingsSeen]:
+    return [s for s in _sent_settings(up) if INITIAL_WINDOW_SIZE in s.values]
 
 
 def ping_rtts_ms(up: DirectionSummary, down: DirectionSummary) -> list[float]:

@@ -59,6 +59,16 @@ class StreamWindowUpdate:
 
 
 @dataclass(frozen=True)
+class StreamSample:
+    """A stream's running total at one time: WINDOW_UPDATE increments ("up") or DATA bytes
+    ("down"), sampled at most every few ms per stream."""
+
+    t_ns: int
+    stream_id: int
+    total: int
+
+
+@dataclass(frozen=True)
 class DataTotals:
     frames: int = 0
     bytes: int = 0
@@ -87,6 +97,7 @@ class DirectionSummary:
     headers: int = 0
     rst_stream: int = 0
     goaway: int = 0
+    stream_samples: tuple[StreamSample, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -148,6 +159,16 @@ class WindowStep:
 
 
 @dataclass(frozen=True)
+class StreamWindowPoint:
+    """The window a stream's sender held, as the tap saw it: INITIAL_WINDOW_SIZE + the
+    stream's WINDOW_UPDATEs - its DATA, at the time of one of the client's updates."""
+
+    t_ns: int
+    stream_id: int
+    window_bytes: int
+
+
+@dataclass(frozen=True)
 class FrameSummary:
     """The frames of one trial's connections, summed (first-N lists merged in time order).
 
@@ -170,6 +191,8 @@ class FrameSummary:
     bytes_down: int = 0
     window_growth: tuple[WindowStep, ...] = ()
     tap_lines_skipped: int = 0
+    # The first connection's streams: each one's window over time (bounded samples).
+    stream_windows: tuple[StreamWindowPoint, ...] = ()
 
 
 # --- the record of one trial ---------------------------------------------------------------

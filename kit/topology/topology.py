@@ -254,7 +254,12 @@ class Topology:
         conns = proxy.new_connections(since_ns, expect, TAP_SETTLE_S)
         if not conns:
             return None
-        return summarize(conns, proxy.link.delay_down_ms, proxy.skipped_lines - before)
+        return summarize(
+            conns,
+            proxy.link.delay_down_ms,
+            proxy.skipped_lines - before,
+            delay_up_ms=proxy.link.delay_up_ms,
+        )
 
 
 @contextlib.contextmanager
