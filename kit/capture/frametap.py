@@ -38,6 +38,7 @@ from kit.results.records import (
     DirectionSummary,
     PingSeen,
     SettingsSeen,
+    StreamSample,
     StreamWindowUpdate,
     WindowUpdates,
 )
@@ -53,6 +54,10 @@ MAX_PING_EVENTS = 2000
 # (time, DATA bytes so far) per chunk that began DATA frames: enough to check a sender
 # against the peer's credit over the first hundreds of round trips.
 MAX_DATA_MARKS = 512
+# Per-stream running totals (WINDOW_UPDATEs up, DATA down), kept at most every 5 ms per
+# stream and 2000 in all: enough to draw each stream's window, bounded whatever the run.
+STREAM_SAMPLE_NS = 5_000_000
+MAX_STREAM_SAMPLES = 2000
 MAX_REASON_CHARS = 200
 
 TYPE_DATA, TYPE_HEADERS, TYPE_RST_STREAM, TYPE_SETTINGS = 0x0, 0x1, 0x3, 0x4
@@ -133,6 +138,9 @@ class FrameTap:
         "_seen_first_frame",
         "_settings",
         "_skip",
+        "_stream_sampled_ns",
+        "_stream_samples",
+        "_stream_totals",
         "_stream_updates",
         "decodable",
         "direction",
@@ -166,6 +174,9 @@ class FrameTap:
         self._initial_window_last: int | None = None
         self._lost = 0  # bytes handed over as a gap or skipped finding frames again
         self._resync = False
+        self._stream_totals: dict[int, int] = {}
+        self._stream_sampled_ns: dict[int, int] = {}
+        self._stream_samples: list[StreamSample] = []
 
     def feed(self, data: bytes | bytearray | memoryview, now_ns: int) -> None:
         """Account for ``data`` seen at ``now_ns``. Never raises."""
@@ -216,6 +227,17 @@ class FrameTap:
         self._lost += len(mv)
         return mv[:0]
 
+    def _stream_total(self, sid: int, add: int, now_ns: int) -> None:
+        """A stream's running total grew (at a frame's header): the client's WINDOW_UPDATEs
+        ("up") are all kept, the server's DATA ("down") at most every 5 ms per stream."""
+        total = self._stream_totals.get(sid, 0) + add
+        self._stream_totals[sid] = total
+        last_ns = self._stream_sampled_ns.get(sid)
+        due = self.direction == "up" or last_ns is None or now_ns - last_ns >= STREAM_SAMPLE_NS
+        if due and len(self._stream_samples) < MAX_STREAM_SAMPLES:
+            self._stream_samples.append(StreamSample(now_ns, sid, total))
+            self._stream_sampled_ns[sid] = now_ns
+
     def end(self) -> None:
         """The direction ended (EOF). Bytes cut off inside the preface or a frame are a
         truncated stream: mark it undecodable (an empty direction stays decodable)."""
@@ -249,6 +271,7 @@ class FrameTap:
             goaway=self._goaway,
             initial_window_last=self._initial_window_last,
             not_decoded_bytes=self._lost,
+            stream_samples=tuple(self._stream_samples),
         )
 
     # -- decoding ---------------------------------------------------------------------------
@@ -270,6 +293,9 @@ class FrameTap:
                 return
             if mv[off + 3] == TYPE_DATA:
                 self._data(length)
+                if self.direction == "down":
+                    sid = int.from_bytes(mv[off + 5 : off + 9], "big") & 0x7FFF_FFFF
+                    self._stream_total(sid, length, now_ns)
                 body_end = off + HEADER_BYTES + length
                 if body_end > n:
                     self._skip = body_end - n
@@ -305,6 +331,9 @@ class FrameTap:
             if length < 0:
                 return n
             if pending[3] == TYPE_DATA:
+                if self.direction == "down":
+                    sid = int.from_bytes(pending[5:9], "big") & 0x7FFF_FFFF
+                    self._stream_total(sid, length, now_ns)
                 self._pending = bytearray()
                 self._data(length)
                 take = min(length, n - off)
@@ -358,6 +387,8 @@ class FrameTap:
                 raise ValueError("WINDOW_UPDATE increment must be between 1 to 2^31-1")
             layer = self._conn_updates if sid == 0 else self._stream_updates
             layer.add(sid, increment, now_ns)
+            if sid and self.direction == "up":
+                self._stream_total(sid, increment, now_ns)
         elif ftype == TYPE_PING:
             self._on_ping(bool(flags & FLAG_ACK), bytes(body), now_ns)
         elif ftype == TYPE_SETTINGS:

@@ -30,10 +30,15 @@ count travels with the summary (``FrameSummary.tap_lines_skipped``).
 - ``peak_queued_bytes_down``: the largest backlog at the down bottleneck any connection saw;
   ``delivered_down``: the bytes the link delivered downstream per time bucket, summed over
   the connections (aligned on the earliest one's first release).
+- ``stream_windows``: each stream of the first connection, its sender's window as each of
+  the client's stream WINDOW_UPDATEs reaches the server (``delay_up_ms`` after the tap,
+  default ``delay_down_ms``): INITIAL_WINDOW_SIZE then in force + the stream's increments
+  - its DATA the tap saw on "down" by then (interpolated between 5 ms samples).
 """
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -50,6 +55,8 @@ from kit.results.records import (
     PingRtt,
     PingRtts,
     SettingsSeen,
+    StreamSample,
+    StreamWindowPoint,
     TapConnection,
     Undecodable,
     WindowStep,
@@ -60,6 +67,7 @@ FIRST_CONN_WINDOW_UPDATES = 10
 RTT_DIGITS = 3
 INITIAL_WINDOW_SIZE = "INITIAL_WINDOW_SIZE"
 DEFAULT_INITIAL_WINDOW = 65_535  # RFC 9113: the stream window until SETTINGS says otherwise
+DEFAULT_WINDOW_BYTES = 65_535
 
 
 # --- one trial's summary ------------------------------------------------------------------
@@ -70,6 +78,7 @@ def summarize(
     delay_down_ms: float,
     skipped_lines: int = 0,
     links: Mapping[int, LinkConnection] | None = None,
+    delay_up_ms: float | None = None,
 ) -> FrameSummary:
     """The frame summary of one trial's connections (see the module docstring); ``links``
     are the link lines of the same proxy by connection id (missing ones count as none)."""
@@ -106,6 +115,11 @@ def summarize(
         delivered_down=merge_traces([side.delivered for side in sides]),
         **_server_side([c.down for c in ordered]),
         not_decoded_bytes=sum(c.up.not_decoded_bytes + c.down.not_decoded_bytes for c in ordered),
+        stream_windows=_stream_windows(
+            ordered[0], delay_down_ms if delay_up_ms is None else delay_up_ms
+        )
+        if ordered
+        else (),
     )
 
 
@@ -146,6 +160,43 @@ def merge_traces(traces: Sequence[DeliveryTrace]) -> DeliveryTrace:
         for i, n in enumerate(trace.bytes):
             total[shift + i] += n
     return DeliveryTrace(origin, bucket, tuple(total))
+
+
+def _stream_windows(conn: TapConnection, delay_up_ms: float) -> tuple[StreamWindowPoint, ...]:
+    """The tap sees an update ``delay_up_ms`` before the server does; by then the server has
+    sent what the tap sees on "down" up to that later time: that is the window it holds."""
+    lag_ns = round(delay_up_ms * 1e6)
+    initial = [(s.t_ns, s.values[INITIAL_WINDOW_SIZE]) for s in _window_growth_of(conn.up)]
+    data: dict[int, list[StreamSample]] = defaultdict(list)
+    for sample in sorted(conn.down.stream_samples, key=lambda d: d.t_ns):
+        data[sample.stream_id].append(sample)
+    times = {sid: [d.t_ns for d in samples] for sid, samples in data.items()}
+    points = []
+    for wu in conn.up.stream_samples:
+        window = next((w for t, w in reversed(initial) if t <= wu.t_ns), DEFAULT_WINDOW_BYTES)
+        at_server = wu.t_ns + lag_ns
+        received = _received_at(data.get(wu.stream_id, []), times.get(wu.stream_id, []), at_server)
+        points.append(StreamWindowPoint(wu.t_ns, wu.stream_id, window + wu.total - received))
+    return tuple(points)
+
+
+def _received_at(samples: Sequence[StreamSample], times: Sequence[int], t_ns: int) -> int:
+    """DATA bytes of one stream seen by ``t_ns``: interpolated between the samples around it
+    (they are taken every few ms; the last one before would under-count a busy stream)."""
+    i = bisect.bisect_right(times, t_ns)
+    if i == 0:
+        return 0
+    before = samples[i - 1]
+    if i == len(samples):
+        return before.total
+    after = samples[i]
+    span = after.t_ns - before.t_ns
+    part = (t_ns - before.t_ns) / span if span > 0 else 0.0
+    return before.total + round((after.total - before.total) * part)
+
+
+def _window_growth_of(up: DirectionSummary) -> list[SettingsSeen]:
+    return [s for s in _sent_settings(up) if INITIAL_WINDOW_SIZE in s.values]
 
 
 def ping_rtts_ms(up: DirectionSummary, down: DirectionSummary) -> list[float]:

@@ -466,7 +466,8 @@ class Trial:
 
 def theory_mib_s(trial: Trial) -> float | None:
     """Throughput bound in MiB/s: min(link rate, window / RTT), or None when neither binds
-    (dynamic window on an unlimited link, or RTT 0 without a rate).
+    (dynamic window on an unlimited link, or RTT 0 without a rate); for the receive pool,
+    pool / RTT per connection.
 
     Per connection, the stream layer allows streams x stream window per RTT and the
     connection layer allows the connection window per RTT; the smaller one binds. Every
@@ -481,6 +482,10 @@ def window_theory_mib_s(trial: Trial) -> float | None:
     client, workload = trial.client, trial.workload
     if workload.kind == "upload":
         return upload_theory_mib_s(trial)
+    if client.window_mode == "pool" and trial.link.rtt_ms > 0 and workload.kind == "download":
+        # The shares never add up to more than the pool: pool / RTT per connection.
+        connections = min(client.connections, workload.streams)
+        return client.pool_size_bytes * connections / (trial.link.rtt_ms / 1000.0) / MIB
     if client.window_bytes is None or trial.link.rtt_ms <= 0 or workload.kind != "download":
         return None
     per_conn = client.window_bytes * trial.streams_per_connection

@@ -255,7 +255,23 @@ def _sharing_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
     windows = data.get("stream_window_bytes") or []
     if windows:
         rows.append(("largest stream window", " ".join(fmt_size(w) for w in windows)))
+    seen = _tap_windows(data.get("frames") or {})
+    if seen:
+        rows.append(("stream windows at the tap (median, max)", seen))
     return rows
+
+
+def _tap_windows(frames: dict[str, Any]) -> str:
+    """Each stream's window over time as the tap saw it, in two figures per stream."""
+    by_stream: dict[int, list[int]] = {}
+    for point in frames.get("stream_windows") or []:
+        by_stream.setdefault(point["stream_id"], []).append(point["window_bytes"])
+    parts = [
+        f"#{sid} {fmt_size(sorted(w)[len(w) // 2])}/{fmt_size(max(w))}"
+        for sid, w in sorted(by_stream.items())
+        if len(w) > 1
+    ]
+    return " ".join(parts)
 
 
 def _frame_rows(frames: FrameSummary | None, verbose: bool = True) -> list[tuple[str, str]]:

@@ -59,6 +59,16 @@ class StreamWindowUpdate:
 
 
 @dataclass(frozen=True)
+class StreamSample:
+    """A stream's running total at one time: WINDOW_UPDATE increments ("up") or DATA bytes
+    ("down"), sampled at most every few ms per stream."""
+
+    t_ns: int
+    stream_id: int
+    total: int
+
+
+@dataclass(frozen=True)
 class DataTotals:
     frames: int = 0
     bytes: int = 0
@@ -91,6 +101,7 @@ class DirectionSummary:
     data_marks: tuple[tuple[int, int], ...] = ()
     initial_window_last: int | None = None  # the last INITIAL_WINDOW_SIZE sent (unbounded)
     not_decoded_bytes: int = 0  # the decoder fell behind: these bytes were counted, not decoded
+    stream_samples: tuple[StreamSample, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -186,6 +197,16 @@ class WindowStep:
 
 
 @dataclass(frozen=True)
+class StreamWindowPoint:
+    """The window a stream's sender held, as the tap saw it: INITIAL_WINDOW_SIZE + the
+    stream's WINDOW_UPDATEs - its DATA, at the time of one of the client's updates."""
+
+    t_ns: int
+    stream_id: int
+    window_bytes: int
+
+
+@dataclass(frozen=True)
 class FrameSummary:
     """The frames of one trial's connections, summed (first-N lists merged in time order).
 
@@ -220,6 +241,8 @@ class FrameSummary:
     peak_queued_bytes_down: int = 0  # the largest backlog at the down bottleneck
     delivered_down: DeliveryTrace = DeliveryTrace()  # every connection's, summed
     not_decoded_bytes: int = 0  # "tap incomplete": bytes the proxy's decoder skipped
+    # The first connection's streams: each one's window over time (bounded samples).
+    stream_windows: tuple[StreamWindowPoint, ...] = ()
 
 
 # --- the record of one trial ---------------------------------------------------------------

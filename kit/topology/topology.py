@@ -310,7 +310,13 @@ class Topology:
         if not conns:
             return None
         skipped = proxy.skipped_lines - before
-        return summarize(conns, proxy.link.delay_down_ms, skipped, proxy.links)
+        return summarize(
+            conns,
+            proxy.link.delay_down_ms,
+            skipped,
+            proxy.links,
+            delay_up_ms=proxy.link.delay_up_ms,
+        )
 
 
 def _address(host: str, port: int) -> str:

@@ -24,8 +24,7 @@ SLOW = ["--streams", "2", "--slow-streams", "1", "--read-rate", "20Mbit"]
 
 def kit_run(tmp_path: Path, *args: str, timeout_s: float = 120) -> dict[str, Any]:
     proc = subprocess.run(
-        [sys.executable, "-m", "kit.cli", "run", "--json", "--records", str(tmp_path / "r.jsonl")]
-        + list(args),
+        [sys.executable, "-m", "kit.cli", "run", "--json", "--records", str(tmp_path / "r"), *args],
         capture_output=True,
         text=True,
         timeout=timeout_s,
@@ -72,6 +71,14 @@ def test_pool_divides_its_bytes_between_receiving_streams(tmp_path: Path) -> Non
     # Each stream is bounded by its share / RTT (12.5 MiB/s): never faster than physics.
     assert all(r <= share / 0.020 / MIB * 1.1 for r in data["stream_throughput_mib_s"])
     assert 0.8 <= data["jain_index"] <= 1.0
+    # The tap sees each stream's window over time: up to its share, never much past it.
+    by_stream: dict[int, list[int]] = {}
+    for point in data["frames"]["stream_windows"]:
+        by_stream.setdefault(point["stream_id"], []).append(point["window_bytes"])
+    timed = sorted(by_stream)[-4:]  # the warm-up's two streams come first
+    assert all(len(by_stream[s]) >= 3 for s in timed)
+    # 25%: the tap samples DATA every 5 ms per stream and interpolates between samples.
+    assert all(abs(max(by_stream[s]) / share - 1) <= 0.25 for s in timed), by_stream
 
 
 def test_pool_memory_never_exceeds_the_pool_with_a_slow_reader(tmp_path: Path) -> None:

@@ -84,6 +84,9 @@ def _without_times(summary: DirectionSummary) -> DirectionSummary:
         ping_events=tuple(replace(p, t_ns=0) for p in summary.ping_events),
         # DATA marks are per chunk by design: only the running total is split-invariant.
         data_marks=((0, summary.data_marks[-1][1]),) if summary.data_marks else (),
+        # Sampled every few ms: which totals are kept depends on the times, so each stream
+        # keeps only its final total here (the last sample is always <= it).
+        stream_samples=(),
     )
 
 
@@ -328,3 +331,11 @@ def test_the_last_initial_window_sent_is_kept_beyond_the_settings_bound() -> Non
     assert len(summary.settings) == 32
     assert summary.initial_window_last == 65536 * 40
     assert FrameTap("up").summary().initial_window_last is None
+
+
+def test_stream_totals_are_sampled_per_stream_every_few_ms() -> None:
+    tap = FrameTap("down")
+    tap.feed(server_bytes(), 0)
+    first = tap.summary().stream_samples
+    assert first and all(s.t_ns == 0 for s in first)
+    assert len({s.stream_id for s in first}) == len(first)  # one per stream within 5 ms

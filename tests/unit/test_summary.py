@@ -228,3 +228,25 @@ def test_blank_and_crlf_lines_are_not_corrupt() -> None:
 def test_missing_tap_file_is_a_records_error(tmp_path: Path) -> None:
     with pytest.raises(RecordsError, match=r"missing\.jsonl"):
         read_tap(tmp_path / "missing.jsonl")
+
+
+def test_stream_windows_are_initial_plus_updates_minus_data_interpolated() -> None:
+    from kit.results.records import SettingsSeen, StreamSample, TapConnection
+
+    up = DirectionSummary(
+        settings=(SettingsSeen(0, False, {"INITIAL_WINDOW_SIZE": 16_384}),),
+        stream_samples=(StreamSample(10, 1, 100_000), StreamSample(30, 1, 200_000)),
+    )
+    down = DirectionSummary(
+        stream_samples=(
+            StreamSample(0, 1, 0),
+            StreamSample(20, 1, 80_000),
+            StreamSample(40, 1, 160_000),
+        )
+    )
+    summary = summarize([TapConnection(conn=1, opened_ns=0, closed_ns=50, up=up, down=down)], 0.0)
+    # t=10: 16384 + 100000 - 40000 (halfway 0..80000); t=30: 16384 + 200000 - 120000
+    assert [(p.t_ns, p.window_bytes) for p in summary.stream_windows] == [
+        (10, 76_384),
+        (30, 96_384),
+    ]

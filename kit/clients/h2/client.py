@@ -39,6 +39,7 @@ KERNEL_RECV_BUFFER_BYTES = 4 * MIB
 # copies what it is given into its own frame buffer before ``receive`` returns.
 READ_BUFFER_BYTES = 4 * MIB
 CONNECT_TIMEOUT_S = 10.0
+FEED_SLICE_BYTES = 64 * 1024  # four default frames: threshold credit leaves between slices
 PROBE_INTERVAL_NS = 50_000_000  # RTT probes during a static-window transfer
 WARMUP_MESSAGES = 2
 NS_PER_S = 1_000_000_000
@@ -223,12 +224,17 @@ class Session:
                 endpoint.send_pending()
 
     def _read(self, endpoint: _Endpoint, now: int) -> None:
-        """One recv, fed whole to the connection (one credit batch), then its reply sent."""
+        """One recv, fed to the connection and its reply sent: whole (one credit batch) for
+        immediate credit, else in slices, so a threshold's WINDOW_UPDATE leaves as soon as
+        the frame that crossed it is parsed, as a frame-by-frame reader (grpc-go) sends it,
+        not after the rest of a multi-MiB read."""
         n = endpoint.sock.recv_into(self._buffer)
         if n == 0:
             raise MeasurementError(f"h2 client: {endpoint.conn.authority} closed the connection")
-        endpoint.conn.receive(self._view[:n], now)
-        endpoint.send_pending()
+        step = n if self.options.batches_credit else FEED_SLICE_BYTES
+        for start in range(0, n, step):
+            endpoint.conn.receive(self._view[start : min(n, start + step)], now_ns())
+            endpoint.send_pending()
 
     def _wait_s(self, now: int, stop_ns: int | None) -> float:
         wake = self.hard_deadline_ns

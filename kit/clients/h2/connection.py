@@ -190,6 +190,7 @@ class H2GrpcConnection:
         self._owed_streams: dict[int, int] = {}
         self._pool_dirty = False
         self._share_bytes = pool.UNIT_BYTES
+        self._paced: list[Call] = []  # calls a paced reader reads (the loop asks them often)
         self._probe_sent: dict[bytes, int] = {}
         self._probe_count = 0
         self._h2 = self._new_h2()
@@ -261,6 +262,8 @@ class H2GrpcConnection:
             peak_window_bytes=self._stream_window,
         )
         self.calls[stream_id] = call
+        if reader is not None:
+            self._paced.append(call)
         self._pool_dirty = self.options.pool_bytes is not None
         return call
 
@@ -341,12 +344,13 @@ class H2GrpcConnection:
 
     def next_read_ns(self) -> int | None:
         """When a paced reader reads next (None: no paced reader left)."""
-        due = [c.reader.due_ns for c in self.calls.values() if c.reader and c.receiving]
+        self._paced = [c for c in self._paced if c.receiving]
+        due = [c.reader.due_ns for c in self._paced if c.reader is not None]
         return min(due) if due else None
 
     def advance(self, now_ns: int) -> None:
         """Let every paced reader whose time has come read; queue the credit that frees."""
-        for call in self.calls.values():
+        for call in self._paced:
             if call.reader is not None and call.receiving and now_ns >= call.reader.due_ns:
                 self._consume(call, call.reader.take(now_ns, call.unread_bytes), now_ns)
         self._send_credit()
@@ -439,8 +443,11 @@ class H2GrpcConnection:
             self._conn_queue(self._conn_flow.returnable(n))
 
     def _conn_flush(self) -> None:
-        self._conn_queue(self._owed_conn + self._conn_flow.flush())
+        """Send every byte of connection credit owed now, ahead of what is queued next."""
+        due = self._owed_conn + self._conn_flow.flush()
         self._owed_conn = 0
+        if due > 0:
+            self._h2.increment_flow_control_window(due)
 
     def _conn_queue(self, increment: int) -> None:
         if increment <= 0:
