@@ -20,8 +20,8 @@ from kit.analysis.link import (
 )
 from kit.plan.links import link_cells
 from kit.plan.trial import bdp_bytes
-from kit.plan.units import format_bytes, format_rate
-from kit.report.format import flags_text, fmt_range
+from kit.plan.units import format_rate
+from kit.report.format import flags_text, fmt_range, fmt_size
 
 LINKS_HEADERS = (
     "link (rate x RTT, BDP)",
@@ -49,13 +49,13 @@ def _link_text(cell: CellView) -> str:
     rate = link.rate_down_bits_s
     bdp = bdp_bytes(cell.trial)
     rate_text = "unlimited" if rate is None else format_rate(rate)
-    return f"{rate_text} x {link.rtt_ms:g} ms ({format_bytes(bdp or 0, 1)})"
+    return f"{rate_text} x {link.rtt_ms:g} ms ({fmt_size(bdp or 0)})"
 
 
 def _window_text(cell: CellView) -> str:
     client = cell.trial.client
     if client.window_mode == "static":
-        return f"h2 static {format_bytes(client.window_bytes or 0, 1)} (= BDP)"
+        return f"h2 static {fmt_size(client.window_bytes or 0)} (= BDP)"
     return f"{client.kind} dynamic"
 
 
@@ -65,7 +65,7 @@ def _mbit(m: Any) -> float | None:
 
 def _row(cell: CellView) -> list[str]:
     def bytes_fmt(v: float) -> str:
-        return format_bytes(v, 1)
+        return fmt_size(v)
 
     return [
         _link_text(cell),

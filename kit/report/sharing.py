@@ -21,8 +21,7 @@ from kit.analysis.sharing import (
     sharing_rows,
 )
 from kit.plan.tables import SHARING_READ_RATE_BITS_S
-from kit.plan.units import format_bytes
-from kit.report.format import fmt_mib_s, fmt_range
+from kit.report.format import fmt_mib_s, fmt_range, fmt_size
 
 
 def _md(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
@@ -54,7 +53,7 @@ def _sharing_row(row: SharingRow) -> list[str]:
         _of(row.beside_fast, fast_stream_mib_s, fmt_mib_s),
         "-" if ratio is None else f"**{ratio:.2f}**",
         _finish_text(row),
-        _of(row.beside_slow, peak_unread_bytes, lambda v: format_bytes(v, 1)),
+        _of(row.beside_slow, peak_unread_bytes, lambda v: fmt_size(v)),
         _of(row.beside_fast, jain, lambda v: f"{v:.3f}"),
     ]
 
@@ -75,8 +74,8 @@ def _pool_row(row: PoolRow) -> list[str]:
     worst = f"{max(abs(e) for e in errors) * 100:.0f}%" if errors else "-"
     return [
         str(row.streams),
-        _of(row.cell, median_stream_window_bytes, lambda v: format_bytes(v)),
-        f"{format_bytes(row.expected_share_bytes)} (pool/N {format_bytes(row.pool_bytes / row.streams)})",
+        _of(row.cell, median_stream_window_bytes, lambda v: fmt_size(v)),
+        f"{fmt_size(row.expected_share_bytes)} (pool/N {fmt_size(row.pool_bytes / row.streams)})",
         worst,
         _of(row.cell, aggregate_mib_s, fmt_mib_s),
         f"{fmt_mib_s(row.bound_mib_s)}",
@@ -99,7 +98,7 @@ def render_sharing(view: CampaignView) -> str:
     first = rows[0].beside_slow or rows[0].beside_fast if rows else None
     shape = first.trial if first is not None else None
     intro = (
-        f"Two streams x {format_bytes(shape.workload.bytes_per_stream or 0)} on one connection "
+        f"Two streams x {fmt_size(shape.workload.bytes_per_stream or 0)} on one connection "
         f"at RTT {shape.link.rtt_ms:g} ms; beside a slow reader, the first stream is read at "
         f"{SHARING_READ_RATE_BITS_S / 1e6:g} Mbit/s. The fast stream's throughput is over its own "
         "finish time; a fixed-size run ends when the full-speed stream is done."

@@ -15,9 +15,8 @@ from kit.analysis.upload_table import (
     mbit_s,
     window_effects,
 )
-from kit.plan.units import format_bytes
 from kit.plan.upload_table import server_key
-from kit.report.format import flags_text, fmt_mib_s, fmt_range
+from kit.report.format import flags_text, fmt_mib_s, fmt_range, fmt_size
 
 HEADERS = (
     "client",
@@ -42,9 +41,9 @@ def _advertised_text(cell: CellView) -> str:
     if run is None or run.frames is None:
         return "FAILED" if not cell.ok else "no tap records"
     seen = advertised(run.frames)
-    initial = "-" if seen.initial_bytes is None else format_bytes(seen.initial_bytes)
-    grown = "" if seen.grown_to is None else f" -> {format_bytes(seen.grown_to, digits=0)}"
-    largest = format_bytes(seen.largest_conn_update)
+    initial = "-" if seen.initial_bytes is None else fmt_size(seen.initial_bytes)
+    grown = "" if seen.grown_to is None else f" -> {fmt_size(seen.grown_to)}"
+    largest = fmt_size(seen.largest_conn_update)
     return f"{initial}{grown}; largest conn update {largest}"
 
 
@@ -57,7 +56,7 @@ def _row(cell: CellView) -> list[str]:
     client = cell.trial.client
     client_text: str = client.kind
     if client.window_bytes is not None:
-        client_text += f" (receive window {format_bytes(client.window_bytes, digits=0)})"
+        client_text += f" (receive window {fmt_size(client.window_bytes)})"
     return [
         client_text,
         server_key(server.window_bytes) if server.window_bytes else "dynamic (C-core BDP)",
@@ -66,7 +65,7 @@ def _row(cell: CellView) -> list[str]:
         fmt_mib_s(mbit_s(median)),
         fmt_mib_s(cell.theory_mib_s),
         "-" if (e := efficiency(median, cell.theory_mib_s)) is None else f"{e:.2f}",
-        "-" if implied is None else format_bytes(int(implied)),
+        "-" if implied is None else fmt_size(int(implied)),
         "-" if reference is None else f"{reference[1]:g} Mbit/s ({reference[0]})",
         flags_text(cell.flags(throughput)),
     ]
