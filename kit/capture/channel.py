@@ -27,9 +27,11 @@ from kit.capture.ring import (
     KIND_EOF,
     KIND_GAP,
     KIND_LINE,
+    KIND_SCANNED,
     RingWriter,
     create_shared,
 )
+from kit.capture.scanner import DataScanner, encode_scanned
 from kit.plan.units import MIB
 from kit.results.records import Direction
 
@@ -44,25 +46,44 @@ _Control = tuple[int, int, int, int, bytes]
 class TapFeed:
     """One connection direction's tap: ``feed`` every chunk, ``end`` at end-of-stream."""
 
-    __slots__ = ("channel", "conn", "direction", "lost_bytes")
+    __slots__ = ("channel", "conn", "direction", "lost_bytes", "scanner")
 
     def __init__(self, channel: TapChannel, conn: int, direction: int) -> None:
         self.channel, self.conn, self.direction = channel, conn, direction
         self.lost_bytes = 0  # > 0: this direction is no longer handed to the decoder
+        self.scanner = DataScanner(client_side=direction == 0)
 
     def feed(self, data: bytes, now_ns: int) -> None:
         channel = self.channel
+        scanned = self.scanner.split(data)  # always: the walk must see every byte
         if self.lost_bytes:  # a gap first (it may be dropped too: then it only grows)
             gap = self.lost_bytes.to_bytes(8, "little")
             if channel.put_bytes(self.conn, self.direction, gap, now_ns, KIND_GAP):
                 self.lost_bytes = 0
-        if self.lost_bytes or not channel.put_bytes(self.conn, self.direction, data, now_ns):
+        if scanned is None:
+            kind, record = KIND_BYTES, data
+        elif not scanned[0] and scanned[1] == [(0, len(data))]:
+            kind, record = KIND_BYTES, data  # nothing left out (data_* is then zero)
+        else:  # DATA frames counted here: only the other frames travel
+            data_counts = self.scanner.take_data()
+            span = self.scanner.span
+            streams = self.scanner.take_streams()
+            record = encode_scanned(data, *scanned, data_counts, span, streams)
+            kind = KIND_SCANNED
+        if self.lost_bytes or not channel.put_bytes(
+            self.conn, self.direction, record, now_ns, kind
+        ):
             self.lost_bytes += len(data)
             channel.not_decoded_bytes += len(data)
 
     def end(self, now_ns: int) -> None:
+        held = self.scanner.take_held()  # a header cut off by the end of the stream
+        if held:
+            self.channel.put_control(KIND_BYTES, self.conn, self.direction, now_ns, held)
         self.close(now_ns)
-        self.channel.put_control(KIND_EOF, self.conn, self.direction, now_ns)
+        missing = self.scanner.in_data_payload  # the stream ended inside a DATA payload
+        payload = missing.to_bytes(8, "little") if missing else b""
+        self.channel.put_control(KIND_EOF, self.conn, self.direction, now_ns, payload)
 
     def close(self, now_ns: int) -> None:
         """No more bytes in this direction: hand over the last gap (never dropped)."""

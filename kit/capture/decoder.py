@@ -29,14 +29,16 @@ from kit.capture.ring import (
     KIND_EOF,
     KIND_GAP,
     KIND_LINE,
+    KIND_SCANNED,
     Record,
     RingReader,
 )
+from kit.capture.scanner import feed_scanned, scanned_length
 from kit.capture.tapfile import encode_tap_line
 from kit.results.records import DirectionSummary, TapConnection
 
 POLL_S = 0.05
-DECODER_NICENESS = 5  # also read the ring this often without a doorbell (a dropped bell byte)
+DECODER_NICE = 0  # also read the ring this often without a doorbell (a dropped bell byte)
 
 
 class TapDecoder:
@@ -62,8 +64,15 @@ class TapDecoder:
                 tap.lose(len(record.payload))
             else:
                 tap.feed(record.payload, record.t_ns)
+        elif kind == KIND_SCANNED:
+            tap = self._tap(record.conn, record.direction)
+            if hurried:
+                tap.lose(scanned_length(record.payload))
+            else:
+                feed_scanned(tap, record.payload, record.t_ns)
         elif kind == KIND_EOF:
-            self._tap(record.conn, record.direction).end()
+            missing = int.from_bytes(record.payload, "little") if len(record.payload) else 0
+            self._tap(record.conn, record.direction).end(missing)
         elif kind == KIND_GAP:
             lost = int.from_bytes(record.payload, "little")
             self._tap(record.conn, record.direction).lose(lost)
@@ -87,10 +96,12 @@ class TapDecoder:
 
 
 def run(ring_fd: int, bell_fd: int, tap_fd: int) -> int:
-    # Below the relay's priority: on a busy machine the decoder is the one that waits (and
-    # skips, counted), never the forwarding. Unprivileged processes may always lower theirs.
-    with contextlib.suppress(OSError):
-        os.nice(DECODER_NICENESS)
+    # Never above normal priority, even when the relay runs boosted: on a busy machine the
+    # decoder waits (and skips, counted), the forwarding does not. (Lowering one's own
+    # priority is always allowed; nice 5 measured too low: it starved on a busy machine.)
+    with contextlib.suppress(OSError, AttributeError):
+        current = os.getpriority(os.PRIO_PROCESS, 0)
+        os.setpriority(os.PRIO_PROCESS, 0, max(current, DECODER_NICE))
     buf = mmap.mmap(ring_fd, 0)
     reader, decoder = RingReader(buf), TapDecoder()
     out = os.fdopen(tap_fd, "a", encoding="utf-8")

@@ -201,6 +201,34 @@ class FrameTap:
         if self._data_bytes != before and len(self._data_marks) < MAX_DATA_MARKS:
             self._data_marks.append((now_ns, self._data_bytes))
 
+    def add_data(
+        self,
+        frames: int,
+        payload_bytes: int,
+        largest: int,
+        n_bytes: int,
+        now_ns: int | None = None,
+    ) -> None:
+        """DATA frames the relay counted itself (``kit.capture.scanner``) and ``n_bytes``
+        of the stream (their headers and payloads) that were not handed over."""
+        self._bytes += n_bytes
+        if self._resync or not self.decodable:
+            self._lost += n_bytes if self._resync else 0
+            return
+        self._frames += frames
+        self._data_frames += frames
+        self._data_bytes += payload_bytes
+        if largest > self._data_max:
+            self._data_max = largest
+        if payload_bytes and now_ns is not None and len(self._data_marks) < MAX_DATA_MARKS:
+            self._data_marks.append((now_ns, self._data_bytes))
+
+    def add_stream_data(self, stream_id: int, payload_bytes: int, now_ns: int) -> None:
+        """DATA payload of one stream the relay counted itself: the server's ("down") feed
+        each stream's running total, as the decoded DATA frames do."""
+        if self.direction == "down" and self.decodable and not self._resync:
+            self._stream_total(stream_id, payload_bytes, now_ns)
+
     def lose(self, n_bytes: int) -> None:
         """``n_bytes`` went by undecoded (the decoder fell behind): frame boundaries are lost
         until ``feed`` finds them again; until then bytes are counted as not decoded."""
@@ -238,10 +266,14 @@ class FrameTap:
             self._stream_samples.append(StreamSample(now_ns, sid, total))
             self._stream_sampled_ns[sid] = now_ns
 
-    def end(self) -> None:
+    def end(self, data_missing: int = 0) -> None:
         """The direction ended (EOF). Bytes cut off inside the preface or a frame are a
-        truncated stream: mark it undecodable (an empty direction stays decodable)."""
+        truncated stream: mark it undecodable (an empty direction stays decodable).
+        ``data_missing``: the relay's scanner saw the stream end inside a DATA payload."""
         if not self.decodable or self._bytes == 0 or self._resync:
+            return
+        if data_missing:
+            self._give_up(f"stream ended inside a DATA frame ({data_missing} bytes missing)")
             return
         if self._preface_left:
             self._give_up("stream ended inside the client preface (truncated)")

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 DATA_OFFSET = 64
 _POS = struct.Struct("@Q")  # native and aligned: one store, never torn
 RECORD = struct.Struct("@IIBBxxQ")  # payload bytes, conn, direction, kind, t_ns
-KIND_BYTES, KIND_EOF, KIND_GAP, KIND_CONN_DONE, KIND_LINE, KIND_PAD = range(6)
+KIND_BYTES, KIND_EOF, KIND_GAP, KIND_CONN_DONE, KIND_LINE, KIND_PAD, KIND_SCANNED = range(7)
 DIRECTIONS = ("up", "down")
 
 

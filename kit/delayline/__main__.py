@@ -17,6 +17,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from kit.delayline.priority import raise_priority
 from kit.delayline.relay import serve_proxy, startup_warnings
 from kit.errors import KitError, TopologyError, UsageError
 from kit.plan.processes import ProxyConfig
@@ -61,6 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     for line in startup_warnings(config):
         print(line, file=sys.stderr, flush=True)
+    refused = raise_priority()
+    if refused is not None:
+        print(f"kit.delayline: {refused}", file=sys.stderr, flush=True)
     ready = False
 
     def on_ready(port: int) -> None:

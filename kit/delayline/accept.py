@@ -25,6 +25,8 @@ LISTEN_BACKLOG = 1024
 def listen_socket(host: str, port: int) -> socket.socket:
     """A non-blocking listening TCP socket on ``host:port`` (OSError if impossible)."""
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    # One socket: for a name with both (localhost), IPv4 first, where clients dial by default.
+    infos.sort(key=lambda info: info[0] != socket.AF_INET)
     family, kind, proto, _name, address = infos[0]
     sock = socket.socket(family, kind, proto)
     try:

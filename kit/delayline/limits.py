@@ -1,8 +1,11 @@
 """The delay line's limits: a total buffer budget, quiet logs, enough file descriptors.
 
 - ``Budget``: bytes held in every delay queue of the proxy together. At the cap, every
-  reader pauses (the bytes stay in the kernel, TCP holds the senders back) until writers
-  have released some; nothing is dropped. The per-direction cap still applies.
+  reader whose queue holds bytes pauses (the bytes stay in the kernel, TCP holds the
+  senders back) until its writer or the proxy's total makes room; nothing is dropped. A
+  direction with an empty queue may still read one chunk, so the cap can be passed by at
+  most one read per direction, and light traffic never stalls behind peers that stopped
+  reading. The per-direction cap still applies.
 - ``QuietLog``: at most one line per interval for a repeated condition (fd exhaustion,
   refused connections); what it held back is counted in the next line it lets through.
 - ``ensure_fd_room``: raises the soft RLIMIT_NOFILE towards what ``max_connections`` needs
@@ -37,6 +40,7 @@ class Budget:
         self.pauses = 0  # how often the cap made the readers wait
         self.room = asyncio.Event()
         self.room.set()
+        self.waiting: set[asyncio.Event] = set()  # paused readers, woken when room returns
 
     def add(self, n_bytes: int) -> None:
         self.used_bytes += n_bytes
@@ -48,8 +52,10 @@ class Budget:
 
     def release(self, n_bytes: int) -> None:
         self.used_bytes -= n_bytes
-        if self.used_bytes < self.cap_bytes:
+        if self.used_bytes < self.cap_bytes and not self.room.is_set():
             self.room.set()
+            for event in self.waiting:
+                event.set()
 
     @property
     def full(self) -> bool:

@@ -40,6 +40,7 @@ from kit.capture.channel import TapChannel, TapFeed
 from kit.capture.tapfile import encode_tap_line
 from kit.delayline.accept import Acceptor, listen_socket
 from kit.delayline.limits import Budget, QuietLog, ensure_fd_room, is_out_of_resources
+from kit.delayline.priority import raise_priority
 from kit.delayline.schedule import Bottleneck, DelayQueue, bottleneck_for, queue_for
 from kit.delayline.timer import Sleeper, SpinSleeper, make_sleeper
 from kit.errors import TopologyError
@@ -133,8 +134,16 @@ class _Pump:
                 await self._resume.wait()
                 continue
             budget = self.budget
-            if budget is not None and budget.full:  # the proxy's total: every reader waits
-                await budget.room.wait()
+            if budget is not None and budget.full and queue.buffered_bytes:
+                # The proxy's total is reached: a direction holding bytes waits (for its own
+                # writer, or for room); an empty one may read, so a ping-pong never stalls
+                # behind peers that stopped reading.
+                self._resume.clear()
+                budget.waiting.add(self._resume)
+                try:
+                    await self._resume.wait()
+                finally:
+                    budget.waiting.discard(self._resume)
                 continue
             data = await src.read(self.read_bytes)
             now_ns = clock()
@@ -589,4 +598,7 @@ def run_proxy_blocking(config: ProxyConfig, announce: Callable[[str], None]) -> 
     """
     for line in startup_warnings(config):
         announce(line)
+    refused = raise_priority()
+    if refused is not None:
+        announce(refused)
     asyncio.run(serve_proxy(config, on_ready=lambda port: announce(describe(config, port))))

@@ -5,9 +5,13 @@ Not part of CI (``make soak``). A client and a server in this process talk throu
 once, request then response, server first, tiny exchanges, slow readers (backpressure) and
 clients that reset mid-transfer. Every byte stream carries an end-to-end SHA-256: the sender
 hashes what it sent, the receiver what it got, and a connection whose hashes or lengths
-differ is a corruption. At the end it prints bytes relayed, connections, errors, the
-proxy's peak memory, peak buffered bytes and file descriptors, and exits non-zero if
-anything was lost, corrupted or leaked.
+differ is a corruption. Beside that mix, through the same proxy: a flood of 17-byte HTTP/2
+PING frames (the tap's worst case), a client that sends and never reads (its queues fill
+to the cap and stay there), and a neighbour's ping-pong, in a process of its own, whose
+RTT minus the configured RTT (and minus the same ping-pong without the proxy) is the delay
+error the mix causes. At the end it prints bytes relayed, connections, errors, the proxy's
+peak memory, peak buffered bytes and file descriptors, the neighbour's delay error and what
+the tap could not decode, and exits non-zero if anything was lost, corrupted or leaked.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import json
 import os
 import random
 import socket
+import statistics
 import struct
 import sys
 import tempfile
@@ -29,12 +34,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kit.analysis.stats import percentile
 from kit.capture.tapfile import TapLine, read_tap
 from kit.delayline import child_args
 from kit.errors import KitError, RecordsError
 from kit.plan.processes import ProxyConfig
 from kit.plan.units import MIB, parse_duration_ms, parse_size_bytes
 from kit.results.records import ProxyTotals
+from kit.tools.tapbench import flood
 from kit.topology.processes import Child, spawn, stop
 
 HEADER = struct.Struct(">4sBIQQ")  # magic, kind, conn id, up bytes, down bytes
@@ -50,6 +57,10 @@ KINDS = {  # name: (kind id, weight, up bytes range, down bytes range)
     "reset": (5, 1, (64 * 1024, 4 * MIB), (4 * MIB, 8 * MIB)),
 }
 KIND_NAMES = {spec[0]: name for name, spec in KINDS.items()}
+# Side traffic is told apart by its first byte (a soak stream starts with MAGIC's "S").
+FLOOD_ROLE, NEVER_READ_ROLE, ECHO_ROLE = b"P", b"n", b"e"  # "P": the HTTP/2 preface
+SIDE_ROLES = (FLOOD_ROLE, NEVER_READ_ROLE, ECHO_ROLE)
+NEIGHBOUR_PINGS = 200
 
 
 def stream_block(seed: int, offset: int, size: int) -> memoryview:
@@ -115,7 +126,12 @@ def make_server(ledger: Ledger) -> Any:
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         kind = -1
         try:
-            magic, kind, cid, _up, down = HEADER.unpack(await reader.readexactly(HEADER.size))
+            first = await reader.readexactly(1)
+            if first in SIDE_ROLES:  # the side traffic: flood, never-reader, neighbour
+                await serve_side(reader, writer, first)
+                return
+            head = first + await reader.readexactly(HEADER.size - 1)
+            magic, kind, cid, _up, down = HEADER.unpack(head)
             if magic != MAGIC:
                 raise ValueError(f"bad header {magic!r}")
             await serve_one(reader, writer, ledger, kind, cid, down)
@@ -128,6 +144,19 @@ def make_server(ledger: Ledger) -> Any:
             writer.close()
 
     return handle
+
+
+async def serve_side(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, role: bytes
+) -> None:
+    """Echo (the neighbour's pings, the never-reader's bytes) or swallow (the flood)."""
+    with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+        if role == ECHO_ROLE:
+            writer.write(role)  # the neighbour's first ping
+        while data := await reader.read(BLOCK):
+            if role != FLOOD_ROLE:
+                writer.write(data)
+                await writer.drain()
 
 
 async def serve_one(
@@ -225,6 +254,91 @@ async def reset_midway(
         await sender
 
 
+# -- side traffic: a frame flood, a client that never reads, a neighbour's ping-pong -------
+
+
+async def flooder(port: int, ledger: Ledger, deadline: float) -> int:
+    """HTTP/2 PING frames, 17 bytes each, as fast as the proxy takes them, until the end."""
+    payload, sent = flood("ping", 16 * MIB), 0
+    while time.monotonic() < deadline:
+        ledger.connections["side-flood"] += 1
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            for off in range(0, len(payload), MIB):
+                writer.write(payload[off : off + MIB])
+                await writer.drain()
+            writer.write_eof()
+            await reader.read()  # the server closes once it has swallowed everything
+            sent += len(payload)
+        except ConnectionError as exc:
+            ledger.note_error(f"flood: {type(exc).__name__}: {exc}")
+        finally:
+            writer.close()
+    return sent
+
+
+async def never_reader(port: int, ledger: Ledger, deadline: float) -> int:
+    """Sends to an echo and never reads the echo: both queues fill to the cap and stay."""
+    ledger.connections["side-never-reads"] += 1
+    _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(NEVER_READ_ROLE)
+    block, sent = b"n" * BLOCK, 0
+    try:
+        while time.monotonic() < deadline:
+            if writer.transport.get_write_buffer_size() < 4 * BLOCK:
+                writer.write(block)
+                sent += len(block)
+            else:  # held back, as it should be: wait, without piling up bytes here
+                await asyncio.sleep(0.05)
+        sent -= writer.transport.get_write_buffer_size()
+    except ConnectionError as exc:
+        ledger.note_error(f"never-reader: {type(exc).__name__}: {exc}")
+    finally:
+        writer.transport.abort()
+    return sent
+
+
+async def ping_pong_ms(port: int, pings: int) -> list[float]:
+    """A blocking ping-pong in a process of its own (this one is busy with the mix)."""
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "kit.tools.tapbench",
+        "pingpong",
+        str(port),
+        str(pings),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out, _ = await child.communicate()
+    rtts: list[float] = json.loads(out or b"[]")
+    return rtts
+
+
+async def side_traffic(
+    port: int, floor: list[float], ledger: Ledger, args: argparse.Namespace
+) -> dict[str, Any]:
+    deadline = time.monotonic() + args.duration_s
+    flood_task = asyncio.create_task(flooder(port, ledger, deadline))
+    never_task = asyncio.create_task(never_reader(port, ledger, deadline))
+    neighbour: list[float] = []
+    await asyncio.sleep(min(1.0, args.duration_s / 4))  # let the mix and the flood build up
+    while time.monotonic() < deadline - 2.0 or not neighbour:
+        ledger.connections["side-neighbour"] += 1
+        neighbour += await ping_pong_ms(port, NEIGHBOUR_PINGS)
+    floor_ms = statistics.median(floor) if floor else 0.0
+    errors = [r - args.rtt_ms - floor_ms for r in neighbour] or [float("nan")]
+    return {
+        "flood_bytes": await flood_task,
+        "never_reader_bytes_taken": await never_task,
+        "neighbour_pings": len(neighbour),
+        "neighbour_delay_error_ms": {
+            "p50": round(percentile(errors, 50), 3),
+            "p99": round(percentile(errors, 99), 3),
+            "floor_rtt_ms": round(floor_ms, 3),
+        },
+    }
+
+
 # -- the proxy process and its vital signs --------------------------------------------------
 
 
@@ -298,9 +412,17 @@ async def soak(args: argparse.Namespace, tap: Path) -> dict[str, Any]:
         fds_start = fd_count(proxy.pid)
         watcher = asyncio.create_task(watch(proxy.pid, vitals, stop_event))
         started = time.monotonic()
+        # The same ping-pong without the proxy, before any load: the physical floor.
+        floor = await ping_pong_ms(server.sockets[0].getsockname()[1], 50)
+        side = asyncio.create_task(side_traffic(proxy.port, floor, ledger, args))
         await workers(proxy.port, ledger, args)
         elapsed = time.monotonic() - started
-        await asyncio.sleep(0.5)  # let the proxy close its side of the last connections
+        side_result = await side
+        # Let the proxy close its side of the last connections (a peer that stopped reading
+        # gets a bounded grace of 2 s before its connection is aborted).
+        settle = time.monotonic() + 5.0
+        while fd_count(proxy.pid) > fds_start and time.monotonic() < settle:
+            await asyncio.sleep(0.1)
         fds_end = fd_count(proxy.pid)
         stop_event.set()
         await watcher
@@ -308,7 +430,8 @@ async def soak(args: argparse.Namespace, tap: Path) -> dict[str, Any]:
         exit_code = await asyncio.to_thread(stop, proxy)
         proxy.stderr_file.close()
         server.close()
-    return report(ledger, vitals, tap, elapsed, fds_start, fds_end, exit_code)
+    result = report(ledger, vitals, tap, elapsed, fds_start, fds_end, exit_code)
+    return result | side_result
 
 
 def report(
@@ -341,6 +464,8 @@ def report(
         "proxy_peak_buffered_bytes": final.peak_buffered_bytes if final else None,
         "proxy_fds": {"start": fds_start, "end": fds_end, "peak": vitals.peak_fds},
         "proxy_exit_code": exit_code,
+        "tap_not_decoded_bytes": final.tap_not_decoded_bytes if final else None,
+        "proxy_refused_connections": final.refused_connections if final else None,
     }
 
 

@@ -11,7 +11,9 @@ delay error p99, tapped and untapped, beside the same ping-pong with no flood.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import socket
 import statistics
 import struct
@@ -54,11 +56,13 @@ def flood(kind: str, total_bytes: int) -> bytes:
 
 
 @contextlib.contextmanager
-def proxy(upstream_port: int, delay_ms: float, tap: Path | None) -> Iterator[Child]:
+def proxy(
+    upstream_port: int, delay_ms: float, tap: Path | None, delay_down_ms: float | None = None
+) -> Iterator[Child]:
     config = ProxyConfig(
         upstream_port=upstream_port,
         delay_up_ms=delay_ms,
-        delay_down_ms=delay_ms,
+        delay_down_ms=delay_ms if delay_down_ms is None else delay_down_ms,
         tap_path=None if tap is None else str(tap),
     )
     child = spawn("proxy", child_args(config))
@@ -144,8 +148,8 @@ def upstream() -> Iterator[int]:
         yield int(child.stdout.readline())
 
 
-def flood_forever(port: int) -> None:
-    payload = flood("ping", 32 * MIB)
+def flood_forever(port: int, kind: str = "ping") -> None:
+    payload = flood(kind, 32 * MIB)
     while True:
         with contextlib.suppress(OSError):
             send_mib_s(port, payload)
@@ -190,13 +194,98 @@ def neighbour_delay(
     return out
 
 
+def delay_error(
+    delay_up_ms: float, delay_down_ms: float, bulk: bool = False, pings: int = 200
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """((p50, p99) of RTT - configured RTT - floor, (p50, p99) of the floor): a blocking
+    ping-pong through a proxy (idle, or next to a max-rate bulk transfer of 16 KiB DATA
+    frames on another connection) and the same ping-pong straight to the echo."""
+    with upstream() as port:
+        direct = blocking_rtts_ms(port, 100)
+        floor = statistics.median(direct)
+        with proxy(port, delay_up_ms, None, delay_down_ms) as line, contextlib.ExitStack() as stack:
+            if bulk:
+                stack.enter_context(_tool_process("flood", str(line.port), "large-data"))
+                time.sleep(0.5)
+            rtts = blocking_rtts_ms(line.port, pings)
+    errors = [r - delay_up_ms - delay_down_ms - floor for r in rtts] or [float("nan")]
+    return (
+        (percentile(errors, 50), percentile(errors, 99)),
+        (floor, percentile(direct, 99)),
+    )
+
+
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux
+
+
+def ticker(port: int, ticks: int) -> None:
+    """One byte every 2 ms (a blocking sender, in its own process)."""
+    with socket.create_connection((LOOPBACK, port), timeout=10) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for _ in range(ticks):
+            sock.sendall(b"t")
+            time.sleep(0.002)
+
+
+def read_wake_lag_us(ticks: int = 300) -> tuple[float, float]:
+    """(p50, p99) of how late an idle asyncio reader runs after the kernel received the
+    bytes (SO_TIMESTAMPNS, CLOCK_REALTIME): the part of the delay error that stamping
+    chunks with the kernel's receive time instead of the reader's clock would remove."""
+    lags: list[float] = []
+    with (
+        socket.create_server((LOOPBACK, 0)) as listener,
+        _tool_process("ticker", str(listener.getsockname()[1]), str(ticks)),
+    ):
+        listener.settimeout(10)
+        conn, _ = listener.accept()
+        with conn:
+            conn.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            conn.setblocking(False)
+            asyncio.run(_collect_lags(conn, ticks, lags))
+    return percentile(lags, 50), percentile(lags, 99)
+
+
+async def _collect_lags(conn: socket.socket, ticks: int, lags: list[float]) -> None:
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+    stamp = struct.Struct("@qq")
+
+    def ready() -> None:
+        now_ns = time.time_ns()
+        try:
+            data, ancillary, _flags, _addr = conn.recvmsg(4096, 64)
+        except BlockingIOError:
+            return
+        for level, kind, raw in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+                sec, nsec = stamp.unpack(raw[: stamp.size])
+                lags.append((now_ns - (sec * 1_000_000_000 + nsec)) / 1000)
+        if (not data or len(lags) >= ticks) and not done.done():
+            done.set_result(None)
+
+    loop.add_reader(conn.fileno(), ready)
+    try:
+        await asyncio.wait_for(done, 30)
+    except asyncio.TimeoutError:
+        pass
+    finally:
+        loop.remove_reader(conn.fileno())
+
+
 def main(argv: list[str]) -> int:
     if argv == ["upstream"]:
         serve_upstream()
-    elif len(argv) == 2 and argv[0] == "flood":
-        flood_forever(int(argv[1]))
+    elif len(argv) in (2, 3) and argv[0] == "flood":
+        flood_forever(int(argv[1]), *argv[2:])
+    elif len(argv) == 3 and argv[0] == "ticker":
+        ticker(int(argv[1]), int(argv[2]))
+    elif len(argv) == 3 and argv[0] == "pingpong":  # prints the RTTs (ms) as JSON
+        print(json.dumps(blocking_rtts_ms(int(argv[1]), int(argv[2]))))
     else:
-        print("usage: python -m kit.tools.tapbench upstream | flood PORT", file=sys.stderr)
+        print(
+            "usage: python -m kit.tools.tapbench upstream | flood PORT | pingpong PORT N",
+            file=sys.stderr,
+        )
         return 2
     return 0
 

@@ -200,7 +200,7 @@ def test_silent_server_hits_the_hard_timeout() -> None:
         listener.listen()
         silent_port = listener.getsockname()[1]
         with pytest.raises(MeasurementError, match="timeout"):
-            run(silent_port, Workload(bytes_per_stream=1, timeout_s=1.0), window_bytes=MIB)
+            run(silent_port, Workload(bytes_per_stream=256 * KIB, timeout_s=1.0), window_bytes=MIB)
 
 
 def test_connection_refused_is_a_topology_error() -> None:
@@ -208,7 +208,7 @@ def test_connection_refused_is_a_topology_error() -> None:
         s.bind(("127.0.0.1", 0))
         free_port = s.getsockname()[1]
     with pytest.raises(TopologyError, match="refused"):
-        run(free_port, Workload(bytes_per_stream=1), window_bytes=MIB)
+        run(free_port, Workload(bytes_per_stream=256 * KIB), window_bytes=MIB)
 
 
 # -- through the delay line: the window binds, as the frame tap sees it ----------------------

@@ -154,7 +154,10 @@ def test_kit_run_on_signal_stops_server_proxy_and_client(
     print(f"\n{sig.name}: kit exited {code} in {stop_s:.2f} s; stderr {err.strip()!r}")
     assert code == (130 if sig == signal.SIGINT else 128 + signal.SIGTERM)
     assert stop_s < 10 and "Traceback" not in err
-    assert not records.exists()  # nothing was measured, nothing half-written
+    # Nothing half-written: one whole record that says the run was cut short, and where.
+    (m,) = read_records(records).measurements
+    assert m.status == "interrupted" and m.result is None
+    assert m.error.startswith(f"interrupted by {sig.name} during")
 
 
 # -- start-up failures: one line, non-zero exit, nothing left behind -------------------------

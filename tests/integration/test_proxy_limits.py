@@ -145,3 +145,49 @@ def test_fd_exhaustion_gives_one_line_per_second_not_a_traceback_flood() -> None
     assert len(fd_lines) <= elapsed + 2, fd_lines  # at most one per second
     assert "ulimit -n" in fd_lines[0]
     assert len(lines) <= 2 * (elapsed + 2) + 2, lines[:20]  # nothing else floods either
+
+
+def test_a_full_budget_does_not_stall_light_traffic() -> None:
+    read, cap = 64 * 1024, 2 * MIB
+
+    async def route(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if await reader.read(1) == b"e":  # echo; anything else is never read again
+            writer.write(b"e")
+            while data := await reader.read(64):
+                writer.write(data)
+                await writer.drain()
+        else:
+            await asyncio.sleep(30)
+        writer.close()
+
+    async def hog(port: int) -> asyncio.StreamWriter:
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        # More than the upstream socket, the proxy's write buffer (16 MiB) and its total hold.
+        writer.write(b"h" + b"x" * (40 * MIB))
+        return writer
+
+    async def scenario() -> None:
+        async with (
+            upstream(route) as port,
+            delay_line(
+                port,
+                read_bytes=read,
+                buffer_cap_bytes=8 * MIB,
+                max_buffered_bytes=cap,
+                delay_up_ms=1.0,
+                delay_down_ms=1.0,
+            ) as proxy,
+        ):
+            hogs = [await hog(proxy.port) for _ in range(3)]
+            assert await until(lambda: proxy.budget.full, 10)
+            reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+            writer.write(b"e")
+            assert await asyncio.wait_for(reader.readexactly(1), 5) == b"e"
+            for _ in range(20):  # the ping-pong keeps going while the hogs hold the cap
+                writer.write(b"p")
+                assert await asyncio.wait_for(reader.readexactly(1), 2) == b"p"
+            assert proxy.budget.full
+            for w in [*hogs, writer]:
+                w.transport.abort()
+
+    run(scenario())

@@ -1,8 +1,16 @@
-"""Pure pieces of the delay line's limits: the quiet log and the total buffer budget."""
+"""Pure pieces of the delay line's limits (the quiet log, the total buffer budget) and its
+optional scheduling priority."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
+import pytest
+
 from kit.delayline.limits import Budget, QuietLog, ensure_fd_room
+from kit.delayline.priority import PRIORITY_ENV, raise_priority
 
 
 def test_quiet_log_lets_one_line_per_interval_through_and_counts_the_rest() -> None:
@@ -32,3 +40,27 @@ def test_budget_closes_at_the_cap_and_opens_below_it() -> None:
 
 def test_fd_room_for_a_modest_cap_needs_no_warning() -> None:
     assert ensure_fd_room(16) is None
+
+
+def test_priority_is_left_alone_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(PRIORITY_ENV, raising=False)
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    assert raise_priority() is None
+    assert os.getpriority(os.PRIO_PROCESS, 0) == before
+
+
+def test_asking_for_priority_is_granted_or_says_why_not() -> None:
+    code = (
+        "import os; from kit.delayline.priority import raise_priority, PROXY_NICE\n"
+        "note = raise_priority()\n"
+        "print('granted' if os.getpriority(os.PRIO_PROCESS, 0) == PROXY_NICE else note)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, PRIORITY_ENV: "high"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout.strip()
+    assert out == "granted" or "needs root or CAP_SYS_NICE" in out

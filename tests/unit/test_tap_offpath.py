@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 
 from hyperframe.frame import (
     DataFrame,
@@ -31,6 +32,7 @@ from kit.capture.ring import (
     RingWriter,
     create_shared,
 )
+from kit.capture.scanner import DataScanner, encode_scanned, feed_scanned
 from kit.capture.tapfile import decode_tap_line
 from kit.results.records import TapConnection
 
@@ -215,3 +217,107 @@ def test_rules_hyperframe_enforced_still_give_up() -> None:
         tap.feed(_wire(SettingsFrame(0)) + frame_bytes, 0)
         s = tap.summary()
         assert not s.decodable and "decoder error" in s.undecodable_reason, frame_bytes
+
+
+# -- the relay's scanner: DATA payload held back, the same summary --------------------------
+
+
+def _through_scanner(direction: str, data: bytes, cuts: list[int]) -> FrameTap:
+    """What the decoder's tap makes of ``data`` cut at ``cuts`` and scanned by the relay."""
+    scanner, tap = DataScanner(client_side=direction == "up"), FrameTap(direction)  # type: ignore[arg-type]
+    start = 0
+    for cut in [*sorted(set(cuts)), len(data)]:
+        chunk = data[start:cut]
+        start = cut
+        if not chunk:
+            continue
+        scanned = scanner.split(chunk)
+        if scanned is None or (not scanned[0] and scanned[1] == [(0, len(chunk))]):
+            tap.feed(chunk, cut)
+        else:
+            record = encode_scanned(chunk, *scanned, scanner.take_data(), scanner.span)
+            feed_scanned(tap, memoryview(record), cut)
+    held = scanner.take_held()
+    if held:
+        tap.feed(held, len(data))
+    tap.end(scanner.in_data_payload)
+    return tap
+
+
+def _bulk_bytes(direction: str) -> bytes:
+    frames = [DataFrame(1, data=b"d" * (1000 * i + 1)) for i in range(1, 12)]
+    frames += [PingFrame(0, b"p" * 8), WindowUpdateFrame(0, window_increment=99)]
+    frames += [DataFrame(3, data=b"e" * 70_000), HeadersFrame(3, data=b"\x88")]
+    frames += [DataFrame(3, data=b""), WindowUpdateFrame(3, window_increment=5)]
+    head = CLIENT_PREFACE if direction == "up" else b""
+    return head + _wire(SettingsFrame(0, settings={4: 65535}), *frames)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["up", "down"]),
+    st.lists(st.integers(min_value=0, max_value=len(_bulk_bytes("up"))), max_size=30),
+)
+def test_scanned_chunks_give_the_same_summary(direction: str, cuts: list[int]) -> None:
+    data = _bulk_bytes(direction)
+    direct = FrameTap(direction)  # type: ignore[arg-type]
+    direct.feed(data, 0)
+    direct.end()
+    scanned = _through_scanner(direction, data, cuts)
+    a, b = direct.summary(), scanned.summary()
+    assert b.decodable and b.not_decoded_bytes == 0, b.undecodable_reason
+    assert (a.bytes, a.frames, a.data, a.pings, a.headers) == (
+        b.bytes,
+        b.frames,
+        b.data,
+        b.pings,
+        b.headers,
+    )
+    assert a.conn_window_updates == replace(
+        b.conn_window_updates, first_t_ns=a.conn_window_updates.first_t_ns
+    )
+    assert a.stream_window_updates.total == b.stream_window_updates.total
+    assert [s.values for s in a.settings] == [s.values for s in b.settings]
+
+
+def test_the_relay_counts_bulk_data_itself_and_hands_over_almost_nothing() -> None:
+    data = _wire(SettingsFrame(0), *(DataFrame(1, data=b"z" * 16384) for _ in range(64)))
+    scanner = DataScanner(client_side=False)
+    scanned = scanner.split(data)
+    assert scanned is not None
+    carried, pieces = scanned
+    assert carried == b"" and pieces == [(0, 9)]  # the first frame (SETTINGS) only
+    assert scanner.take_data() == (64, 64 * 16384, 16384)
+
+
+def test_a_stream_that_starts_with_data_is_still_caught() -> None:
+    tap = _through_scanner("down", _wire(DataFrame(1, data=b"x" * 100)), [50])
+    assert not tap.summary().decodable and "not SETTINGS" in tap.summary().undecodable_reason
+
+
+def test_a_stream_cut_inside_a_data_payload_is_still_caught() -> None:
+    data = _wire(SettingsFrame(0), DataFrame(1, data=b"x" * 1000))[:-10]
+    s = _through_scanner("down", data, [100]).summary()
+    assert not s.decodable and "inside a DATA frame (10 bytes missing)" in s.undecodable_reason
+
+
+def test_a_header_cut_by_the_end_of_the_stream_is_still_caught() -> None:
+    data = _wire(SettingsFrame(0)) + b"\x00\x00\x04\x08\x00\x00\x00"
+    s = _through_scanner("down", data, [9]).summary()
+    assert not s.decodable and "inside a frame" in s.undecodable_reason and s.bytes == 16
+
+
+def test_the_scanner_stops_walking_a_flood_and_hands_it_over_whole() -> None:
+    flood = _wire(SettingsFrame(0), *(PingFrame(0, b"f" * 8) for _ in range(500)))
+    scanner = DataScanner(client_side=False)
+    assert scanner.split(flood) == (b"", [(0, len(flood))])
+    assert scanner.whole and scanner.split(flood) is None
+
+
+def test_garbage_through_the_scanner_never_raises() -> None:
+    rng = __import__("random").Random(3)
+    for _ in range(300):
+        data = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300)))
+        cuts = [rng.randrange(300) for _ in range(3)]
+        tap = _through_scanner("down", _wire(SettingsFrame(0)) + data, cuts)
+        assert tap.summary().bytes == 9 + len(data)
