@@ -40,13 +40,13 @@ def test_read_credit_lets_a_slow_reader_hold_the_connection_window(tmp_path: Pat
     # lets it move only as fast as the slow one reads (20 Mbit/s, 2.4 MiB/s); alone ~0.1 s.
     static = ["--client", "h2", "--rtt", "20ms", "--window", "4MiB", "--conn-window", "4MiB"]
     data = kit_run(tmp_path, *static, *SLOW, "--bytes", "8MiB", "--conn-credit", "read")
-    assert data["conn_credit"] == "read" and data["slow_streams"] == 1
+    assert data["client_conn_credit"] == "read" and data["workload_slow_streams"] == 1
     slow, fast = data["stream_throughput_mib_s"]
     assert slow < 20e6 / 8 / MIB * 1.5  # the pacing holds (one chunk of catch-up at most)
     assert fast < 20  # head-of-line blocked: far below window / RTT (200 MiB/s)
     # Memory: never more than the connection window (read credit binds it).
     assert data["peak_unread_bytes"] <= 4 * MIB
-    assert data["stream_peak_unread_bytes"][1] <= 16_384 * 16  # the fast one reads at once
+    assert data["result_stream_peak_unread_bytes"][1] <= 16_384 * 16  # the fast one reads at once
 
 
 def test_receipt_credit_keeps_the_fast_stream_fast(tmp_path: Path) -> None:
@@ -63,17 +63,17 @@ def test_pool_divides_its_bytes_between_receiving_streams(tmp_path: Path) -> Non
         tmp_path, "--client", "h2", "--rtt", "20ms", "--streams", "4",
         "--window-policy", "pool", "--pool", "1MiB", "--duration", "0.6s",
     )  # fmt: skip
-    assert data["window_policy"] == "pool" and data["pool_bytes"] == MIB
+    assert data["client_window_mode"] == "pool" and data["client_pool_size_bytes"] == MIB
     share = MIB // 16_384 // 4 * 16_384  # whole 16 KiB buffers: 256 KiB each
-    assert all(w == share for w in data["stream_window_bytes"]), data["stream_window_bytes"]
-    assert data["frames"]["conn_window_updates"]["first"][0] == 2**31 - 1 - 65_535
-    assert data["frames"]["client_settings"]["INITIAL_WINDOW_SIZE"] == 16_384
+    assert all(w == share for w in data["result_stream_window_bytes"]), data["result_stream_window_bytes"]
+    assert data["frames_conn_window_updates_first"][0] == 2**31 - 1 - 65_535
+    assert data["frames_client_settings"]["INITIAL_WINDOW_SIZE"] == 16_384
     # Each stream is bounded by its share / RTT (12.5 MiB/s): never faster than physics.
     assert all(r <= share / 0.020 / MIB * 1.1 for r in data["stream_throughput_mib_s"])
     assert 0.8 <= data["jain_index"] <= 1.0
     # The tap sees each stream's window over time: up to its share, never much past it.
     by_stream: dict[int, list[int]] = {}
-    for point in data["frames"]["stream_windows"]:
+    for point in data["frames_stream_windows"]:
         by_stream.setdefault(point["stream_id"], []).append(point["window_bytes"])
     timed = sorted(by_stream)[-4:]  # the warm-up's two streams come first
     assert all(len(by_stream[s]) >= 3 for s in timed)
@@ -93,8 +93,8 @@ def test_pool_memory_never_exceeds_the_pool_with_a_slow_reader(tmp_path: Path) -
 
 def test_dynamic_memory_is_bounded_by_the_stream_windows(tmp_path: Path) -> None:
     data = kit_run(tmp_path, "--client", "h2", "--rtt", "20ms", *SLOW, "--bytes", "4MiB")
-    assert data["credit_policy"] == "quarter"
-    final = max(w["window_bytes"] for w in data["frames"]["window_growth"])
+    assert data["client_threshold_policy"] == "quarter"
+    final = max(w["window_bytes"] for w in data["frames_window_growth"])
     # grpc-go's bound: each stream's window plus a whole-message grant (256 KiB + framing).
     assert data["peak_unread_bytes"] <= final + 256 * 1024 + 9
 
@@ -105,19 +105,19 @@ def test_credit_thresholds_on_a_static_window(tmp_path: Path, credit: str) -> No
         tmp_path, "--client", "h2", "--rtt", "10ms", "--window", "256KiB", "--credit", credit,
         "--max-frame-size", "16KiB", "--bytes", "2MiB",
     )  # fmt: skip
-    assert data["credit_policy"] == credit and data["bytes"] == 2 * MIB
-    stream_wu = data["frames"]["stream_window_updates"]
+    assert data["client_threshold_policy"] == credit and data["result_bytes"] == 2 * MIB
+    stream_wu = {"count": data["frames_stream_window_updates_count"]}
     # A threshold policy sends an update per quarter (or half) window at most, not per read.
     assert stream_wu["count"] <= 2 * MIB // (256 * 1024 // (4 if credit == "quarter" else 2)) + 8
 
 
 def test_grpcio_slow_reader_is_paced_and_its_neighbour_measured(tmp_path: Path) -> None:
     data = kit_run(tmp_path, "--client", "grpcio", "--rtt", "20ms", *SLOW, "--bytes", "4MiB")
-    assert data["slow_streams"] == 1 and data["read_rate_bits_s"] == 20e6
+    assert data["workload_slow_streams"] == 1 and data["workload_read_rate_bits_s"] == 20e6
     slow, fast = data["stream_throughput_mib_s"]
     assert slow < fast
     assert data["peak_unread_bytes"] is None  # C-core's buffer is not visible to us
-    assert any("read one message per" in n for n in data["notes"])
+    assert any("read one message per" in n for n in data["result_notes"])
 
 
 @pytest.mark.parametrize(
