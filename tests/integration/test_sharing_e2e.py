@@ -65,7 +65,9 @@ def test_pool_divides_its_bytes_between_receiving_streams(tmp_path: Path) -> Non
     )  # fmt: skip
     assert data["client_window_mode"] == "pool" and data["client_pool_size_bytes"] == MIB
     share = MIB // 16_384 // 4 * 16_384  # whole 16 KiB buffers: 256 KiB each
-    assert all(w == share for w in data["result_stream_window_bytes"]), data["result_stream_window_bytes"]
+    assert all(w == share for w in data["result_stream_window_bytes"]), data[
+        "result_stream_window_bytes"
+    ]
     assert data["frames_conn_window_updates_first"][0] == 2**31 - 1 - 65_535
     assert data["frames_client_settings"]["INITIAL_WINDOW_SIZE"] == 16_384
     # Each stream is bounded by its share / RTT (12.5 MiB/s): never faster than physics.
