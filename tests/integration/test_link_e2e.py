@@ -70,9 +70,10 @@ def test_small_window_follows_window_over_rtt(tmp_path: Path) -> None:
         "--duration", "1s",
     )  # fmt: skip
     assert data["theory_mib_s"] == pytest.approx(64 * 1024 / 0.020 / 2**20)
-    # Same bound as on an unlimited link (window / RTT ~0.93 at 20 ms, see the README), less a
-    # little for the 64 KiB burst's serialisation (5 ms) -> >= 0.7 on a loaded machine.
-    assert 0.7 <= data["efficiency"] <= 1.03, data["efficiency"]
+    # Each window turn also waits for the 64 KiB burst to cross the bottleneck (5.2 ms at
+    # 100 Mbit/s), so the ceiling is 20 / 25.2 = 0.79 of window / RTT, times the chain's own
+    # ~0.93 at 20 ms (see the README): ~0.74; measured 0.66-0.74 here. Never above the bound.
+    assert 0.55 <= data["efficiency"] <= 1.03, data["efficiency"]
 
 
 @pytest.mark.parametrize("rtt_ms", [100, 200])
