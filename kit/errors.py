@@ -55,8 +55,15 @@ class RecordsPathError(RecordsError):
     exit_code = UsageError.exit_code
 
 
-class Interrupted(KitError):
-    """SIGINT or SIGTERM: raised from the signal handler so every ``with`` block tears down."""
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM: raised from the signal handler so every ``with`` block tears down.
+
+    A ``BaseException``, like ``KeyboardInterrupt``: raised wherever the main thread happens to
+    be, it must not be taken for an ordinary error by an ``except Exception`` (or ``except
+    KitError``) on the way, which would swallow the signal and let the run go on.
+    """
+
+    exit_code: int
 
     def __init__(self, signum: int) -> None:
         super().__init__(
