@@ -7,11 +7,10 @@ Assertions are on verdicts and physics with wide margins (a 16x window differenc
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import kit, kit_here
 
 from kit.analysis.compare import CompareMeta, build_report
 from kit.campaign.runner import run_campaigns
@@ -21,13 +20,6 @@ from kit.plan.compare import plan_from_settings
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def kit(*args: str, timeout_s: float = 90.0) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "kit.cli", *args]
-    return subprocess.run(
-        cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout_s, check=False
-    )
 
 
 def test_identical_candidate_is_within_noise_in_9_of_10_comparisons(tmp_path: Path) -> None:
@@ -119,7 +111,7 @@ def test_knee_end_to_end(tmp_path: Path) -> None:
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
-    out = kit(*args, timeout_s=30)
+    out = kit_here(*args)
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("kit: error:") and message in lines[0]

@@ -13,18 +13,9 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from cli_support import kit_here
 
 pytestmark = pytest.mark.integration
-
-
-def kit(*args: str, timeout_s: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kit.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize(
@@ -42,7 +33,7 @@ def kit(*args: str, timeout_s: float = 30) -> subprocess.CompletedProcess[str]:
     ],
 )
 def test_bad_limits_are_one_line_and_exit_2(args: list[str], needle: str) -> None:
-    proc = kit(*args)
+    proc = kit_here(*args)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]

@@ -10,29 +10,18 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import kit, kit_here
 from relay_support import delay_line, run, upstream
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def kit(*args: str, timeout_s: float = 90) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kit.cli", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        check=False,
-    )
 
 
 def run_json(tmp_path: Path, *args: str, timeout_s: float = 90) -> dict[str, Any]:
@@ -245,7 +234,7 @@ def test_quick_links_table(tmp_path: Path) -> None:
     ],
 )
 def test_bad_link_input_is_one_line_and_exit_2(command: str, args: list[str], needle: str) -> None:
-    proc = kit(command, *args, timeout_s=30)
+    proc = kit_here(command, *args)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr
     lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
@@ -282,5 +271,5 @@ def test_compare_on_a_rate_limited_link(tmp_path: Path) -> None:
 
 
 def test_compare_preset_refuses_a_rate() -> None:
-    proc = kit("compare", "--preset", "windows", "--rate", "1Gbit", timeout_s=30)
+    proc = kit_here("compare", "--preset", "windows", "--rate", "1Gbit")
     assert proc.returncode == 2 and "--rate" in proc.stderr

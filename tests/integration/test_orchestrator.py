@@ -20,6 +20,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from cli_support import kit_here
 from conftest import descendants, wait_gone
 from relay_support import kill_and_reap
 
@@ -338,30 +339,21 @@ BAD_INPUT = [
 
 
 def test_bad_input_exits_2_with_one_line_and_no_traceback(tmp_path: Path) -> None:
-    procs = []
-    for args in BAD_INPUT:  # all at once: each is a separate, short-lived process
-        args = [*args, "--records", str(tmp_path / "r.jsonl")] if args[0] == "run" else args
-        procs.append(
-            subprocess.Popen(
-                [KIT, *args], text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-            )
-        )
     problems = []
-    for args, proc in zip(BAD_INPUT, procs, strict=True):
-        try:
-            out, err = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = proc.communicate(timeout=5)
-        lines = err.strip().splitlines()
+    for args in BAD_INPUT:  # in this process: each ends before anything is started
+        args = [*args, "--records", str(tmp_path / "r.jsonl")] if args[0] == "run" else args
+        proc = kit_here(*args)
+        lines = proc.stderr.strip().splitlines()
         ok = (
             proc.returncode == 2
-            and "Traceback" not in err + out
+            and "Traceback" not in proc.stderr + proc.stdout
             and len(lines) == 1
             and lines[0].startswith("kit: error:")
         )
         if not ok:
-            problems.append(f"{args}: exit {proc.returncode}, stderr {err.strip()[-300:]!r}")
+            problems.append(
+                f"{args}: exit {proc.returncode}, stderr {proc.stderr.strip()[-300:]!r}"
+            )
     assert problems == [], "\n".join(problems)
     assert not (tmp_path / "r.jsonl").exists()
 

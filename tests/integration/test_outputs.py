@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_support import kit as run_kit
+from cli_support import kit_here as run_kit_here
 from PIL import Image
 
 from kit.analysis.flat import parse_csv_row
@@ -37,15 +39,11 @@ PHYSICS_MARGIN = 1.15
 def kit(
     *args: str, timeout_s: float = 90, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kit.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        check=False,
-        env=ENV,
-        cwd=cwd,
-    )
+    return run_kit(*args, timeout_s=timeout_s, cwd=cwd, env=ENV)
+
+
+def kit_here(*args: str) -> subprocess.CompletedProcess[str]:
+    return run_kit_here(*args, env=ENV)
 
 
 def fits(text: str) -> bool:
@@ -128,7 +126,7 @@ def test_target_mistakes_are_one_line() -> None:
         (["--target", "127.0.0.1:0"], "--target"),
         (["--target", "127.0.0.1:9", "--server-window", "1MiB"], "--server-window"),
     ):
-        proc = kit("run", *args, timeout_s=30)
+        proc = kit_here("run", *args)
         assert proc.returncode == 2, proc.stderr
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and needle in lines[0], proc.stderr
@@ -159,7 +157,7 @@ def test_records_go_where_they_are_told(tmp_path: Path) -> None:
 
 def test_report_exports_csv_and_refuses_what_it_cannot_render(tmp_path: Path) -> None:
     out = tmp_path / "compare.csv"
-    proc = kit("report", str(FIXTURES / "compare.jsonl"), "--csv", str(out))
+    proc = kit_here("report", str(FIXTURES / "compare.jsonl"), "--csv", str(out))
     assert proc.returncode == 0, proc.stderr
     assert "h2:window=1MiB" in proc.stdout and "noise floor" in proc.stdout
     rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
@@ -168,7 +166,7 @@ def test_report_exports_csv_and_refuses_what_it_cannot_render(tmp_path: Path) ->
     empty = tmp_path / "empty.jsonl"
     empty.write_text('{"schema": 2, "kind": "tables-session", "started_at": "", "elapsed_s": 0, '
                      '"cells_run": 0, "cells_planned": 0, "complete": true}\n')  # fmt: skip
-    refused = kit("report", str(empty))
+    refused = kit_here("report", str(empty))
     assert refused.returncode == 2 and refused.stdout == ""
     assert len(refused.stderr.strip().splitlines()) == 1
 
@@ -185,7 +183,7 @@ EXPECTED_PNGS = {
 
 @pytest.mark.parametrize("records", sorted(EXPECTED_PNGS))
 def test_plot_writes_pngs_that_decode_and_are_not_blank(records: str, tmp_path: Path) -> None:
-    proc = kit("plot", str(FIXTURES / records), "--out", str(tmp_path))
+    proc = kit_here("plot", str(FIXTURES / records), "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     written = {Path(line).name for line in proc.stdout.splitlines()}
     assert written == EXPECTED_PNGS[records]
@@ -203,7 +201,7 @@ def test_plot_writes_pngs_that_decode_and_are_not_blank(records: str, tmp_path: 
 def test_plot_refuses_records_without_results(tmp_path: Path) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    proc = kit("plot", str(empty))
+    proc = kit_here("plot", str(empty))
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
 
 
@@ -214,22 +212,22 @@ COMMANDS = ("run", "proxy", "serve", "tables", "report", "compare", "knee", "plo
 
 
 def test_version_and_every_help_fit_100_columns() -> None:
-    version = kit("--version", timeout_s=30)
+    version = kit_here("--version")
     assert version.returncode == 0 and re.fullmatch(r"kit \d+\.\d+\.\d+\n", version.stdout)
     for args in ([], *([c] for c in COMMANDS)):
-        proc = kit(*args, "--help", timeout_s=30)
+        proc = kit_here(*args, "--help")
         assert proc.returncode == 0, proc.stderr
         assert fits(proc.stdout), f"kit {' '.join(args)} --help is wider than {WIDTH} columns"
 
 
 def test_shell_completion_is_on() -> None:
-    proc = kit("--help", timeout_s=30)
+    proc = kit_here("--help")
     assert "--install-completion" in proc.stdout and "--show-completion" in proc.stdout
 
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_unknown_options_get_the_kits_one_line_error(command: str) -> None:
-    proc = kit(command, "--no-such-option", timeout_s=30)
+    proc = kit_here(command, "--no-such-option")
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("kit: error:"), proc.stderr
@@ -238,7 +236,7 @@ def test_unknown_options_get_the_kits_one_line_error(command: str) -> None:
 
 def test_every_report_fits_100_columns() -> None:
     for records in ("tables.jsonl", "compare.jsonl", "runs.jsonl"):
-        proc = kit("report", str(FIXTURES / records), timeout_s=30)
+        proc = kit_here("report", str(FIXTURES / records))
         assert proc.returncode == 0, proc.stderr
         assert fits(proc.stdout), f"kit report {records} is wider than {WIDTH} columns"
 

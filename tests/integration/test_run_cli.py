@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import kit, kit_here
 
 pytestmark = pytest.mark.integration
 
@@ -28,16 +27,6 @@ RUN_KEYS = {
     "cpu",
     "frames_client_settings",
 }
-
-
-def kit(*args: str, timeout_s: float = 90) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kit.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        check=False,
-    )
 
 
 def test_run_json_through_the_delay_line(tmp_path: Path) -> None:
@@ -110,7 +99,7 @@ def test_unary_workload(tmp_path: Path) -> None:
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], needle: str) -> None:
-    proc = kit("run", *args, timeout_s=30)
+    proc = kit_here("run", *args)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]

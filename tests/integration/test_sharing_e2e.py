@@ -9,12 +9,11 @@ neighbour, behind receipt-credit or the pool it does not.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import kit, kit_here
 
 pytestmark = pytest.mark.integration
 
@@ -23,13 +22,7 @@ SLOW = ["--streams", "2", "--slow-streams", "1", "--read-rate", "20Mbit"]
 
 
 def kit_run(tmp_path: Path, *args: str, timeout_s: float = 120) -> dict[str, Any]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "kit.cli", "run", "--json", "--records", str(tmp_path / "r"), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        check=False,
-    )
+    proc = kit("run", "--json", "--records", str(tmp_path / "r"), *args, timeout_s=timeout_s)
     assert proc.returncode == 0, proc.stderr
     data: dict[str, Any] = json.loads(proc.stdout)
     return data
@@ -148,13 +141,7 @@ def test_grpcio_slow_reader_is_paced_and_its_neighbour_measured(tmp_path: Path) 
     ],
 )
 def test_bad_sharing_input_is_one_line_and_exit_2(args: list[str], needle: str) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "kit.cli", "run", *args],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
+    proc = kit_here("run", *args)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from cli_support import kit, kit_here
 from hyperframe.frame import Frame, SettingsFrame
 
 from kit.plan.trial import ClientConfig, Link, ServerConfig, Trial, Workload
@@ -35,17 +36,6 @@ SMALL_SERVER = ServerConfig(window_mode="static", window_bytes=64 * KIB)
 # The delay line may deliver a chunk up to ~1 ms early (timer rounding; STACK-FACTS), so
 # credit stamped at the proxy can reach the client that much before the nominal delay.
 EARLY_DELIVERY_NS = 2_000_000
-
-
-def kit(*args: str, timeout_s: float = 90.0) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kit.cli", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        check=False,
-    )
 
 
 def upload(client: ClientConfig, server: ServerConfig, rtt_ms: float, **work: object) -> Trial:
@@ -262,7 +252,7 @@ def test_run_upload_grpcio_with_server_mode_and_option_end_to_end(tmp_path: Path
     ],
 )
 def test_bad_server_flags_are_one_line_and_exit_2(args: list[str], message: str) -> None:
-    out = kit(*args, timeout_s=30)
+    out = kit_here(*args)
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("kit: error:") and message in lines[0]

@@ -1,0 +1,103 @@
+"""Running the ``kit`` command from tests: as a real process, or in this process.
+
+``kit(...)`` starts ``python -m kit.cli`` exactly as a user's shell would (the entry point, the
+signal handlers, every child process). ``kit_here(...)`` calls the same ``main`` in this
+process, for commands that end before measuring anything (bad input, ``--help``, rendering
+records): it checks the same exit code and the same stdout/stderr text without paying a Python
+start-up (about 0.7 s of imports) per call. Both return a ``CompletedProcess``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from kit.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def kit(
+    *args: str,
+    timeout_s: float = 90.0,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``kit ARGS...`` as its own process (cwd: the repository unless given)."""
+    return subprocess.run(
+        [sys.executable, "-m", "kit.cli", *args],
+        cwd=cwd or REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+        env=None if env is None else dict(env),
+    )
+
+
+def kit_here(
+    *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``kit ARGS...`` through the same ``main`` in this process (no measurement may start)."""
+    out, err = io.StringIO(), io.StringIO()
+    code: int | str | None = 0
+    with (
+        _argv(["kit", *args]),
+        _kept_signal_handlers(),
+        _environment(env),
+        contextlib.chdir(cwd or REPO),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code
+    if not isinstance(code, int):  # sys.exit("text") prints the text and exits 1
+        if code is not None:
+            err.write(f"{code}\n")
+        code = 0 if code is None else 1
+    return subprocess.CompletedProcess(["kit", *args], code, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def _argv(argv: list[str]) -> Iterator[None]:
+    """``sys.argv`` as the ``kit`` script sees it: usage lines name ``kit``."""
+    saved, sys.argv = sys.argv, argv
+    try:
+        yield
+    finally:
+        sys.argv = saved
+
+
+@contextlib.contextmanager
+def _kept_signal_handlers() -> Iterator[None]:
+    """``main`` installs the kit's SIGINT/SIGTERM handlers; the test runner's come back after."""
+    saved = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+
+
+@contextlib.contextmanager
+def _environment(env: Mapping[str, str] | None) -> Iterator[None]:
+    """Run with exactly ``env`` as the environment (None: leave it as it is)."""
+    if env is None:
+        yield
+        return
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
