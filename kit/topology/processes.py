@@ -142,11 +142,15 @@ def communicate(child: Child, timeout_s: float) -> str:
 
 
 def stop(child: Child, timeout_s: float = STOP_TIMEOUT_S) -> int | None:
-    """SIGTERM, wait, SIGKILL. Only ever signals the process we started."""
+    """SIGTERM, wait, SIGKILL. Only ever signals the process we started.
+
+    SIGCONT follows SIGTERM: a stopped child (SIGSTOP, a debugger, a frozen server in a test)
+    acts on SIGTERM only once continued, and would otherwise cost the whole wait."""
     popen = child.popen
     if popen.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             popen.send_signal(signal.SIGTERM)
+            popen.send_signal(signal.SIGCONT)
         try:
             popen.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:

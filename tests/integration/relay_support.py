@@ -163,3 +163,27 @@ def tap_records(path: Path) -> list[TapLine]:
     lines, skipped = parse_tap_lines(text[: text.rfind("\n") + 1])
     assert skipped == 0, f"{skipped} corrupt line(s) in {path}"
     return lines
+
+
+@contextlib.contextmanager
+def vcpus_awake() -> Iterator[None]:
+    """One nice-19 busy loop per CPU for the duration: idle vCPUs never halt.
+
+    On this kind of VM an idle vCPU halts, and waking it for a socket event can cost far
+    more than the delay line's timer error (measured on a busy host: a 1-byte ping-pong
+    through a 5 ms delay line came back 1.3-1.8 ms late at p50 with both cores idle and
+    0.19 ms late with these loops running; the delay line's timer itself woke 5 us late at
+    p50 either way). No delay line controls that, so the accuracy tests keep the vCPUs
+    awake and measure the delay line. At nice 19 the loops get ~1.5% of a core against
+    any normal process that wants it.
+    """
+    code = "import os\nos.nice(19)\nwhile True:\n    pass\n"
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", code]) for _ in range(os.cpu_count() or 1)
+    ]
+    try:
+        time.sleep(0.2)  # started and at nice 19 before the measurement begins
+        yield
+    finally:
+        for proc in spinners:
+            kill_and_reap(proc)

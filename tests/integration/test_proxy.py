@@ -29,6 +29,7 @@ from relay_support import (
     read_all,
     run,
     upstream,
+    vcpus_awake,
 )
 
 from kit.capture.frametap import CLIENT_PREFACE
@@ -374,6 +375,7 @@ def measure_rtt_errors_ms(rtt_ms: float, pings: int) -> list[float]:
     """Ping-pong 1 byte through a proxy process; measured RTT minus configured RTT."""
     half = rtt_ms / 2
     with (
+        vcpus_awake(),
         echo_thread() as port,
         proxy_process(upstream_port=port, delay_up_ms=half, delay_down_ms=half) as (proc, ready),
         socket.create_connection(("127.0.0.1", ready["port"]), timeout=5) as sock,
@@ -435,10 +437,13 @@ def sink_thread(lateness_ns: list[int], delay_ns: int) -> contextlib.AbstractCon
 def test_paced_traffic_is_delayed_exactly_without_burning_a_core() -> None:
     """~1500 small chunks/s one way at 5 ms: each due time is 0.5-1 ms after the previous
     one, so a writer that spins the last ~1.5 ms before each due time never stops spinning
-    (measured ~0.9 core); a timer-driven writer sleeps in between (measured ~0.15 core)."""
+    (measured 0.9-0.92 core, KIT_DELAYLINE_TIMER=spin); a timer-driven writer sleeps in
+    between (measured 0.15-0.5 core on a loaded 2-vCPU VM: ~200 us of Python per chunk).
+    The bar, 0.7 core, sits between the two."""
     delay_ms, duration_s, gap_s = 5.0, 1.5, 0.0005
     lateness_ns: list[int] = []
     with (
+        vcpus_awake(),
         sink_thread(lateness_ns, round(delay_ms * 1e6)) as port,
         proxy_process(upstream_port=port, delay_up_ms=delay_ms) as (proc, ready),
         socket.create_connection(("127.0.0.1", ready["port"]), timeout=5) as sock,
@@ -465,7 +470,7 @@ def test_paced_traffic_is_delayed_exactly_without_burning_a_core() -> None:
     assert len(late_ms) > 500
     assert late_ms[0] >= 0.0, "a chunk was released before its due time"
     assert p50 < 1.0, "the median chunk was more than 1 ms late"
-    assert cpu_fraction < 0.5, "the delay line spins: most of a core for ~1500 chunks/s"
+    assert cpu_fraction < 0.7, "the delay line spins: most of a core for ~1500 chunks/s"
 
 
 def test_listen_host_other_than_loopback_is_flagged() -> None:
