@@ -42,6 +42,7 @@ from kit.plan.processes import LOOPBACK, ProxyConfig
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB
 from kit.tools.linkbench import link_bench
+from kit.tools.pingpong import round_trips_ms
 from kit.tools.tapbench import delay_error, neighbour_delay, read_wake_lag_us, tap_ratio
 from kit.topology.processes import Child, spawn, stop
 from kit.topology.topology import Topology
@@ -96,50 +97,14 @@ def _proxy(upstream_port: int, rtt_ms: float) -> Iterator[Child]:
         child.stderr_file.close()
 
 
-def _spin_recv(sock: socket.socket, deadline: float) -> bytes:
-    """Busy-poll a non-blocking socket: the endpoints never sleep, so the VM's wake-up
-    latency of an idle process (0.1-0.2 ms) is not charged to the delay line."""
-    while time.perf_counter() < deadline:
-        try:
-            data = sock.recv(64)
-        except BlockingIOError:
-            continue
-        return data
-    return b""
-
-
-def _ping_rtts_ms(proxy_port: int, listener: socket.socket, pings: int) -> list[float]:
-    """Ping-pong through the delay line; one thread plays client and echo server."""
-    rtts: list[float] = []
-    with socket.create_connection((LOOPBACK, proxy_port), timeout=10) as client:
-        listener.settimeout(10)
-        echo, _ = listener.accept()
-        with echo:
-            for sock in (client, echo):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                sock.setblocking(False)
-            for _ in range(pings):
-                deadline = time.perf_counter() + 5.0
-                t0 = time.perf_counter_ns()
-                client.send(b"p")
-                if not _spin_recv(echo, deadline):
-                    break
-                echo.send(b"p")
-                if not _spin_recv(client, deadline):
-                    break
-                rtts.append((time.perf_counter_ns() - t0) / 1e6)
-                time.sleep(0.002)
-    return rtts
-
-
 def delay_accuracy(rtt_ms: float, pings: int = 200) -> tuple[float, float]:
     """(p50, p99) of measured RTT minus configured RTT minus the zero-delay forwarding RTT."""
     with socket.create_server((LOOPBACK, 0)) as listener:
         port = listener.getsockname()[1]
         with _proxy(port, 0.0) as zero:
-            forwarding = statistics.median(_ping_rtts_ms(zero.port, listener, 50))
+            forwarding = statistics.median(round_trips_ms(zero.port, listener, 50))
         with _proxy(port, rtt_ms) as proxy:
-            rtts = _ping_rtts_ms(proxy.port, listener, pings)
+            rtts = round_trips_ms(proxy.port, listener, pings)
     errors = [r - rtt_ms - forwarding for r in rtts]
     return percentile(errors, 50), percentile(errors, 99)
 

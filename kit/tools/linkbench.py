@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import socket
 import statistics
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -31,6 +30,7 @@ from kit.plan.processes import LOOPBACK, ProxyConfig
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB, format_rate
 from kit.results.records import Measurement
+from kit.tools.pingpong import one_way_delays_ms
 from kit.topology.processes import spawn, stop
 from kit.topology.topology import Topology
 
@@ -117,47 +117,6 @@ def min_rule(topo: Topology, duration_s: float = 2.0) -> list[LinkLine]:
             LinkLine(name, value, f">= {MIN_RULE_BAR:g}", eff is not None and eff >= MIN_RULE_BAR)
         )
     return lines
-
-
-def _spin_recv(sock: socket.socket, deadline: float) -> bool:
-    while time.perf_counter() < deadline:
-        try:
-            if sock.recv(64):
-                return True
-        except BlockingIOError:
-            continue
-        return False
-    return False
-
-
-def one_way_delays_ms(
-    proxy_port: int, listener: socket.socket, pings: int
-) -> tuple[list[float], list[float]]:
-    """(up, down) one-way delays of a ping-pong; one thread plays both ends (one clock)."""
-    up: list[float] = []
-    down: list[float] = []
-    with socket.create_connection((LOOPBACK, proxy_port), timeout=10) as client:
-        listener.settimeout(10)
-        echo, _ = listener.accept()
-        with echo:
-            for sock in (client, echo):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                sock.setblocking(False)
-            for _ in range(pings):
-                deadline = time.perf_counter() + 5.0
-                t0 = time.perf_counter_ns()
-                client.send(b"p")
-                if not _spin_recv(echo, deadline):
-                    break
-                t1 = time.perf_counter_ns()
-                echo.send(b"p")
-                if not _spin_recv(client, deadline):
-                    break
-                t2 = time.perf_counter_ns()
-                up.append((t1 - t0) / 1e6)
-                down.append((t2 - t1) / 1e6)
-                time.sleep(0.001)
-    return up, down
 
 
 def _proxy_delays(

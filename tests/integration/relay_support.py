@@ -178,9 +178,7 @@ def vcpus_awake() -> Iterator[None]:
     any normal process that wants it.
     """
     code = "import os\nos.nice(19)\nwhile True:\n    pass\n"
-    spinners = [
-        subprocess.Popen([sys.executable, "-c", code]) for _ in range(os.cpu_count() or 1)
-    ]
+    spinners = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(os.cpu_count() or 1)]
     try:
         time.sleep(0.2)  # started and at nice 19 before the measurement begins
         yield
