@@ -71,11 +71,11 @@ def test_unary_compare_resumes_with_more_rounds(tmp_path: Path) -> None:
     records = tmp_path / "unary.jsonl"
     args = ["compare", "--rtt", "2ms", "--workload", "unary", "--calls", "20",
             "--candidate", "grpcio:grpc.http2.bdp_probe=0", "--records", str(records)]  # fmt: skip
-    first = kit(*args, "--rounds", "2")
+    first = kit_here(*args, "--rounds", "2")
     assert first.returncode == 0, first.stderr
-    again = kit(*args, "--rounds", "2")
+    again = kit_here(*args, "--rounds", "2")
     assert again.returncode == 2 and "--resume" in again.stderr
-    more = kit(*args, "--rounds", "3", "--resume", "--json")
+    more = kit_here(*args, "--rounds", "3", "--resume", "--json")
     assert more.returncode == 0, more.stderr
     data = json.loads(more.stdout)
     assert data["metric"] == "latency" and data["rounds_done"] == 3

@@ -16,16 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import kit, kit_here
+from cli_support import kit_here
 from relay_support import delay_line, run, upstream
+from tables_resume import resume_quick_table
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_json(tmp_path: Path, *args: str, timeout_s: float = 90) -> dict[str, Any]:
-    proc = kit("run", *args, "--json", "--records", str(tmp_path / "r.jsonl"), timeout_s=timeout_s)
+def run_json(tmp_path: Path, *args: str) -> dict[str, Any]:
+    proc = kit_here("run", *args, "--json", "--records", str(tmp_path / "r.jsonl"))
     assert proc.returncode == 0, proc.stderr
     data: dict[str, Any] = json.loads(proc.stdout)
     return data
@@ -91,7 +92,7 @@ def test_grpcio_dynamic_window_on_a_rate_limited_link(tmp_path: Path) -> None:
 
 
 def test_table_shows_the_link(tmp_path: Path) -> None:
-    proc = kit(
+    proc = kit_here(
         "run", "--rtt", "10ms", "--rate", "30Mbit", "--jitter", "0.5ms", "--client", "h2",
         "--window", "1MiB", "--duration", "0.5s", "--records", str(tmp_path / "r.jsonl"),
     )  # fmt: skip
@@ -191,22 +192,21 @@ def test_jitter_never_reorders_through_the_real_proxy(rate: float | None) -> Non
 
 
 def test_quick_links_table(tmp_path: Path) -> None:
-    records, out = tmp_path / "tables.jsonl", tmp_path / "tables.md"
-    done = kit(
-        "tables", "--quick", "--only", "links", "--records", str(records), "--out", str(out),
-        timeout_s=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    lines = [json.loads(line) for line in records.read_text().splitlines()]
-    cells = [line for line in lines if line["kind"] == "measurement"]
+    """The links table from a stored quick run, two cold cells measured again: each
+    estimator, on each rate (see tables_resume)."""
+    take_out = {"table5-links/1Gbit-20ms-grpcio-dynamic", "table5-links/100Mbit-20ms-h2-dynamic"}
+    resumed = resume_quick_table("links", take_out, tmp_path)
+    assert sorted(resumed.measured_now) == sorted(take_out)
+    cells = [line for line in resumed.lines if line["kind"] == "measurement"]
     assert len(cells) == 4 * 3 + 1  # 4 links x (2 estimators + static BDP), control twice
     assert all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
     assert {c["trial"]["link"]["rate_down_bits_s"] for c in cells} == {100e6, 1e9}
     assert all(c["trial"]["workload"]["warmup"] is False for c in cells)  # cold starts
-    text = out.read_text()
+    text = resumed.text
     assert "## Table 6" in text and "final window / BDP" in text
     assert "links: no window carries more than the rate" in text
-    rerendered = kit("report", str(records), "--markdown")
+    records = tmp_path / "links.jsonl"
+    rerendered = kit_here("report", str(records), "--markdown")
     # the file also links the figures written beside it; the re-rendering is the rest
     assert rerendered.returncode == 0 and text.startswith(rerendered.stdout.rstrip("\n"))
     assert (tmp_path / "throughput-vs-window.png").exists()
@@ -247,7 +247,7 @@ def test_bad_link_input_is_one_line_and_exit_2(command: str, args: list[str], ne
 def test_compare_on_a_rate_limited_link(tmp_path: Path) -> None:
     """A window far above the BDP and one far below it, on 20 Mbit/s: the small one is slower,
     and the setup names the link."""
-    proc = kit(
+    proc = kit_here(
         "compare", "--rtt", "20ms", "--rate", "20Mbit", "--jitter", "0.5ms",
         "--duration", "400ms", "--rounds", "1",
         "--baseline", "h2:window=2MiB,conn-window=2MiB",

@@ -42,8 +42,8 @@ def kit(
     return run_kit(*args, timeout_s=timeout_s, cwd=cwd, env=ENV)
 
 
-def kit_here(*args: str) -> subprocess.CompletedProcess[str]:
-    return run_kit_here(*args, env=ENV)
+def kit_here(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return run_kit_here(*args, cwd=cwd, env=ENV)
 
 
 def fits(text: str) -> bool:
@@ -100,14 +100,14 @@ def test_run_and_compare_against_a_separately_started_kit_serve(tmp_path: Path) 
         # No server of ours: its CPU is not ours to measure.
         assert {c["role"] for c in data["cpu"]} == {"client", "proxy"}
 
-        direct = kit(
+        direct = kit_here(
             "run", "--target", address, "--direct", "--rtt", "0", "--client", "h2",
             "--duration", "0.3s", "--no-records", "--json",
         )  # fmt: skip
         assert direct.returncode == 0, direct.stderr
         assert json.loads(direct.stdout)["meta_path"] == "direct"
 
-        compare = kit(
+        compare = kit_here(
             "compare", "--target", address, "--rtt", "4ms", "--duration", "200ms",
             "--rounds", "1", "--baseline", "h2:window=64KiB,conn-window=64KiB",
             "--candidate", "h2:window=512KiB,conn-window=512KiB",
@@ -137,13 +137,13 @@ def test_target_mistakes_are_one_line() -> None:
 
 def test_records_go_where_they_are_told(tmp_path: Path) -> None:
     base = ["run", "--rtt", "2ms", "--client", "h2", "--window", "128KiB", "--duration", "0.2s"]
-    quiet = kit(*base, "--no-records", cwd=tmp_path)
+    quiet = kit_here(*base, "--no-records", cwd=tmp_path)
     assert quiet.returncode == 0, quiet.stderr
     assert not (tmp_path / "results").exists() and "record" not in quiet.stderr
-    null = kit(*base, "--records", "/dev/null", cwd=tmp_path)
+    null = kit_here(*base, "--records", "/dev/null", cwd=tmp_path)
     assert null.returncode == 0, null.stderr
     assert "record appended to /dev/null" in null.stderr
-    to_stdout = kit(*base, "--records", "-", cwd=tmp_path)
+    to_stdout = kit_here(*base, "--records", "-", cwd=tmp_path)
     assert to_stdout.returncode == 0, to_stdout.stderr
     (line,) = to_stdout.stdout.splitlines()  # nothing but the record
     assert json.loads(line)["kind"] == "measurement"
@@ -242,19 +242,19 @@ def test_every_report_fits_100_columns() -> None:
 
 
 def test_run_knee_and_a_failed_run_fit_100_columns(tmp_path: Path) -> None:
-    run = kit(
+    run = kit_here(
         "run", "--rtt", "5ms", "--client", "grpcio", "--duration", "0.3s", "--units", "Mbit/s",
         "--records", str(tmp_path / "r.jsonl"),
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert fits(run.stdout) and "Mbit/s" in run.stdout and "(+4 more, --verbose)" in run.stdout
     assert "GRPC_ALLOW_TRUE_BINARY_METADATA" not in run.stdout  # abbreviated without --verbose
-    failed = kit(
+    failed = kit_here(
         "run", "--rtt", "1ms", "--duration", "0.3s", "--option", "grpc.max_receive_message_length=10",
         "--records", str(tmp_path / "r.jsonl"), "--verbose",
     )  # fmt: skip
     assert failed.returncode == 4 and "FAILED" in failed.stdout and fits(failed.stdout)
-    knee = kit(
+    knee = kit_here(
         "knee", "--rtt", "4ms", "--streams", "1", "--min-window", "64KiB", "--max-window",
         "128KiB", "--rounds", "1", "--duration", "200ms", "--records", str(tmp_path / "k.jsonl"),
     )  # fmt: skip
@@ -264,7 +264,7 @@ def test_run_knee_and_a_failed_run_fit_100_columns(tmp_path: Path) -> None:
 
 def test_sizes_are_echoed_in_the_unit_typed(tmp_path: Path) -> None:
     started = time.monotonic()
-    proc = kit(
+    proc = kit_here(
         "run", "--rtt", "2ms", "--client", "h2", "--window", "100KB", "--duration", "0.2s",
         "--no-records",
     )  # fmt: skip

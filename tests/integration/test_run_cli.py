@@ -56,13 +56,15 @@ def test_run_json_through_the_delay_line(tmp_path: Path) -> None:
 
 
 def test_run_table_at_loopback_rtt_zero(tmp_path: Path) -> None:
-    proc = kit("run", "--rtt", "0", "--duration", "0.3s", "--records", str(tmp_path / "r.jsonl"))
+    proc = kit_here(
+        "run", "--rtt", "0", "--duration", "0.3s", "--records", str(tmp_path / "r.jsonl")
+    )
     assert proc.returncode == 0, proc.stderr
     assert "throughput" in proc.stdout and "C-core BDP" in proc.stdout
 
 
 def test_unary_workload(tmp_path: Path) -> None:
-    proc = kit(
+    proc = kit_here(
         "run",
         "--rtt",
         "2ms",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import kit, kit_here
+from cli_support import kit_here
 
 pytestmark = pytest.mark.integration
 
@@ -21,8 +21,8 @@ MIB = 1 << 20
 SLOW = ["--streams", "2", "--slow-streams", "1", "--read-rate", "20Mbit"]
 
 
-def kit_run(tmp_path: Path, *args: str, timeout_s: float = 120) -> dict[str, Any]:
-    proc = kit("run", "--json", "--records", str(tmp_path / "r"), *args, timeout_s=timeout_s)
+def kit_run(tmp_path: Path, *args: str) -> dict[str, Any]:
+    proc = kit_here("run", "--json", "--records", str(tmp_path / "r"), *args)
     assert proc.returncode == 0, proc.stderr
     data: dict[str, Any] = json.loads(proc.stdout)
     return data

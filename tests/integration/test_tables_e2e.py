@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tables_resume import resume_quick_table
 
 pytestmark = pytest.mark.integration
 
@@ -67,19 +68,21 @@ def test_quick_table4_writes_tables_and_records(tmp_path: Path) -> None:
 
 
 def test_quick_sharing_table_renders_its_rows_and_checks(tmp_path: Path) -> None:
-    """The sharing table end to end (one round): every cell ran, the table and its four
+    """The sharing table from a stored quick run, three cells measured again (a pool, grpcio
+    and h2's dynamic window; see tables_resume): every cell ran, the table and its four
     checks are there. Its bars are physics and are asserted in the e2e sharing tests, not
     here (one round on a loaded machine)."""
-    records, out = tmp_path / "sharing.jsonl", tmp_path / "sharing.md"
-    done = kit(
-        "tables", "--quick", "--only", "sharing", "--records", str(records), "--out", str(out)
-    )
-    assert done.returncode == 0, done.stderr
-    lines = [json.loads(line) for line in records.read_text().splitlines()]
-    cells = [line for line in lines if line["kind"] == "measurement"]
+    take_out = {
+        "table6-sharing/pool-8-streams",
+        "table6-sharing/grpcio-beside-fast",
+        "table6-sharing/h2-dynamic-beside-slow",
+    }
+    resumed = resume_quick_table("sharing", take_out, tmp_path)
+    assert sorted(resumed.measured_now) == sorted(take_out)
+    cells = [line for line in resumed.lines if line["kind"] == "measurement"]
+    text = resumed.text
     assert len(cells) == 14  # 13 cells and the control's copy
     assert all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
-    text = out.read_text()
     assert "## Table 7: one slow reader on a shared connection" in text
     for label in ("conn credit on read", "conn credit on receipt", "h2 pool 1.6 MB", "grpcio"):
         assert label in text

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-from cli_support import kit, kit_here
+from cli_support import kit_here
 from hyperframe.frame import Frame, SettingsFrame
+from tables_resume import resume_quick_table
 
 from kit.plan.trial import ClientConfig, Link, ServerConfig, Trial, Workload
 from kit.plan.units import KIB, MIB
@@ -213,7 +214,7 @@ def test_an_upload_to_a_server_that_dies_fails_in_seconds(
 
 
 def test_run_upload_h2_with_a_server_window_end_to_end(tmp_path: Path) -> None:
-    out = kit("run", "--workload", "upload", "--rtt", "20ms", "--server-window", "64KiB",
+    out = kit_here("run", "--workload", "upload", "--rtt", "20ms", "--server-window", "64KiB",
               "--client", "h2", "--duration", "0.5s", "--json",
               "--records", str(tmp_path / "r.jsonl"))  # fmt: skip
     assert out.returncode == 0, out.stderr
@@ -229,7 +230,7 @@ def test_run_upload_h2_with_a_server_window_end_to_end(tmp_path: Path) -> None:
 
 def test_run_upload_grpcio_with_server_mode_and_option_end_to_end(tmp_path: Path) -> None:
     """--server-option reaches the server: bdp-off + lookahead 256 KiB is on the wire."""
-    out = kit("run", "--workload", "upload", "--rtt", "10ms", "--server-mode", "bdp-off",
+    out = kit_here("run", "--workload", "upload", "--rtt", "10ms", "--server-mode", "bdp-off",
               "--server-option", "grpc.http2.lookahead_bytes=262144", "--client", "grpcio",
               "--message-size", "64KiB", "--duration", "0.4s",
               "--records", str(tmp_path / "r.jsonl"))  # fmt: skip
@@ -297,7 +298,7 @@ def test_serve_with_a_server_window_end_to_end() -> None:
 
 
 def test_compare_a_server_candidate_end_to_end(tmp_path: Path) -> None:
-    out = kit("compare", "--workload", "upload", "--rtt", "20ms", "--duration", "0.4s",
+    out = kit_here("compare", "--workload", "upload", "--rtt", "20ms", "--duration", "0.4s",
               "--rounds", "2", "--baseline", "server:window=64KiB",
               "--candidate", "server:window=4MiB", "--records", str(tmp_path / "c.jsonl"),
               "--json")  # fmt: skip
@@ -312,15 +313,20 @@ def test_compare_a_server_candidate_end_to_end(tmp_path: Path) -> None:
 
 
 def test_tables_only_uploads_quick_end_to_end(tmp_path: Path) -> None:
-    records, md = tmp_path / "t.jsonl", tmp_path / "t.md"
-    out = kit("tables", "--only", "uploads", "--quick", "--rounds", "1",
-              "--records", str(records), "--out", str(md), timeout_s=150)  # fmt: skip
-    assert out.returncode == 0, out.stderr
-    text = md.read_text(encoding="utf-8")
+    """The uploads table from a stored quick run, three cells measured again: one per RTT,
+    one per client, and the client-window row (see tables_resume)."""
+    take_out = {
+        "uploads-rtt20ms/h2-server-64KiB",
+        "uploads-rtt103ms/grpcio-server-1.4MB",
+        "uploads-rtt103ms/h2-server-4MiB-client-16MiB",
+    }
+    resumed = resume_quick_table("uploads", take_out, tmp_path)
+    assert sorted(resumed.measured_now) == sorted(take_out)
+    text = resumed.text
     assert "## Table 5" in text and "### RTT 20 ms" in text and "### RTT 103 ms" in text
     assert "## Table 1" not in text and "HAProxy" in text
-    cells = read_records(records).measurements
+    cells = [line for line in resumed.lines if line["kind"] == "measurement"]
     assert len(cells) == 2 * 8 + 1 + 2  # both RTTs, the client-window row, 2 control copies
-    assert all(m.ok for m in cells), [m.error for m in cells if not m.ok]
-    assert all(m.trial.workload.kind == "upload" for m in cells)
-    assert "uploads: the client's receive window" in out.stdout + text
+    assert all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
+    assert all(c["trial"]["workload"]["kind"] == "upload" for c in cells)
+    assert "uploads: the client's receive window" in resumed.done.stdout + text

@@ -1,0 +1,69 @@
+"""A quick table finished from a stored run: the command measures a few cells, renders all.
+
+A whole ``kit tables --quick --only NAME`` costs 15-30 s here, almost all of it process
+start-up per cell. The table tests instead take a stored quick run of the same table
+(``tests/fixtures/tables-quick/NAME.jsonl``, a real run on this kind of machine), take a few
+cells out, and let ``kit tables --resume`` measure exactly those, for real, then render the
+whole table from old and new records together: the same command, plan, resume, checks and
+rendering a user gets, at the price of the cells taken out.
+
+``KIT_REGENERATE=1`` runs the whole quick table again first and stores it (do that when a
+table's plan changes: the resume refuses records whose runs the plan no longer has).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cli_support import REPO, kit, kit_here
+
+STORED = REPO / "tests" / "fixtures" / "tables-quick"
+
+
+@dataclass(frozen=True)
+class Resumed:
+    done: subprocess.CompletedProcess[str]  # the `kit tables --resume` run
+    lines: list[dict[str, Any]]  # every record line afterwards
+    measured_now: list[str]  # "campaign/key" of each cell this run measured
+    text: str  # the markdown written
+
+
+def cell_name(record: dict[str, Any]) -> str:
+    return f"{record['tags']['campaign']}/{record['tags']['key']}"
+
+
+def resume_quick_table(name: str, take_out: set[str], tmp_path: Path) -> Resumed:
+    """Finish a stored quick run of table ``name`` with the cells ``take_out`` (campaign/key)
+    removed; every copy of a removed cell is measured again by the resumed run."""
+    stored = STORED / f"{name}.jsonl"
+    if os.environ.get("KIT_REGENERATE"):
+        stored.unlink(missing_ok=True)
+        fresh = kit(
+            *("tables", "--quick", "--only", name, "--records", str(stored)),
+            *("--out", str(tmp_path / "fresh.md")),
+            timeout_s=300,
+        )
+        assert fresh.returncode == 0, fresh.stderr
+    kept, removed = [], set()
+    for line in stored.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record["kind"] == "tables-session":
+            continue  # the stored run's end: the resumed run writes its own
+        if record["kind"] == "measurement" and cell_name(record) in take_out:
+            removed.add(cell_name(record))
+            continue
+        kept.append(line)
+    assert removed == take_out, f"not in the stored run: {take_out - removed} (KIT_REGENERATE=1?)"
+    records, out = tmp_path / f"{name}.jsonl", tmp_path / f"{name}.md"
+    records.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    before = len(kept)
+    done = kit_here("tables", "--resume", "--records", str(records), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in records.read_text(encoding="utf-8").splitlines()]
+    measured_now = [cell_name(r) for r in lines[before:] if r["kind"] == "measurement"]
+    return Resumed(done, lines, measured_now, out.read_text(encoding="utf-8"))
