@@ -12,6 +12,9 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	# Bytecode now: every server, proxy and client process imports the kit afresh, and a
+	# PYTHONDONTWRITEBYTECODE environment would otherwise compile it again in each one.
+	$(BIN)/python -m compileall -q kit servers
 	touch $(STAMP)
 
 # The main job: real measurements through the delay line at 20 ms RTT.
@@ -20,8 +23,10 @@ run: install
 	$(BIN)/kit run --rtt 20ms --window 64KiB --client h2
 	$(BIN)/kit run --rtt 20ms
 
+# Unit tests are pure: two workers. Integration tests measure real processes: one at a time.
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 tests/unit
+	$(BIN)/python -m pytest -q tests/integration
 
 lint: install
 	$(BIN)/ruff check kit servers tests

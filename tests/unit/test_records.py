@@ -284,7 +284,7 @@ record_like = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=100)
 @given(lines=st.lists(record_like | json_values, max_size=6), tail=st.binary(max_size=40))
 def test_reader_never_raises_on_record_shaped_lines(lines: list[object], tail: bytes) -> None:
     with tempfile.TemporaryDirectory() as tmp:
