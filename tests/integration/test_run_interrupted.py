@@ -25,7 +25,7 @@ pytestmark = pytest.mark.integration
     ("signum", "after_s", "phases"),
     [
         (signal.SIGINT, 0.1, ("start-up", "warm-up", "timed")),
-        (signal.SIGTERM, 2.5, ("warm-up", "timed")),
+        (signal.SIGTERM, 2.5, ("start-up", "warm-up", "timed")),
     ],
 )
 def test_an_interrupted_run_appends_an_interrupted_record(
