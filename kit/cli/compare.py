@@ -37,6 +37,7 @@ from kit.cli.options import (
     Rounds,
     Seed,
     Target,
+    TransferSize,
     Units,
 )
 from kit.cli.output import topology, write_text
@@ -94,6 +95,7 @@ def compare(
         typer.Option("--workload", help="download, upload (throughput) | unary (latency)."),
     ] = None,
     duration: Duration = None,
+    size: TransferSize = None,
     calls: Annotated[
         int | None, typer.Option("--calls", help="Unary calls per run (default 200).")
     ] = None,
@@ -134,6 +136,7 @@ def compare(
         "message-size": message_size,
         "workload": workload,
         "duration": duration,
+        "bytes": size,
         "calls": calls,
         "rounds": rounds,
         "seed": seed,
@@ -180,6 +183,7 @@ def _preset_plans(
             ("--rate-up", settings["rate-up"]),
             ("--rate-down", settings["rate-down"]),
             ("--jitter", settings["jitter"]),
+            ("--bytes", settings["bytes"]),
         )
         if value not in (None, [], ())
     ]

@@ -29,6 +29,10 @@ MessageSize = Annotated[
 Duration = Annotated[
     str | None, typer.Option("--duration", help="Timed phase per run (default max(2s, 20 RTT)).")
 ]
+TransferSize = Annotated[
+    str | None,
+    typer.Option("--bytes", help="Fixed transfer per stream instead of a timed one (e.g. 8MiB)."),
+]
 Rounds = Annotated[
     int | None,
     typer.Option("--rounds", help="Rounds; each runs every cell once, the baseline twice."),

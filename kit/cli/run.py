@@ -37,6 +37,7 @@ from kit.cli.options import (
     ServerOption,
     ServerWindow,
     Target,
+    TransferSize,
     Units,
     Verbose,
 )
@@ -119,12 +120,7 @@ def run(
     duration: Annotated[
         str | None, typer.Option(help="Timed phase (default max(2s, 20 RTT)).")
     ] = None,
-    size: Annotated[
-        str | None,
-        typer.Option(
-            "--bytes", help="Fixed transfer per stream instead of a timed one (e.g. 8MiB)."
-        ),
-    ] = None,
+    size: TransferSize = None,
     calls: Annotated[int, typer.Option(help="Unary calls (workload unary).")] = 200,
     server_window: ServerWindow = None,
     server_mode: ServerMode = None,

@@ -160,6 +160,11 @@ def workload_from(
     """
     s = {k: v for k, v in settings.items() if v is not None}
     duration, size = s.get("duration"), s.get("bytes")
+    if duration is not None and size is not None:
+        raise UsageError(
+            f"{flag('bytes')}: a run is timed ({flag('duration')}) or a fixed transfer "
+            f"({flag('bytes')}), not both"
+        )
     read_rate = s.get("read-rate")
     workload = Workload(
         kind=cast(WorkloadKind, str(s.get("workload", "download"))),

@@ -52,6 +52,7 @@ SETTING_KEYS = (
     "message-size",
     "workload",
     "duration",
+    "bytes",
     "calls",
     "timeout",
     "rounds",
@@ -141,9 +142,12 @@ def describe_setup(link: Link, workload: Workload) -> str:
     path += link_text(link)
     if workload.kind == "unary":
         return f"{path}; unary calls x{workload.calls}"
-    timed = f"{workload.timed_duration_s(link.rtt_ms):g} s timed"
+    if workload.bytes_per_stream is not None:
+        extent = f"{format_bytes(workload.bytes_per_stream, digits=3)} per stream"
+    else:
+        extent = f"{workload.timed_duration_s(link.rtt_ms):g} s timed"
     size = format_bytes(workload.message_bytes, digits=3)
-    return f"{path}; {workload.kind}, {workload.streams} stream(s), {size} messages, {timed}"
+    return f"{path}; {workload.kind}, {workload.streams} stream(s), {size} messages, {extent}"
 
 
 # --- settings: CLI flags over a plan file over defaults ----------------------------------

@@ -84,6 +84,24 @@ def test_unary_compare_resumes_with_more_rounds(tmp_path: Path) -> None:
     assert base["median"] >= 2.0  # a unary call waits at least one 2 ms round trip
 
 
+def test_compare_a_fixed_transfer(tmp_path: Path) -> None:
+    """--bytes: every run moves exactly that much per stream, and the setup says so."""
+    records = tmp_path / "fixed.jsonl"
+    out = kit_here(
+        "compare", "--rtt", "2ms", "--bytes", "2MiB", "--rounds", "1",
+        "--candidate", "h2:window=1MiB,conn-window=1MiB", "--records", str(records), "--json",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["setup"].endswith("2 MiB per stream") and data["rounds_done"] == 1
+    cells = [json.loads(line) for line in records.read_text(encoding="utf-8").splitlines()]
+    assert len(cells) == 3  # the candidate and the control's two copies
+    for cell in cells:
+        assert cell["status"] == "ok", cell["error"]
+        assert cell["trial"]["workload"]["bytes_per_stream"] == 2 << 20
+        assert cell["result"]["bytes"] == 2 << 20
+
+
 def test_knee_end_to_end(tmp_path: Path) -> None:
     out = kit(
         "knee", "--rtt", "4ms", "--streams", "2", "--min-window", "64KiB", "--max-window", "256KiB",
@@ -108,6 +126,9 @@ def test_knee_end_to_end(tmp_path: Path) -> None:
         (["compare", "--candidate", "h2", "--resume"], "--resume"),
         (["compare", "--file", "missing.toml"], "does not exist"),
         (["knee", "--min-window", "1MiB", "--max-window", "1MiB"], "at least two windows"),
+        (["compare", "--candidate", "h2", "--bytes", "8MiB", "--duration", "1s"], "not both"),
+        (["compare", "--preset", "windows", "--bytes", "8MiB"], "cannot be combined"),
+        (["compare", "--candidate", "h2", "--bytes", "lots"], "--bytes"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:

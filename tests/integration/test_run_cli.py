@@ -98,6 +98,7 @@ def test_unary_workload(tmp_path: Path) -> None:
         (["--credit", "half"], "--credit"),  # h2-only settings are refused, not ignored
         (["--client", "h2", "--window", "1MiB", "--option", "grpc.x=1"], "--option"),
         (["--streams", "0"], "--streams"),
+        (["--bytes", "8MiB", "--duration", "1s"], "not both"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], needle: str) -> None:
