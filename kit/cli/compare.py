@@ -26,6 +26,7 @@ from kit.cli.options import (
     DelayUp,
     Duration,
     Jitter,
+    KeepAwake,
     Markdown,
     MessageSize,
     OptionalRtt,
@@ -122,6 +123,7 @@ def compare(
     csv: Csv = None,
     target: Target = None,
     units: Units = "MiB/s",
+    keep_awake: KeepAwake = False,
 ) -> None:
     """Is each candidate faster than the baseline beyond noise, on the link you describe?"""
     settings: dict[str, Any] = {
@@ -147,7 +149,7 @@ def compare(
         plans = (_user_plan(settings, baseline, candidate or [], file),)
     check_units(units)
     server_at = None if target is None else split_host_port(target, "--target")
-    reports = _run_plans(plans, records, resume, plans[0].title, csv, server_at)
+    reports = _run_plans(plans, records, resume, plans[0].title, csv, server_at, keep_awake)
     _emit(reports, as_json, markdown, findings=preset is not None, unit=units)
 
 
@@ -218,6 +220,7 @@ def _run_plans(
     name: str,
     csv: Path | None = None,
     target: tuple[str, int] | None = None,
+    keep_awake: bool = False,
 ) -> list[tuple[ComparePlan, CompareReport]]:
     path = _records_path(records, resume, name)
     typer.echo(f"records: {path}", err=True)
@@ -225,7 +228,7 @@ def _run_plans(
         [p.campaign() for p in plans],
         path,
         resume=resume,
-        topology_factory=lambda: topology(target=target),
+        topology_factory=lambda: topology(target=target, keep_awake=keep_awake),
     )
     typer.echo(f"done in {outcome.elapsed_s:.0f} s; records: {path}", err=True)
     write_csv(csv, outcome.measurements)

@@ -29,6 +29,14 @@ MessageSize = Annotated[
 Duration = Annotated[
     str | None, typer.Option("--duration", help="Timed phase per run (default max(2s, 20 RTT)).")
 ]
+KeepAwake = Annotated[
+    bool,
+    typer.Option(
+        "--keep-awake",
+        help="Keep every CPU awake with nice-19 busy loops while measuring: on a VM, waking "
+        "idle vCPUs adds ms to latencies and PING RTTs.",
+    ),
+]
 TransferSize = Annotated[
     str | None,
     typer.Option("--bytes", help="Fixed transfer per stream instead of a timed one (e.g. 8MiB)."),

@@ -29,8 +29,13 @@ def warn_teardown(problem: str) -> None:
     echo_err(f"kit: warning: while stopping: {problem}")
 
 
-def topology(direct: bool = False, target: tuple[str, int] | None = None) -> Topology:
+def topology(
+    direct: bool = False, target: tuple[str, int] | None = None, keep_awake: bool = False
+) -> Topology:
     """The topology every command measures with: it reports its own teardown problems.
 
-    ``target``: a running kit server (``kit serve``) to measure instead of starting one."""
-    return Topology(direct=direct, on_teardown_problem=warn_teardown, target=target)
+    ``target``: a running kit server (``kit serve``) to measure instead of starting one.
+    ``keep_awake``: busy loops at nice 19 keep every vCPU awake while it measures."""
+    return Topology(
+        direct=direct, on_teardown_problem=warn_teardown, target=target, keep_awake=keep_awake
+    )

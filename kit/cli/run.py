@@ -28,6 +28,7 @@ from kit.cli.options import (
     DelayDown,
     DelayUp,
     Jitter,
+    KeepAwake,
     LinkSeed,
     Rate,
     RateDown,
@@ -151,6 +152,7 @@ def run(
     target: Target = None,
     units: Units = "MiB/s",
     verbose: Verbose = False,
+    keep_awake: KeepAwake = False,
 ) -> None:
     """Run one client through a delay line to a server (ours, or --target), print the result."""
     items = [
@@ -200,7 +202,7 @@ def run(
     check_units(units)
     server_at = target_address(target, trial)
     keep = None if no_records else records
-    with topology(direct=direct, target=server_at) as topo:
+    with topology(direct=direct, target=server_at, keep_awake=keep_awake) as topo:
         try:
             measurement = with_progress(
                 trial, lambda: topo.measure(trial, tags=RunTags(command="run"))

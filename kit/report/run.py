@@ -144,6 +144,8 @@ def run_table(m: Measurement, verbose: bool = False, unit: str = "MiB/s") -> str
     upload = m.trial.workload.kind == "upload"
     rows += (_upload_frame_rows if upload else _frame_rows)(m.frames, verbose)
     rows += [("note", n) for n in data["notes"]]
+    if m.meta.keep_awake:
+        rows.append(("note", "every CPU kept awake by nice-19 busy loops (--keep-awake)"))
     warning = cpu_warning(cpu_limit(m))
     if warning:
         rows.append(("WARNING", warning))

@@ -284,6 +284,7 @@ class RunMeta:
     path: str = ""  # "delay line" | "direct"
     machine: MachineLoad | None = None
     target: str = ""  # HOST:PORT of a server the kit did not start ("" = its own)
+    keep_awake: bool = False  # nice-19 busy loops kept every vCPU awake (--keep-awake)
 
 
 @dataclass(frozen=True)

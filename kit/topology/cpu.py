@@ -41,14 +41,20 @@ def _cpu_at(samples: Sequence[Sample], t_ns: int) -> float:
 
 
 def machine_load(
-    machine: Sequence[Sample], t_start_ns: int, t_end_ns: int, path_cores: float
+    machine: Sequence[Sample],
+    t_start_ns: int,
+    t_end_ns: int,
+    path_cores: float,
+    filler_cores: float = 0.0,
 ) -> MachineLoad | None:
     """How many cores the whole machine kept busy in a timed window, and how many of them
     the measurement path (client, proxy, server) does not account for: on 2 cores, other
-    work skews every cell even when no process of ours is CPU-bound."""
+    work skews every cell even when no process of ours is CPU-bound. ``filler_cores``: what
+    the kit's own keep-awake loops used (they only fill idle time), left out of both."""
     busy = cpu_fraction(machine, t_start_ns, t_end_ns)
     if busy is None:
         return None
+    busy = max(0.0, busy - filler_cores)
     return MachineLoad(
         busy_cores=round(busy, 3),
         path_cores=round(path_cores, 3),
@@ -65,9 +71,12 @@ def _machine_busy_s() -> float:
 class CpuSampler:
     """Samples the CPU time of some PIDs, and of the whole machine, until stopped."""
 
-    def __init__(self, pids: dict[str, int]) -> None:
+    def __init__(self, pids: dict[str, int], filler: Sequence[int] = ()) -> None:
         self._procs = {role: psutil.Process(pid) for role, pid in pids.items()}
         self.samples: dict[str, list[Sample]] = {role: [] for role in pids}
+        # The keep-awake loops: sampled apart, so their CPU can be left out of the machine's.
+        self._filler = [psutil.Process(pid) for pid in filler]
+        self.filler: list[Sample] = []
         self.machine: list[Sample] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -94,6 +103,14 @@ class CpuSampler:
             with contextlib.suppress(psutil.Error):
                 times = proc.cpu_times()
                 self.samples[role].append((now, times.user + times.system))
+        if self._filler:
+            with contextlib.suppress(psutil.Error):
+                used = sum(sum(p.cpu_times()[:2]) for p in self._filler)
+                self.filler.append((now, used))
+
+    def filler_cores(self, t_start_ns: int, t_end_ns: int) -> float:
+        """Cores the keep-awake loops used over the window (0 without them)."""
+        return cpu_fraction(self.filler, t_start_ns, t_end_ns) or 0.0
 
     def fractions(self, t_start_ns: int, t_end_ns: int) -> dict[str, float]:
         out: dict[str, float] = {}

@@ -47,6 +47,7 @@ from kit.results.records import (
     RunTags,
     TapConnection,
 )
+from kit.topology.awake import KeepAwake
 from kit.topology.cpu import CpuSampler, machine_load
 from kit.topology.processes import Child, communicate, spawn, stop
 from servers.grpcio_server import child_args as server_args
@@ -109,6 +110,7 @@ class Topology:
         warm_up: bool = True,
         on_teardown_problem: Callable[[str], None] | None = None,
         target: tuple[str, int] | None = None,
+        keep_awake: bool = False,
     ) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="kit-") if workdir is None else None
         self.workdir = Path(self._tmp.name) if self._tmp is not None else Path(str(workdir))
@@ -119,6 +121,9 @@ class Topology:
         # A kit server someone else started (``kit serve``, maybe on another machine): no
         # server process of ours; the delay line (unless direct) relays to it.
         self.target = target
+        # Busy loops at nice 19 on every CPU from the first measurement to the end (awake.py).
+        self.keep_awake = keep_awake
+        self._awake = KeepAwake()
         self.teardown_problems: list[str] = []
         self._on_teardown_problem = on_teardown_problem
         self._warmed: set[tuple[ServerConfig, Link]] = set()
@@ -143,6 +148,7 @@ class Topology:
             self._stop_all()
 
     def _stop_all(self) -> None:
+        self._awake.stop()
         for child in reversed(self._children):
             try:
                 stop(child)
@@ -207,6 +213,7 @@ class Topology:
             meta=replace(
                 _meta(time.strftime("%Y-%m-%dT%H:%M:%S%z"), self.direct),
                 target="" if self.target is None else _address(*self.target),
+                keep_awake=self.keep_awake,
             ),
             tags=tags or RunTags(),
         )
@@ -230,6 +237,8 @@ class Topology:
         """Run one client for one trial. A failure of the trial becomes a failed record."""
         base = self._base(trial, tags)
         self._enter("start-up (server and delay line)")
+        if self.keep_awake:
+            self._awake.start()
         proxy = None if self.direct else self.proxy(trial.server, trial.link)
         address = _address(
             *((LOOPBACK, proxy.child.port) if proxy else self._upstream(trial.server))
@@ -244,14 +253,20 @@ class Topology:
         self._enter("the timed phase")
         since = now_ns()
         try:
-            with CpuSampler(pids) as sampler:
+            with CpuSampler(pids, filler=self._awake.pids) as sampler:
                 result = self._run_client(trial, address)
         except MeasurementError as exc:
             return replace(base, error=str(exc))
         self._enter("collecting the frame summary")
         cpu = _cpu(result, sampler.fractions(result.t_start_ns, result.t_end_ns))
         path_cores = sum(c.cpu_fraction for c in cpu)
-        machine = machine_load(sampler.machine, result.t_start_ns, result.t_end_ns, path_cores)
+        machine = machine_load(
+            sampler.machine,
+            result.t_start_ns,
+            result.t_end_ns,
+            path_cores,
+            sampler.filler_cores(result.t_start_ns, result.t_end_ns),
+        )
         return replace(
             base,
             status="ok",

@@ -26,3 +26,12 @@ def test_machine_load_is_the_whole_machine_minus_the_path() -> None:
     assert load.path_cores == pytest.approx(0.7)
     assert load.other_cores == pytest.approx(1.2)
     assert machine_load(samples[:1], 0, 1, 0.0) is None
+
+
+def test_keep_awake_loops_are_not_the_machines_load() -> None:
+    """The loops fill idle CPUs: a machine kept 1.9 cores busy of which 1.2 were the loops
+    reads 0.7 busy, none of it outside the path."""
+    samples = [(0, 0.0), (1_000_000_000, 1.9)]
+    load = machine_load(samples, 0, 1_000_000_000, path_cores=0.7, filler_cores=1.2)
+    assert load is not None
+    assert load.busy_cores == pytest.approx(0.7) and load.other_cores == pytest.approx(0.0)
