@@ -371,6 +371,9 @@ def test_process_reports_port_in_use_with_exit_3() -> None:
             assert proc.wait(10) == 3
 
 
+ATTEMPTS = 4  # of the timing tests below; see test_added_delay_is_accurate
+
+
 def measure_rtt_errors_ms(rtt_ms: float, pings: int) -> list[float]:
     """Ping-pong 1 byte through a proxy process; measured RTT minus configured RTT."""
     half = rtt_ms / 2
@@ -401,7 +404,11 @@ def forwarding_rtt_ms() -> float:
 
 @pytest.mark.parametrize(("rtt_ms", "pings"), [(5.0, 120), (20.0, 50)])
 def test_added_delay_is_accurate(rtt_ms: float, pings: int, forwarding_rtt_ms: float) -> None:
-    for attempt in range(2):  # one retry: a busy neighbour on 2 vCPUs can stall a whole run
+    """Best of a few attempts: a busy host only ever adds lateness (a stalled vCPU, measured
+    p99 37-76 ms at 20 ms in one CI run, p50 2-3.4 ms), never removes it, so one accurate
+    attempt shows the delay line is accurate, while a wrong delay line (rounded, cumulative,
+    early) fails every attempt. A round trip faster than configured fails at once."""
+    for attempt in range(ATTEMPTS):
         raw = sorted(measure_rtt_errors_ms(rtt_ms, pings))
         added = [e - forwarding_rtt_ms for e in raw]  # added delay minus configured delay
         p50, p99 = statistics.median(added), added[round(0.99 * (len(added) - 1))]
@@ -414,7 +421,7 @@ def test_added_delay_is_accurate(rtt_ms: float, pings: int, forwarding_rtt_ms: f
         assert raw[0] > -0.1, "a round trip was faster than the configured delay"
         if abs(p50) < 1.0:
             return
-    pytest.fail(f"median added-delay error {p50:.3f} ms (tolerance 1 ms) twice in a row")
+    pytest.fail(f"median added-delay error {p50:.3f} ms (tolerance 1 ms) in {ATTEMPTS} attempts")
 
 
 def sink_thread(lateness_ns: list[int], delay_ns: int) -> contextlib.AbstractContextManager[int]:
@@ -440,6 +447,17 @@ def test_paced_traffic_is_delayed_exactly_without_burning_a_core() -> None:
     (measured 0.9-0.92 core, KIT_DELAYLINE_TIMER=spin); a timer-driven writer sleeps in
     between (measured 0.15-0.5 core on a loaded 2-vCPU VM: ~200 us of Python per chunk).
     The bar, 0.7 core, sits between the two."""
+    failures = []
+    for _attempt in range(ATTEMPTS):  # best of a few, as in test_added_delay_is_accurate
+        failure = _paced_attempt()
+        if failure is None:
+            return
+        failures.append(failure)
+    pytest.fail("; ".join(failures))
+
+
+def _paced_attempt() -> str | None:
+    """One paced run: None when it met every bar, else what it missed."""
     delay_ms, duration_s, gap_s = 5.0, 1.5, 0.0005
     lateness_ns: list[int] = []
     with (
@@ -468,9 +486,12 @@ def test_paced_traffic_is_delayed_exactly_without_burning_a_core() -> None:
         f"p99 {late_ms[round(0.99 * (len(late_ms) - 1))]:.3f} ms"
     )
     assert len(late_ms) > 500
-    assert late_ms[0] >= 0.0, "a chunk was released before its due time"
-    assert p50 < 1.0, "the median chunk was more than 1 ms late"
-    assert cpu_fraction < 0.7, "the delay line spins: most of a core for ~1500 chunks/s"
+    assert late_ms[0] >= 0.0, "a chunk was released before its due time"  # never, any attempt
+    if p50 >= 1.0:
+        return f"the median chunk was {p50:.3f} ms late (bar 1 ms)"
+    if cpu_fraction >= 0.7:
+        return f"the delay line spins: {cpu_fraction:.2f} core for ~1500 chunks/s (bar 0.7)"
+    return None
 
 
 def test_listen_host_other_than_loopback_is_flagged() -> None:
