@@ -37,14 +37,12 @@ from tabulate import tabulate
 
 from kit.analysis.cells import efficiency
 from kit.analysis.stats import percentile
-from kit.delayline import child_args
-from kit.plan.processes import LOOPBACK, ProxyConfig
+from kit.plan.processes import LOOPBACK
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB
 from kit.tools.linkbench import link_bench
 from kit.tools.pingpong import round_trips_ms
-from kit.tools.tapbench import delay_error, neighbour_delay, read_wake_lag_us, tap_ratio
-from kit.topology.processes import Child, spawn, stop
+from kit.tools.tapbench import delay_error, neighbour_delay, proxy, read_wake_lag_us, tap_ratio
 from kit.topology.topology import Topology
 
 BULK_BYTES = 512 * MIB
@@ -84,27 +82,14 @@ def _sink(conn: socket.socket) -> None:
             pass
 
 
-@contextlib.contextmanager
-def _proxy(upstream_port: int, rtt_ms: float) -> Iterator[Child]:
-    config = ProxyConfig(
-        upstream_port=upstream_port, delay_up_ms=rtt_ms / 2, delay_down_ms=rtt_ms / 2
-    )
-    child = spawn("proxy", child_args(config))
-    try:
-        yield child
-    finally:
-        stop(child)
-        child.stderr_file.close()
-
-
 def delay_accuracy(rtt_ms: float, pings: int = 200) -> tuple[float, float]:
     """(p50, p99) of measured RTT minus configured RTT minus the zero-delay forwarding RTT."""
     with socket.create_server((LOOPBACK, 0)) as listener:
         port = listener.getsockname()[1]
-        with _proxy(port, 0.0) as zero:
+        with proxy(port, 0.0, None) as zero:
             forwarding = statistics.median(round_trips_ms(zero.port, listener, 50))
-        with _proxy(port, rtt_ms) as proxy:
-            rtts = round_trips_ms(proxy.port, listener, pings)
+        with proxy(port, rtt_ms / 2, None) as delayed:
+            rtts = round_trips_ms(delayed.port, listener, pings)
     errors = [r - rtt_ms - forwarding for r in rtts]
     return percentile(errors, 50), percentile(errors, 99)
 
@@ -124,10 +109,10 @@ def relay_ratio(repeats: int = 3) -> tuple[float, float, float]:
     """(median direct MiB/s, median via proxy MiB/s, ratio), interleaved."""
     direct: list[float] = []
     proxied: list[float] = []
-    with _sink_server() as port, _proxy(port, 0.0) as proxy:
+    with _sink_server() as port, proxy(port, 0.0, None) as zero:
         for _ in range(repeats):
             direct.append(_bulk_mib_s(port))
-            proxied.append(_bulk_mib_s(proxy.port))
+            proxied.append(_bulk_mib_s(zero.port))
     d, p = statistics.median(direct), statistics.median(proxied)
     return d, p, p / d
 
