@@ -28,17 +28,21 @@ def test_identical_candidate_is_within_noise_in_9_of_10_comparisons(tmp_path: Pa
     Each candidate is a separate cell with its own runs, so each verdict is a separate
     comparison; they share the baseline's samples and floor (which makes them correlated:
     a bad baseline would fail many at once, so the 9-of-10 bar is not weakened by it).
+
+    Five rounds, the command's default. With three, a candidate identical to the baseline
+    is called faster by the overlap rule alone whenever its 3 samples hold the top 2 of the
+    9 (3/9 x 2/8 = 8% each; a CI run saw 3 of 10); with five, the top 3 of 15 (2%).
     """
     spec = "h2:window=256KiB,conn-window=256KiB"
     same = [parse_candidate(spec, f"same-{i}") for i in range(10)]
-    settings = {"rtt": "4ms", "duration": "250ms", "rounds": 3, "seed": 7}
+    settings = {"rtt": "4ms", "duration": "250ms", "rounds": 5, "seed": 7}
     plan = plan_from_settings(settings, parse_candidate(spec), same, title="identical")
     records = tmp_path / "identical.jsonl"
     outcome = run_campaigns([plan.campaign()], records, progress=None)
     report = build_report(CompareMeta.of(plan), outcome.measurements)
     assert report.floor is not None
     labels = {row.key: row.label for row in report.rows if row.key != "baseline"}
-    assert all(row.runs_ok == 3 for row in report.rows if row.key != "baseline"), report.rows
+    assert all(row.runs_ok == 5 for row in report.rows if row.key != "baseline"), report.rows
     within = sum(label == "within noise" for label in labels.values())
     assert within >= 9, f"identical candidates: {labels}; {report.floor.describe()}"
 
