@@ -20,6 +20,7 @@ from kit.capture.tapfile import TapLine, parse_tap_lines
 from kit.delayline import child_args
 from kit.delayline.relay import DelayLine
 from kit.plan.processes import ProxyConfig
+from kit.topology.awake import KeepAwake
 
 REPO = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -174,14 +175,12 @@ def vcpus_awake() -> Iterator[None]:
     through a 5 ms delay line came back 1.3-1.8 ms late at p50 with both cores idle and
     0.19 ms late with these loops running; the delay line's timer itself woke 5 us late at
     p50 either way). No delay line controls that, so the accuracy tests keep the vCPUs
-    awake and measure the delay line. At nice 19 the loops get ~1.5% of a core against
-    any normal process that wants it.
+    awake and measure the delay line: the same loops as ``kit run --keep-awake``.
     """
-    code = "import os\nos.nice(19)\nwhile True:\n    pass\n"
-    spinners = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(os.cpu_count() or 1)]
+    loops = KeepAwake()
+    loops.start()
     try:
         time.sleep(0.2)  # started and at nice 19 before the measurement begins
         yield
     finally:
-        for proc in spinners:
-            kill_and_reap(proc)
+        loops.stop()

@@ -32,6 +32,11 @@ class Resumed:
     measured_now: list[str]  # "campaign/key" of each cell this run measured
     text: str  # the markdown written
 
+    @property
+    def cells(self) -> list[dict[str, Any]]:
+        """Every measurement record, old and new."""
+        return [line for line in self.lines if line["kind"] == "measurement"]
+
 
 def cell_name(record: dict[str, Any]) -> str:
     return f"{record['tags']['campaign']}/{record['tags']['key']}"
@@ -39,7 +44,7 @@ def cell_name(record: dict[str, Any]) -> str:
 
 def resume_quick_table(name: str, take_out: set[str], tmp_path: Path) -> Resumed:
     """Finish a stored quick run of table ``name`` with the cells ``take_out`` (campaign/key)
-    removed; every copy of a removed cell is measured again by the resumed run."""
+    removed; every copy of a removed cell, and nothing else, is measured again (asserted)."""
     stored = STORED / f"{name}.jsonl"
     if os.environ.get("KIT_REGENERATE"):
         stored.unlink(missing_ok=True)
@@ -66,4 +71,5 @@ def resume_quick_table(name: str, take_out: set[str], tmp_path: Path) -> Resumed
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in records.read_text(encoding="utf-8").splitlines()]
     measured_now = [cell_name(r) for r in lines[before:] if r["kind"] == "measurement"]
+    assert sorted(measured_now) == sorted(take_out), "the resume measures exactly those cells"
     return Resumed(done, lines, measured_now, out.read_text(encoding="utf-8"))

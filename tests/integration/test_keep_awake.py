@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -70,7 +71,7 @@ def test_run_keep_awake_end_to_end() -> None:
     assert row["meta_machine_busy_cores"] < 0.9 * row["meta_machine_cpus"], row
 
 
-def test_compare_keep_awake_records_it(tmp_path: object) -> None:
+def test_compare_keep_awake_records_it(tmp_path: Path) -> None:
     records = f"{tmp_path}/c.jsonl"
     out = kit_here(
         "compare", "--rtt", "2ms", "--workload", "unary", "--calls", "20", "--rounds", "1",
