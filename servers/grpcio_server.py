@@ -10,18 +10,14 @@ total (larger ones are built per call); requests above ``MAX_MESSAGE_BYTES`` are
 grpc from their length prefix. One worker thread per concurrent call, enough for the
 largest ``--streams`` (threads start only when needed).
 
-Process contract with the orchestrator: ``python -m servers.grpcio_server --config '<json>'``
-(a ``kit.plan.processes.ServerProcess``); once listening, print one JSON line
-``{"ready": true, "port": N, "pid": P}``; on a start-up failure print
-``{"ready": false, "error": "..."}`` and exit 2 (bad config) or 3 (cannot listen).
-SIGTERM/SIGINT stop it with exit 0.
+A process of the kit's process protocol (``kit.topology.protocol``, ``docs/process-protocol.md``):
+``python -m servers.grpcio_server --config '<ServerProcess as JSON>'`` prints its ready line
+once listening; SIGTERM/SIGINT stop it, and it prints its result line (a ``ServerResult``)
+and exits 0. A bad config exits 2, a port it cannot listen on 3, each with one error line.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import signal
 import sys
 import threading
@@ -33,12 +29,13 @@ from typing import Any
 import grpc
 
 from kit._proto import throughput_pb2 as pb
-from kit.errors import KitError, TopologyError, UsageError
+from kit.errors import TopologyError
 from kit.plan.grpc_args import merge_options, window_options
 from kit.plan.processes import ServerProcess
 from kit.plan.trial import MAX_WORKLOAD_MESSAGE_BYTES, ServerConfig
 from kit.plan.units import MIB
-from kit.results.codec import from_json, to_json
+from kit.results.server import ServerResult
+from kit.topology.protocol import child_main
 
 SERVICE = "kit.throughput.Throughput"
 MAX_MESSAGE_BYTES = 128 * MIB
@@ -82,7 +79,23 @@ class _ChunkCache:
 _CHUNKS = _ChunkCache(CACHE_MAX_BYTES)
 
 
+class _Counter:
+    """Calls served, for the result line (the handlers run on many threads)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.value = 0
+
+    def add(self) -> None:
+        with self._lock:
+            self.value += 1
+
+
+_RPCS = _Counter()
+
+
 def _download(request: pb.DownloadRequest, context: grpc.ServicerContext) -> Iterator[bytes]:
+    _RPCS.add()
     if request.message_bytes > MAX_DOWNLOAD_MESSAGE_BYTES:
         context.abort(
             grpc.StatusCode.INVALID_ARGUMENT,
@@ -98,6 +111,7 @@ def _download(request: pb.DownloadRequest, context: grpc.ServicerContext) -> Ite
 
 
 def _ping(request: pb.PingRequest, context: grpc.ServicerContext) -> bytes:
+    _RPCS.add()
     if len(request.payload) > MAX_ECHO_BYTES:
         context.abort(
             grpc.StatusCode.INVALID_ARGUMENT,
@@ -108,6 +122,7 @@ def _ping(request: pb.PingRequest, context: grpc.ServicerContext) -> bytes:
 
 
 def _upload(requests: Iterator[pb.Chunk], context: grpc.ServicerContext) -> bytes:
+    _RPCS.add()
     messages = payload = 0
     for chunk in requests:
         messages += 1
@@ -170,47 +185,23 @@ def start_server(process: ServerProcess) -> tuple[grpc.Server, int]:
     return server, bound
 
 
-def serve_until_signal(process: ServerProcess, announce: Callable[[str], None] = print) -> None:
-    """Run in the foreground until SIGINT/SIGTERM; announce the ready line first."""
+def serve_until_signal(process: ServerProcess, on_ready: Callable[[int], None]) -> ServerResult:
+    """Run in the foreground until SIGINT/SIGTERM; ``on_ready(port)`` once listening."""
     server, bound = start_server(process)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    announce(json.dumps({"ready": True, "port": bound, "pid": os.getpid()}))
-    while not stop.wait(0.2):  # short waits: the signal handler runs between them, whatever
-        pass  # the load (a signal arriving inside one long wait was seen to go unhandled)
-    server.stop(grace=0.5).wait(2.0)
-
-
-def child_args(process: ServerProcess) -> list[str]:
-    """The ``python -m`` arguments that start this server with ``process`` (the one place)."""
-    return ["servers.grpcio_server", "--config", json.dumps(to_json(process))]
-
-
-def _parse_args(argv: list[str] | None) -> ServerProcess:
-    parser = argparse.ArgumentParser(prog="python -m servers.grpcio_server")
-    parser.add_argument("--config", required=True, help="a ServerProcess as JSON")
-    args = parser.parse_args(argv)
     try:
-        data = json.loads(args.config)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--config: not JSON ({exc.msg})") from None
-    return from_json(ServerProcess, data, "server config")
+        on_ready(bound)
+        while not stop.wait(0.2):  # short waits: the signal handler runs between them, whatever
+            pass  # the load (a signal arriving inside one long wait was seen to go unhandled)
+    finally:
+        server.stop(grace=0.5).wait(2.0)
+    return ServerResult(rpcs=_RPCS.value)
 
 
-def main(argv: list[str] | None = None) -> int:
-    try:
-        process = _parse_args(argv)
-        serve_until_signal(process, announce=_announce)
-    except KitError as exc:
-        _announce(json.dumps({"ready": False, "error": str(exc)}))
-        return exc.exit_code
-    return 0
-
-
-def _announce(line: str) -> None:
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+def main() -> int:
+    return child_main(ServerProcess, serve_until_signal, "grpcio", grpc.__version__)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ the report. ``kit.cli`` turns every ``KitError`` into one line and an exit code.
 from __future__ import annotations
 
 import contextlib
-import json
 import socket
 from pathlib import Path
 from typing import Annotated
@@ -52,7 +51,6 @@ from kit.plan.processes import (
     DEFAULT_MAX_CONNECTIONS,
     ProxyConfig,
     ServerProcess,
-    link_extras,
 )
 from kit.plan.trial import ServerConfig, Trial
 from kit.plan.units import parse_size_bytes, size_spec, split_host_port
@@ -271,10 +269,8 @@ def proxy(
         listen_port=listen_port,
         upstream_host=upstream_host,
         upstream_port=upstream_port,
-        delay_up_ms=link.delay_up_ms,
-        delay_down_ms=link.delay_down_ms,
+        link=link,
         tap_path=None if tap_file is None else str(tap_file),
-        **link_extras(link),
         max_connections=max_connections,
         max_buffered_bytes=parse_size_bytes(max_buffered_bytes, option="--max-buffered-bytes"),
     )
@@ -327,8 +323,8 @@ def serve(
         typer.echo(line)
     serve_until_signal(
         process,
-        announce=lambda line: typer.echo(
-            "\n".join([serve_banner(host, int(json.loads(line)["port"]), config.label), *notes])
+        on_ready=lambda port: typer.echo(
+            "\n".join([serve_banner(host, port, config.label), *notes])
         ),
     )
 

@@ -17,8 +17,8 @@ import grpc
 
 from kit._proto import throughput_pb2 as pb
 from kit.clients.pacing import ReadPacer
-from kit.clients.process import main
-from kit.errors import MeasurementError, TopologyError
+from kit.clients.process import client_main
+from kit.errors import MeasurementError
 from kit.plan.grpc_args import STATIC_WINDOW_NOTE, merge_options, server_notes, window_options
 from kit.plan.trial import ClientConfig, Trial, Workload, upload_call_timeout_s
 from kit.plan.units import MIB
@@ -62,7 +62,9 @@ def _open_channel(target: str, config: ClientConfig, index: int, timeout_s: floa
         grpc.channel_ready_future(channel).result(timeout=wait_s)
     except grpc.FutureTimeoutError:
         channel.close()
-        raise TopologyError(f"grpcio client: cannot reach {target} within {wait_s:g} s") from None
+        raise MeasurementError(
+            f"grpcio client: cannot reach {target} within {wait_s:g} s"
+        ) from None
     return _Channel(
         channel=channel,
         download=channel.unary_stream(
@@ -297,5 +299,5 @@ def run_grpcio(host: str, port: int, trial: Trial) -> ClientResult:
             ch.channel.close()
 
 
-if __name__ == "__main__":  # python -m kit.clients.grpcio_client (kit.clients.process)
-    sys.exit(main(run_grpcio, "kit.clients.grpcio_client"))
+if __name__ == "__main__":  # python -m kit.clients.grpcio_client --config '<json>'
+    sys.exit(client_main(run_grpcio, "grpcio", grpc.__version__))

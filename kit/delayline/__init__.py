@@ -3,12 +3,10 @@ optionally through a bottleneck of a set rate and with seeded jitter that never 
 
 ``schedule`` is the pure FIFO of (due time, chunk) and the bottleneck; ``timer`` wakes the
 writers at due times; ``relay`` is the asyncio shell; ``python -m kit.delayline --config
-'<json>'`` runs it as a process for the orchestrator, started with ``child_args(config)``.
+'<json>'`` runs it as a process of the kit's process protocol (``kit.topology.protocol``).
 """
 
 from __future__ import annotations
-
-import json
 
 from kit.delayline.relay import (
     DelayLine,
@@ -17,20 +15,11 @@ from kit.delayline.relay import (
     serve_proxy,
 )
 from kit.delayline.schedule import DelayQueue
-from kit.plan.processes import ProxyConfig
-from kit.results.codec import to_json
 
 __all__ = [
     "DelayLine",
     "DelayQueue",
     "ProxyStats",
-    "child_args",
     "run_proxy_blocking",
     "serve_proxy",
 ]
-
-
-def child_args(config: ProxyConfig) -> list[str]:
-    """The ``python -m`` arguments that run ``config`` as a child process (ready line on
-    stdout; see ``kit.delayline.__main__``)."""
-    return ["kit.delayline", "--config", json.dumps(to_json(config))]

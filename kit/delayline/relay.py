@@ -45,7 +45,7 @@ from kit.delayline.schedule import Bottleneck, DelayQueue, bottleneck_for, queue
 from kit.delayline.timer import Sleeper, SpinSleeper, make_sleeper
 from kit.errors import TopologyError
 from kit.plan.processes import ProxyConfig
-from kit.plan.trial import link_extras_text
+from kit.plan.trial import link_text
 from kit.plan.units import MIB
 from kit.results.records import DeliveryTrace, LinkConnection, LinkSide, ProxyTotals
 
@@ -412,7 +412,7 @@ class DelayLine:
         self.config = config
         self.bottlenecks = (bottleneck_for(config, "up"), bottleneck_for(config, "down"))
         # Only a link with a rate or jitter has more to tell than a fixed delay (a link line).
-        self.shapes_traffic = any(self.bottlenecks) or config.jitter_ms > 0
+        self.shapes_traffic = any(self.bottlenecks) or config.link.jitter_ms > 0
         self.stats = ProxyStats(bottlenecks=self.bottlenecks)
         self.port = 0
         self._acceptor: Acceptor | None = None
@@ -580,13 +580,8 @@ def describe(config: ProxyConfig, port: int) -> str:
     return (
         f"delay line listening on {config.listen_host}:{port} -> "
         f"{config.upstream_host}:{config.upstream_port}, delay up "
-        f"{config.delay_up_ms:g} ms, down {config.delay_down_ms:g} ms{_link_text(config)}"
-    )
-
-
-def _link_text(config: ProxyConfig) -> str:
-    return link_extras_text(
-        config.rate_up_bits_s, config.rate_down_bits_s, config.jitter_ms, config.seed
+        f"{config.link.delay_up_ms:g} ms, down {config.link.delay_down_ms:g} ms"
+        f"{link_text(config.link)}"
     )
 
 

@@ -256,7 +256,8 @@ class DelayQueue:
 
 def bottleneck_for(config: ProxyConfig, direction: str) -> Bottleneck | None:
     """The proxy-wide bottleneck of one direction ("up" or "down"), None when unlimited."""
-    rate = config.rate_up_bits_s if direction == "up" else config.rate_down_bits_s
+    link = config.link
+    rate = link.rate_up_bits_s if direction == "up" else link.rate_down_bits_s
     return None if rate is None else Bottleneck(rate)
 
 
@@ -266,13 +267,14 @@ def queue_for(
     """The queue of one direction of connection ``conn_id``; its jitter is seeded from the
     config's seed, the connection and the direction, so a run with the same seed and the
     same connection order draws the same delays."""
-    delay_ms = config.delay_up_ms if direction == "up" else config.delay_down_ms
+    link = config.link
+    delay_ms = link.delay_up_ms if direction == "up" else link.delay_down_ms
     return DelayQueue(
         round(delay_ms * 1e6),
         config.buffer_cap_bytes,
         bottleneck=bottleneck,
-        jitter_ns=round(config.jitter_ms * 1e6),
-        seed=hash_seed(config.seed, conn_id, direction),
+        jitter_ns=round(link.jitter_ms * 1e6),
+        seed=hash_seed(link.seed, conn_id, direction),
     )
 
 

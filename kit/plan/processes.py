@@ -1,27 +1,17 @@
-"""What the server and the delay line are started with: frozen, validated, sent as JSON.
+"""What each process is started with: frozen, validated, sent as JSON.
 
-``kit.topology`` starts each process with ``--config '<json>'`` (``kit.results.codec``), the
-way a ``Trial`` travels to a client process; ``kit serve`` and ``kit proxy`` build the same
-configs from their flags and run them in the foreground.
+``kit.topology`` starts every process (client, server, delay line) with ``--config
+'<json>'``, the codec's form (``kit.results.codec``) of one of these records: the process
+protocol of ``kit.topology.protocol`` (``docs/process-protocol.md``). ``kit serve`` and
+``kit proxy`` build the same configs from their flags and run them in the foreground.
 """
 
 from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
-from typing import Any
 
-from kit.plan.trial import (
-    DEFAULT_LINK_SEED,
-    MAX_DELAY_MS,
-    MAX_STREAMS,
-    Link,
-    ServerConfig,
-    check_link_extras,
-    is_int,
-    is_number,
-    require,
-)
+from kit.plan.trial import MAX_STREAMS, Link, ServerConfig, Trial, is_int, require
 from kit.plan.units import MIB
 
 LOOPBACK = "127.0.0.1"
@@ -68,25 +58,20 @@ class ServerProcess:
 
 @dataclass(frozen=True, kw_only=True)
 class ProxyConfig:
-    """One delay line: listen address, upstream address, per-direction delays, tap file.
+    """One delay line: listen address, upstream address, the link it emulates, tap file.
 
-    ``rate_up_bits_s`` / ``rate_down_bits_s`` (None = unlimited) make a direction a bottleneck
-    shared by every connection; ``jitter_ms`` and ``seed`` as in ``kit.plan.trial.Link``.
+    The ``link`` (``kit.plan.trial.Link``) gives the per-direction delays and, optionally, a
+    bottleneck rate shared by every connection, jitter and its seed.
     """
 
     listen_host: str = LOOPBACK
     listen_port: int = 0
     upstream_host: str = LOOPBACK
     upstream_port: int
-    delay_up_ms: float = 0.0
-    delay_down_ms: float = 0.0
+    link: Link = field(default_factory=Link)
     read_bytes: int = DEFAULT_READ_BYTES
     buffer_cap_bytes: int = DEFAULT_BUFFER_CAP_BYTES
     tap_path: str | None = None
-    rate_up_bits_s: float | None = None
-    rate_down_bits_s: float | None = None
-    jitter_ms: float = 0.0
-    seed: int = DEFAULT_LINK_SEED
     # Totals for the whole proxy: connections open at once (more are refused: accepted and
     # closed at once, counted) and bytes held in all delay queues (at the cap, readers pause).
     max_connections: int = DEFAULT_MAX_CONNECTIONS
@@ -94,16 +79,9 @@ class ProxyConfig:
 
     def __post_init__(self) -> None:
         require(bool(self.listen_host), "listen_host: must not be empty")
-        check_link_extras(self.rate_up_bits_s, self.rate_down_bits_s, self.jitter_ms, self.seed)
         require(bool(self.upstream_host), "upstream_host: must not be empty")
         _check_int("listen_port", self.listen_port, 0, 65535)
         _check_int("upstream_port", self.upstream_port, 1, 65535)
-        for name in ("delay_up_ms", "delay_down_ms"):
-            value = getattr(self, name)
-            require(
-                is_number(value) and 0.0 <= value <= MAX_DELAY_MS,
-                f"{name}: {value!r} ms is outside 0..{MAX_DELAY_MS:g} ms",
-            )
         _check_int("read_bytes", self.read_bytes, 1024, 64 * MIB)
         _check_int("buffer_cap_bytes", self.buffer_cap_bytes, self.read_bytes, 2**40)
         require(self.tap_path is None or bool(self.tap_path), "tap_path: must not be empty")
@@ -127,11 +105,19 @@ class ProxyConfig:
         return is_loopback_host(self.listen_host)
 
 
-def link_extras(link: Link) -> dict[str, Any]:
-    """The ``ProxyConfig`` fields a link sets besides its delays (rate, jitter, seed)."""
-    return {
-        "rate_up_bits_s": link.rate_up_bits_s,
-        "rate_down_bits_s": link.rate_down_bits_s,
-        "jitter_ms": link.jitter_ms,
-        "seed": link.seed,
-    }
+@dataclass(frozen=True, kw_only=True)
+class ClientProcess:
+    """One client run: the server (or delay line) to reach, and the trial to run there."""
+
+    target_host: str = LOOPBACK
+    target_port: int
+    trial: Trial = field(default_factory=Trial)
+
+    def __post_init__(self) -> None:
+        require(bool(self.target_host), "target_host: must not be empty")
+        _check_int("target_port", self.target_port, 1, 65535)
+
+    @property
+    def target(self) -> str:
+        host = self.target_host
+        return f"[{host}]:{self.target_port}" if ":" in host else f"{host}:{self.target_port}"

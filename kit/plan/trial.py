@@ -87,7 +87,22 @@ class Link:
                 is_number(value) and 0.0 <= value <= MAX_DELAY_MS,
                 f"{name}: {value} ms is outside 0..{MAX_DELAY_MS:g} ms",
             )
-        check_link_extras(self.rate_up_bits_s, self.rate_down_bits_s, self.jitter_ms, self.seed)
+        for name, rate in (
+            ("--rate-up", self.rate_up_bits_s),
+            ("--rate-down", self.rate_down_bits_s),
+        ):
+            require(
+                rate is None or (is_number(rate) and MIN_RATE_BITS_S <= rate <= MAX_RATE_BITS_S),
+                f"{name}: {rate} bit/s is outside 1 kbit/s .. 1 Tbit/s",
+            )
+        require(
+            is_number(self.jitter_ms) and 0.0 <= self.jitter_ms <= MAX_DELAY_MS,
+            f"--jitter: {self.jitter_ms} ms is outside 0..{MAX_DELAY_MS:g} ms",
+        )
+        require(
+            is_int(self.seed) and 0 <= self.seed < 2**63,
+            f"--seed: {self.seed!r} is not a whole number >= 0",
+        )
 
     @classmethod
     def from_rtt(cls, rtt_ms: float) -> Link:
@@ -106,25 +121,10 @@ class Link:
         return self.rate_up_bits_s is not None or self.rate_down_bits_s is not None
 
 
-# The link fields added with the bottleneck, at their defaults (today's unlimited link).
-LINK_EXTRA_DEFAULTS: dict[str, object] = {
-    "rate_up_bits_s": None,
-    "rate_down_bits_s": None,
-    "jitter_ms": 0.0,
-    "seed": DEFAULT_LINK_SEED,
-}
-
-
 def link_text(link: Link) -> str:
     """ ", rate 100 Mbit/s, jitter +-2 ms (seed 1)" for a link with a bottleneck or jitter;
     "" for today's unlimited, steady link."""
-    return link_extras_text(link.rate_up_bits_s, link.rate_down_bits_s, link.jitter_ms, link.seed)
-
-
-def link_extras_text(
-    rate_up_bits_s: float | None, rate_down_bits_s: float | None, jitter_ms: float, seed: int
-) -> str:
-    up, down = rate_up_bits_s, rate_down_bits_s
+    up, down = link.rate_up_bits_s, link.rate_down_bits_s
     text = ""
     if up is not None or down is not None:
         if up == down:
@@ -135,25 +135,9 @@ def link_extras_text(
                 for n, r in (("down", down), ("up", up))
             ]
             text += ", rate " + " / ".join(rates)
-    if jitter_ms:
-        text += f", jitter +-{jitter_ms:g} ms (seed {seed})"
+    if link.jitter_ms:
+        text += f", jitter +-{link.jitter_ms:g} ms (seed {link.seed})"
     return text
-
-
-def check_link_extras(
-    rate_up_bits_s: float | None, rate_down_bits_s: float | None, jitter_ms: float, seed: int
-) -> None:
-    """The rate, jitter and seed of a link (``Link`` and the proxy's config share them)."""
-    for name, rate in (("--rate-up", rate_up_bits_s), ("--rate-down", rate_down_bits_s)):
-        require(
-            rate is None or (is_number(rate) and MIN_RATE_BITS_S <= rate <= MAX_RATE_BITS_S),
-            f"{name}: {rate} bit/s is outside 1 kbit/s .. 1 Tbit/s",
-        )
-    require(
-        is_number(jitter_ms) and 0.0 <= jitter_ms <= MAX_DELAY_MS,
-        f"--jitter: {jitter_ms} ms is outside 0..{MAX_DELAY_MS:g} ms",
-    )
-    require(is_int(seed) and 0 <= seed < 2**63, f"--seed: {seed!r} is not a whole number >= 0")
 
 
 @dataclass(frozen=True)
@@ -550,7 +534,19 @@ def is_int(value: object) -> TypeGuard[int]:
 
 # Fields added since release 0.1: a trial's fingerprint leaves them out while they hold
 # their defaults, so the campaign names of older plans (and --resume) stay what they were.
-_LATER_FIELDS = frozenset({"conn_credit", "pool_bytes", "slow_streams", "read_rate_bits_s"})
+# (The link's rate, jitter and seed came with the bottleneck, after release 0.1 too.)
+_LATER_FIELDS = frozenset(
+    {
+        "conn_credit",
+        "pool_bytes",
+        "slow_streams",
+        "read_rate_bits_s",
+        "rate_up_bits_s",
+        "rate_down_bits_s",
+        "jitter_ms",
+        "seed",
+    }
+)
 
 
 def fingerprint(trial: Trial) -> dict[str, object]:
@@ -560,13 +556,9 @@ def fingerprint(trial: Trial) -> dict[str, object]:
     client = data["client"]
     client["credit_policy"] = trial.client.threshold_policy
     client["max_frame_bytes"] = trial.client.frame_bytes
-    for part, value in ((trial.client, client), (trial.workload, data["workload"])):
+    parts = ((trial.client, client), (trial.workload, data["workload"]), (trial.link, data["link"]))
+    for part, value in parts:
         for f in dataclasses.fields(part):
             if f.name in _LATER_FIELDS and getattr(part, f.name) == f.default:
                 del value[f.name]
-    # Link fields added later (rate, jitter, seed) are left out at their defaults too, so
-    # earlier campaigns keep their names (resumable).
-    for name, default in LINK_EXTRA_DEFAULTS.items():
-        if data["link"].get(name) == default:
-            del data["link"][name]
     return data

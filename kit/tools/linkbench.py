@@ -25,13 +25,13 @@ from dataclasses import dataclass, replace
 from kit.analysis.cells import efficiency
 from kit.analysis.link import mbit_s
 from kit.analysis.stats import percentile
-from kit.delayline import child_args
 from kit.plan.processes import LOOPBACK, ProxyConfig
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB, format_rate
 from kit.results.records import Measurement
 from kit.tools.pingpong import one_way_delays_ms
-from kit.topology.processes import spawn, stop
+from kit.topology.processes import spawn
+from kit.topology.programs import PROXY_PROGRAM
 from kit.topology.topology import Topology
 
 RATES_BITS_S = (10e6, 100e6, 500e6, 1e9, 2e9, 4e9, 8e9)
@@ -122,12 +122,11 @@ def min_rule(topo: Topology, duration_s: float = 2.0) -> list[LinkLine]:
 def _proxy_delays(
     config: ProxyConfig, listener: socket.socket, pings: int
 ) -> tuple[list[float], list[float]]:
-    child = spawn("proxy", child_args(config))
+    child = spawn("proxy", PROXY_PROGRAM, config)
     try:
         return one_way_delays_ms(child.port, listener, pings)
     finally:
-        stop(child)
-        child.stderr_file.close()
+        child.close()
 
 
 def jitter_distribution(pings: int = JITTER_PINGS) -> list[LinkLine]:
@@ -135,14 +134,10 @@ def jitter_distribution(pings: int = JITTER_PINGS) -> list[LinkLine]:
     with socket.create_server((LOOPBACK, 0)) as listener:
         port = listener.getsockname()[1]
         zero_up, zero_down = _proxy_delays(ProxyConfig(upstream_port=port), listener, 50)
-        config = ProxyConfig(
-            upstream_port=port,
-            delay_up_ms=JITTER_DELAY_MS,
-            delay_down_ms=JITTER_DELAY_MS,
-            jitter_ms=JITTER_MS,
-        )
+        link = Link(JITTER_DELAY_MS, JITTER_DELAY_MS, jitter_ms=JITTER_MS)
+        config = ProxyConfig(upstream_port=port, link=link)
         up, down = _proxy_delays(config, listener, pings)
-        steady = replace(config, jitter_ms=0.0)
+        steady = replace(config, link=replace(link, jitter_ms=0.0))
         steady_up, _ = _proxy_delays(steady, listener, pings // 3)
     lines = []
     for name, delays, zero in (("up", up, zero_up), ("down", down, zero_down)):

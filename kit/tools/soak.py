@@ -36,13 +36,14 @@ from typing import Any
 
 from kit.analysis.stats import percentile
 from kit.capture.tapfile import TapLine, read_tap
-from kit.delayline import child_args
 from kit.errors import KitError, RecordsError
 from kit.plan.processes import ProxyConfig
+from kit.plan.trial import Link
 from kit.plan.units import MIB, parse_duration_ms, parse_size_bytes
 from kit.results.records import ProxyTotals
 from kit.tools.tapbench import flood
-from kit.topology.processes import Child, spawn, stop
+from kit.topology.processes import Child, spawn
+from kit.topology.programs import PROXY_PROGRAM
 
 HEADER = struct.Struct(">4sBIQQ")  # magic, kind, conn id, up bytes, down bytes
 MAGIC = b"SOAK"
@@ -374,15 +375,13 @@ async def watch(pid: int, vitals: Vitals, stop_event: asyncio.Event) -> None:
 
 
 def start_proxy(upstream_port: int, args: argparse.Namespace, tap: Path) -> Child:
-    half = args.rtt_ms / 2
     config = ProxyConfig(
         upstream_port=upstream_port,
-        delay_up_ms=half,
-        delay_down_ms=half,
+        link=Link.from_rtt(args.rtt_ms),
         tap_path=str(tap),
         buffer_cap_bytes=args.buffer_cap_bytes,
     )
-    return spawn("proxy", child_args(config))
+    return spawn("proxy", PROXY_PROGRAM, config)
 
 
 # -- the run ---------------------------------------------------------------------------------
@@ -427,7 +426,7 @@ async def soak(args: argparse.Namespace, tap: Path) -> dict[str, Any]:
         stop_event.set()
         await watcher
     finally:
-        exit_code = await asyncio.to_thread(stop, proxy)
+        exit_code = await asyncio.to_thread(proxy.stop)
         proxy.stderr_file.close()
         server.close()
     result = report(ledger, vitals, tap, elapsed, fds_start, fds_end, exit_code)

@@ -25,10 +25,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kit.analysis.stats import percentile
-from kit.delayline import child_args
 from kit.plan.processes import LOOPBACK, ProxyConfig
+from kit.plan.trial import Link
 from kit.plan.units import MIB
-from kit.topology.processes import Child, spawn, stop
+from kit.topology.processes import Child, spawn
+from kit.topology.programs import PROXY_PROGRAM
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 _HEADER = struct.Struct(">HBBBL")
@@ -61,16 +62,14 @@ def proxy(
 ) -> Iterator[Child]:
     config = ProxyConfig(
         upstream_port=upstream_port,
-        delay_up_ms=delay_ms,
-        delay_down_ms=delay_ms if delay_down_ms is None else delay_down_ms,
+        link=Link(delay_ms, delay_ms if delay_down_ms is None else delay_down_ms),
         tap_path=None if tap is None else str(tap),
     )
-    child = spawn("proxy", child_args(config))
+    child = spawn("proxy", PROXY_PROGRAM, config)
     try:
         yield child
     finally:
-        stop(child)
-        child.stderr_file.close()
+        child.close()
 
 
 def send_mib_s(port: int, payload: bytes) -> float:

@@ -1,15 +1,17 @@
-"""Child processes the kit starts: spawn, wait for the ready line, stop. Nothing else.
+"""The one child-process type: start a process by the protocol, wait for its ready line,
+read its final line, stop it. Every server, delay line and client goes through ``Child``.
 
-Every child runs in its own session (so a terminal's Ctrl-C reaches only the kit, which
-then stops them in order) and gets PR_SET_PDEATHSIG (so even a SIGKILLed kit leaves no
-orphan on Linux). ``stop`` sends SIGTERM, waits, then SIGKILLs.
+The protocol itself (argv, lines, exit codes) is ``kit.topology.protocol``. Every child runs
+in its own session (so a terminal's Ctrl-C reaches only the kit, which then stops them in
+order) and gets PR_SET_PDEATHSIG (so even a SIGKILLed kit leaves no orphan on Linux).
+``stop`` sends SIGTERM, waits, then SIGKILLs. stdout is read from the raw pipe, line by
+line, with deadlines: a child can neither block the kit nor hide a line in a buffer.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
-import json
 import os
 import selectors
 import signal
@@ -18,13 +20,17 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
-from kit.errors import TopologyError
+from kit.errors import KitError, MeasurementError, TopologyError, UsageError
 from kit.plan.units import MIB
+from kit.results.codec import from_json
+from kit.topology.protocol import Failure, Line, Ready, Result, config_argv, error_for, parse_line
 
+T = TypeVar("T")
 READY_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 3.0
+DRAIN_S = 0.5  # after exit, how long a child's last bytes may take to arrive
 _PR_SET_PDEATHSIG = 1
 
 # glibc maps every buffer >= 128 KiB separately by default; raising the thresholds halved
@@ -37,17 +43,48 @@ CHILD_ENV = {
 }
 
 
+@dataclass(frozen=True)
+class Program:
+    """How to start one kind of process: everything on its command line before ``--config``."""
+
+    argv: tuple[str, ...]
+
+    @classmethod
+    def python_module(cls, module: str) -> Program:
+        return cls((sys.executable, "-m", module))
+
+
 def _die_with_parent() -> None:
     with contextlib.suppress(Exception):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-@dataclass
 class Child:
-    role: str
-    popen: subprocess.Popen[str]
-    stderr_file: IO[str]
-    ready: dict[str, Any]
+    """One process the kit started and speaks to by the protocol."""
+
+    def __init__(self, role: str, popen: subprocess.Popen[bytes], stderr_file: IO[str]) -> None:
+        self.role, self.popen, self.stderr_file = role, popen, stderr_file
+        self.ready: Ready | None = None
+        self.lines: list[Line] = []  # every protocol line read so far, in order
+        self.unexpected: list[str] = []  # stdout lines that were not protocol lines
+        self._pending = b""
+        self._eof = False
+
+    @classmethod
+    def start(cls, role: str, program: Program, config: Any) -> Child:
+        """Start ``program --config <config as JSON>``; its ready line is not awaited here."""
+        # Closed by close(): its tail explains a failed start.
+        stderr_file = tempfile.TemporaryFile(mode="w+", prefix=f"kit-{role}-")  # noqa: SIM115
+        popen = subprocess.Popen(
+            [*program.argv, *config_argv(config)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=stderr_file,
+            env={**os.environ, **CHILD_ENV},
+            start_new_session=True,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        )
+        return cls(role, popen, stderr_file)
 
     @property
     def pid(self) -> int:
@@ -55,7 +92,98 @@ class Child:
 
     @property
     def port(self) -> int:
-        return int(self.ready.get("port", 0))
+        return 0 if self.ready is None else self.ready.port
+
+    @property
+    def final(self) -> Result | Failure | None:
+        """The final line (a result or an error), once read."""
+        last = self.lines[-1] if self.lines else None
+        return None if isinstance(last, Ready) or last is None else last
+
+    def wait_ready(self, timeout_s: float = READY_TIMEOUT_S) -> Ready:
+        """The ready line, or ``TopologyError`` (the error line's reason, or what went wrong)."""
+        deadline = time.monotonic() + timeout_s
+        while not self.lines and not self._eof and time.monotonic() < deadline:
+            self._read(deadline)
+        first = self.lines[0] if self.lines else None
+        if isinstance(first, Ready):
+            self.ready = first
+            return first
+        raise TopologyError(f"{self.role} failed to start: {self._why_not(first, timeout_s)}")
+
+    def _why_not(self, first: Line | None, timeout_s: float) -> str:
+        if isinstance(first, Failure):
+            return first.error
+        if isinstance(first, Result):
+            return "a result line before its ready line"
+        if self.unexpected:
+            return f"unexpected output {self.unexpected[0][:200]!r}"
+        reason = (
+            "exited" if self.popen.poll() is not None else f"no ready line within {timeout_s:g} s"
+        )
+        tail = self.stderr_tail()
+        return reason + (f" ({tail})" if tail else "")
+
+    def finish(self, timeout_s: float) -> Result | Failure | None:
+        """Wait for the process to end by itself (a client); its final line, if it wrote one.
+        Past the deadline it is stopped and ``MeasurementError`` says so."""
+        deadline = time.monotonic() + timeout_s
+        while not self._eof and time.monotonic() < deadline:
+            self._read(deadline)
+            if self.popen.poll() is not None:
+                self._drain()
+                break
+        if self.popen.poll() is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
+        if self.popen.poll() is None:
+            self.stop()
+            raise MeasurementError(f"{self.role} timed out after {timeout_s:g} s and was stopped")
+        return self.final
+
+    def result(self, cls: type[T], timeout_s: float) -> T:
+        """``finish``, then the result line decoded as ``cls``; a failure becomes the kit's own
+        error for its exit code (``MeasurementError`` when the child said nothing)."""
+        final = self.finish(timeout_s)
+        if isinstance(final, Result):
+            try:
+                return from_json(cls, final.data, f"{self.role} result")
+            except UsageError as exc:
+                raise MeasurementError(f"the {self.role}'s result is malformed: {exc}") from None
+        if isinstance(final, Failure):
+            raise error_for(final)
+        reason = self.stderr_tail() or f"{self.role} exited with code {self.popen.returncode}"
+        raise MeasurementError(reason)
+
+    def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> int | None:
+        """SIGTERM, wait, SIGKILL; reads what it wrote meanwhile. Only ever signals the process
+        we started. SIGCONT follows SIGTERM: a stopped child (SIGSTOP, a debugger, a frozen
+        server in a test) acts on SIGTERM only once continued, and would cost the whole wait."""
+        popen = self.popen
+        if popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                popen.send_signal(signal.SIGTERM)
+                popen.send_signal(signal.SIGCONT)
+            deadline = time.monotonic() + timeout_s
+            try:
+                self._read_until_exit(deadline)
+                popen.wait(timeout=max(0.05, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    popen.kill()
+                popen.wait(timeout=timeout_s)
+        self._drain()
+        if popen.stdout is not None:
+            with contextlib.suppress(OSError):
+                popen.stdout.close()
+        return popen.returncode
+
+    def close(self) -> None:
+        """Stop it if it still runs, and let go of its stderr file."""
+        try:
+            self.stop()
+        finally:
+            self.stderr_file.close()
 
     def stderr_tail(self, lines: int = 5) -> str:
         with contextlib.suppress(OSError, ValueError):
@@ -64,101 +192,54 @@ class Child:
             return " | ".join(self.stderr_file.read().strip().splitlines()[-lines:])
         return ""
 
+    # -- reading stdout -------------------------------------------------------------------
 
-def spawn(
-    role: str,
-    module_args: list[str],
-    *,
-    wait_ready: bool = True,
-    timeout_s: float = READY_TIMEOUT_S,
-) -> Child:
-    """Start ``python -m ...`` as its own process; with wait_ready, wait for its ready line."""
-    # Closed by the owner after stop(): its tail explains a failed start.
-    stderr_file = tempfile.TemporaryFile(mode="w+", prefix=f"kit-{role}-")  # noqa: SIM115
-    popen = subprocess.Popen(
-        [sys.executable, "-m", *module_args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=stderr_file,
-        text=True,
-        env={**os.environ, **CHILD_ENV},
-        start_new_session=True,
-        preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
-    )
-    child = Child(role, popen, stderr_file, {})
-    if wait_ready:
+    def _read_until_exit(self, deadline: float) -> None:
+        while self.popen.poll() is None and not self._eof and time.monotonic() < deadline:
+            self._read(deadline)
+
+    def _drain(self) -> None:
+        """What an exited child wrote last (bounded: a grandchild may hold the pipe open)."""
+        deadline = time.monotonic() + DRAIN_S
+        while not self._eof and time.monotonic() < deadline:
+            self._read(deadline, poll_s=0.05)
+
+    def _read(self, deadline: float, poll_s: float = 0.2) -> None:
+        """Read what is there (waiting up to ``poll_s``), and parse every whole line."""
+        stdout = self.popen.stdout
+        if stdout is None or stdout.closed or self._eof:
+            self._eof = True
+            return
+        wait_s = max(0.0, min(poll_s, deadline - time.monotonic()))
+        with selectors.DefaultSelector() as sel:
+            sel.register(stdout, selectors.EVENT_READ)
+            if not sel.select(timeout=wait_s):
+                return
+        chunk = os.read(stdout.fileno(), 1 << 16)
+        if not chunk:
+            self._eof = True
+        self._pending += chunk
+        *whole, self._pending = self._pending.split(b"\n")
+        if self._eof and self._pending:
+            whole, self._pending = [*whole, self._pending], b""
+        for raw in whole:
+            self._take(raw.decode("utf-8", errors="replace").strip())
+
+    def _take(self, text: str) -> None:
+        if not text:
+            return
         try:
-            child.ready = _await_ready(child, timeout_s)
-        except BaseException:
-            stop(child)
-            raise
-    return child
+            self.lines.append(parse_line(text))
+        except KitError:
+            self.unexpected.append(text)
 
 
-def _await_ready(child: Child, timeout_s: float) -> dict[str, Any]:
-    line = read_line(child, timeout_s)
-    if line is None:
-        reason = (
-            "exited" if child.popen.poll() is not None else f"no ready line within {timeout_s:g} s"
-        )
-        tail = child.stderr_tail()
-        raise TopologyError(
-            f"{child.role} failed to start: {reason}" + (f" ({tail})" if tail else "")
-        )
+def spawn(role: str, program: Program, config: Any, *, timeout_s: float = READY_TIMEOUT_S) -> Child:
+    """Start a server or delay line and wait for its ready line (stopped again if it fails)."""
+    child = Child.start(role, program, config)
     try:
-        ready = json.loads(line)
-    except json.JSONDecodeError:
-        raise TopologyError(
-            f"{child.role} failed to start: unexpected output {line[:200]!r}"
-        ) from None
-    if not ready.get("ready"):
-        raise TopologyError(f"{child.role} failed to start: {ready.get('error', 'unknown reason')}")
-    return dict(ready)
-
-
-def read_line(child: Child, timeout_s: float) -> str | None:
-    """One stdout line, or None on EOF/timeout (bounded by the deadline)."""
-    assert child.popen.stdout is not None
-    deadline = time.monotonic() + timeout_s
-    with selectors.DefaultSelector() as sel:
-        sel.register(child.popen.stdout, selectors.EVENT_READ)
-        while (left := deadline - time.monotonic()) > 0:
-            if sel.select(timeout=min(left, 0.5)):
-                line = child.popen.stdout.readline()
-                return line.strip() or None
-            if child.popen.poll() is not None:
-                return None
-    return None
-
-
-def communicate(child: Child, timeout_s: float) -> str:
-    """Wait for the child to finish; return its stdout. Kills it past the deadline."""
-    try:
-        out, _ = child.popen.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        stop(child)
+        child.wait_ready(timeout_s)
+    except BaseException:
+        child.close()
         raise
-    return out or ""
-
-
-def stop(child: Child, timeout_s: float = STOP_TIMEOUT_S) -> int | None:
-    """SIGTERM, wait, SIGKILL. Only ever signals the process we started.
-
-    SIGCONT follows SIGTERM: a stopped child (SIGSTOP, a debugger, a frozen server in a test)
-    acts on SIGTERM only once continued, and would otherwise cost the whole wait."""
-    popen = child.popen
-    if popen.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            popen.send_signal(signal.SIGTERM)
-            popen.send_signal(signal.SIGCONT)
-        try:
-            popen.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                popen.kill()
-            popen.wait(timeout=timeout_s)
-    for stream in (popen.stdout,):
-        if stream is not None:
-            with contextlib.suppress(OSError):
-                stream.close()
-    return popen.returncode
+    return child

@@ -2,9 +2,9 @@
 
 A ``Topology`` starts a grpcio server per server config and one delay line per link
 (lazily, so a table that sweeps three RTTs keeps three proxies in front of one server).
-Every process gets its config as JSON (``kit.results.codec``). Each measurement runs a
-fresh client process; its connections are matched to the proxy's frame-tap records by
-time. ``close()`` (and the context manager) stops every process it started, on success,
+Every process is a ``Child`` of the process protocol (``kit.topology.protocol``): its config
+goes in as JSON, a ready line and one final line come out. Each measurement runs a fresh
+client process; its connections are matched to the proxy's frame-tap records by time. ``close()`` (and the context manager) stops every process it started, on success,
 on errors and on KeyboardInterrupt; anything that went wrong while stopping is kept in
 ``teardown_problems`` for the caller to report, never swallowed.
 """
@@ -12,7 +12,6 @@ on errors and on KeyboardInterrupt; anything that went wrong while stopping is k
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import platform
 import signal
@@ -31,13 +30,10 @@ import h2
 from kit import __version__
 from kit.capture.summary import summarize
 from kit.capture.tapfile import link_connections, parse_tap_lines
-from kit.clients.process import child_args as client_args
-from kit.delayline import child_args as proxy_args
 from kit.errors import KitError, MeasurementError, TopologyError
-from kit.plan.processes import LOOPBACK, ProxyConfig, ServerProcess, link_extras
+from kit.plan.processes import LOOPBACK, ClientProcess, ProxyConfig, ServerProcess
 from kit.plan.trial import Link, ServerConfig, Trial, theory_mib_s
 from kit.results.client import ClientResult, now_ns
-from kit.results.codec import from_json
 from kit.results.records import (
     FrameSummary,
     LinkConnection,
@@ -49,8 +45,8 @@ from kit.results.records import (
 )
 from kit.topology.awake import KeepAwake
 from kit.topology.cpu import CpuSampler, machine_load
-from kit.topology.processes import Child, communicate, spawn, stop
-from servers.grpcio_server import child_args as server_args
+from kit.topology.processes import Child, spawn
+from kit.topology.programs import CLIENT_PROGRAMS, PROXY_PROGRAM, SERVER_PROGRAMS
 
 CLIENT_GRACE_S = 20.0
 TAP_SETTLE_S = 3.0
@@ -151,11 +147,9 @@ class Topology:
         self._awake.stop()
         for child in reversed(self._children):
             try:
-                stop(child)
+                child.close()
             except (OSError, subprocess.SubprocessError) as exc:
                 self._problem(f"stopping the {child.role} (pid {child.pid}): {exc}")
-            finally:
-                child.stderr_file.close()
         self._children.clear()
         self._servers.clear()
         self._proxies.clear()
@@ -174,7 +168,8 @@ class Topology:
     def server(self, config: ServerConfig) -> Child:
         if config not in self._servers:
             process = ServerProcess(config=config, listen_host=LOOPBACK, listen_port=0)
-            self._servers[config] = self._track(spawn("server", server_args(process)))
+            program = SERVER_PROGRAMS["grpcio"]
+            self._servers[config] = self._track(spawn("server", program, process))
         return self._servers[config]
 
     def proxy(self, config: ServerConfig, link: Link) -> _Proxy:
@@ -186,12 +181,10 @@ class Topology:
                 listen_host=LOOPBACK,
                 upstream_host=upstream_host,
                 upstream_port=upstream_port,
-                delay_up_ms=link.delay_up_ms,
-                delay_down_ms=link.delay_down_ms,
+                link=link,
                 tap_path=str(tap_path),
-                **link_extras(link),
             )
-            child = self._track(spawn("proxy", proxy_args(proxy)))
+            child = self._track(spawn("proxy", PROXY_PROGRAM, proxy))
             self._proxies[key] = _Proxy(child, tap_path, link)
         return self._proxies[key]
 
@@ -236,13 +229,12 @@ class Topology:
     def measure(self, trial: Trial, tags: RunTags | None = None) -> Measurement:
         """Run one client for one trial. A failure of the trial becomes a failed record."""
         base = self._base(trial, tags)
+        self._check_alive()
         self._enter("start-up (server and delay line)")
         if self.keep_awake:
             self._awake.start()
         proxy = None if self.direct else self.proxy(trial.server, trial.link)
-        address = _address(
-            *((LOOPBACK, proxy.child.port) if proxy else self._upstream(trial.server))
-        )
+        address = (LOOPBACK, proxy.child.port) if proxy else self._upstream(trial.server)
         pids = {"proxy": proxy.child.pid} if proxy else {}
         if self.target is None:
             pids["server"] = self.server(trial.server).pid
@@ -276,7 +268,7 @@ class Topology:
             meta=replace(base.meta, machine=machine),
         )
 
-    def _warm(self, trial: Trial, address: str) -> str | None:
+    def _warm(self, trial: Trial, address: tuple[str, int]) -> str | None:
         """One discarded short run per (server, link) before the first measured one.
 
         Why: the first run through a fresh server and delay line measured ~30% low (cold
@@ -297,24 +289,31 @@ class Topology:
                 return f"no answer within the {trial.workload.timeout_s:g} s timeout: {exc}"
         return None
 
-    def _run_client(self, trial: Trial, address: str) -> ClientResult:
-        child = spawn("client", client_args(trial, address), wait_ready=False)
-        timeout_s = trial.workload.timeout_s + self.client_grace_s
+    def _run_client(self, trial: Trial, address: tuple[str, int]) -> ClientResult:
+        process = ClientProcess(target_host=address[0], target_port=address[1], trial=trial)
+        child = Child.start("client", CLIENT_PROGRAMS[trial.client.kind], process)
         try:
-            return _parse_client_output(communicate(child, timeout_s), child)
-        except TopologyError as exc:
-            # A client that cannot reach a live server and proxy is a failed cell (a hung or
-            # frozen server); only a dead server or proxy stops the whole campaign.
-            if all(c.popen.poll() is None for c in self._children):
-                raise MeasurementError(str(exc)) from None
-            raise
-        except subprocess.TimeoutExpired:
-            raise MeasurementError(
-                f"client timed out after {timeout_s:g} s and was stopped"
-            ) from None
+            return child.result(ClientResult, trial.workload.timeout_s + self.client_grace_s)
+        except KitError as exc:
+            # A failed client is a failed cell, recorded (a hung or frozen server too); a dead
+            # server or proxy is named here and stops the campaign at its next cell.
+            dead = self._dead()
+            raise MeasurementError(str(exc) + (f"; {dead}" if dead else "")) from None
         finally:
-            stop(child)
-            child.stderr_file.close()
+            child.close()
+
+    def _dead(self) -> str:
+        """ "the server (pid N) exited with code C" for each process of ours that is gone."""
+        return "; ".join(
+            f"the {c.role} (pid {c.pid}) exited with code {c.popen.returncode}"
+            for c in self._children
+            if c.popen.poll() is not None
+        )
+
+    def _check_alive(self) -> None:
+        dead = self._dead()
+        if dead:
+            raise TopologyError(dead)
 
     def _frames(self, proxy: _Proxy, since_ns: int, trial: Trial) -> FrameSummary | None:
         expect = min(trial.client.connections, trial.workload.streams)
@@ -366,29 +365,6 @@ def warm_trial(trial: Trial) -> Trial:
         timeout_s=min(trial.workload.timeout_s, 30.0),
     )
     return replace(trial, workload=workload, label="warm-up")
-
-
-def _parse_client_output(out: str, child: Child) -> ClientResult:
-    lines = [line for line in out.strip().splitlines() if line.strip()]
-    try:
-        last = json.loads(lines[-1]) if lines else {}
-    except json.JSONDecodeError:
-        last = {}
-    if not isinstance(last, dict):
-        last = {}
-    if "result" in last:
-        try:
-            return from_json(ClientResult, last["result"], "client result")
-        except KitError as exc:
-            raise MeasurementError(f"the client's result is malformed: {exc}") from None
-    reason = (
-        last.get("error")
-        or child.stderr_tail()
-        or f"client exited with code {child.popen.returncode}"
-    )
-    if last.get("exit_code") == TopologyError.exit_code:
-        raise TopologyError(str(reason))
-    raise MeasurementError(str(reason))
 
 
 def _cpu(result: ClientResult, others: dict[str, float]) -> tuple[ProcessCpu, ...]:

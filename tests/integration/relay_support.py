@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import select
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kit.capture.tapfile import TapLine, parse_tap_lines
-from kit.delayline import child_args
 from kit.delayline.relay import DelayLine
 from kit.plan.processes import ProxyConfig
+from kit.plan.trial import Link
 from kit.topology.awake import KeepAwake
+from kit.topology.programs import PROXY_PROGRAM
+from kit.topology.protocol import config_argv
 
 REPO = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -42,9 +44,19 @@ async def upstream(handler: Handler, port: int = 0) -> AsyncIterator[int]:
         server.close()
 
 
+LINK_FIELDS = frozenset(f.name for f in dataclasses.fields(Link))
+
+
+def proxy_config(**options: Any) -> ProxyConfig:
+    """``ProxyConfig`` from flat keyword arguments: the link's own (``delay_up_ms``,
+    ``jitter_ms``...) go into its ``Link``."""
+    link = Link(**{k: v for k, v in options.items() if k in LINK_FIELDS})
+    return ProxyConfig(link=link, **{k: v for k, v in options.items() if k not in LINK_FIELDS})
+
+
 @contextlib.asynccontextmanager
 async def delay_line(upstream_port: int, **options: Any) -> AsyncIterator[DelayLine]:
-    proxy = DelayLine(ProxyConfig(upstream_port=upstream_port, **options))
+    proxy = DelayLine(proxy_config(upstream_port=upstream_port, **options))
     await proxy.start()
     try:
         yield proxy
@@ -91,9 +103,9 @@ def vm_kib(pid: int, field: str) -> int:
 
 @contextlib.contextmanager
 def proxy_process(**options: Any) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any]]]:
-    """``python -m kit.delayline --config`` of ``ProxyConfig(**options)``, as the orchestrator
-    starts it (``child_args``); yields (process, ready line). Killed if still alive."""
-    with raw_proxy_process(*child_args(ProxyConfig(**options))[1:]) as started:
+    """``python -m kit.delayline --config`` of ``proxy_config(**options)``, as the
+    orchestrator starts it; yields (process, ready line). Killed if still alive."""
+    with raw_proxy_process(*config_argv(proxy_config(**options))) as started:
         yield started
 
 
@@ -101,7 +113,7 @@ def proxy_process(**options: Any) -> Iterator[tuple[subprocess.Popen[str], dict[
 def raw_proxy_process(*args: str) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any]]]:
     """``python -m kit.delayline ARGS``; yields (process, ready line). Killed if still alive."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kit.delayline", *args],
+        [*PROXY_PROGRAM.argv, *args],
         cwd=REPO,
         text=True,
         stdout=subprocess.PIPE,

@@ -9,51 +9,32 @@ client process) where the window does bind.
 from __future__ import annotations
 
 import itertools
-import json
 import socket
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from kit.clients.h2 import wire
 from kit.clients.h2.client import NS_PER_S, Session, run_h2
-from kit.errors import MeasurementError, TopologyError
+from kit.errors import MeasurementError
 from kit.plan.processes import ServerProcess
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB
 from kit.results.client import ClientResult, now_ns
-from kit.results.codec import from_json, to_json
+from kit.topology.processes import spawn
+from kit.topology.programs import SERVER_PROGRAMS
 from kit.topology.topology import Topology
-from servers.grpcio_server import child_args
 
 pytestmark = pytest.mark.integration
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def port() -> Iterator[int]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", *child_args(ServerProcess())],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    server = spawn("server", SERVER_PROGRAMS["grpcio"], ServerProcess())
     try:
-        assert proc.stdout is not None
-        ready = json.loads(proc.stdout.readline() or "{}")
-        assert ready.get("ready"), ready
-        yield int(ready["port"])
+        yield server.port
     finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        server.close()
 
 
 def run(port: int, workload: Workload, **client: object) -> ClientResult:
@@ -158,42 +139,6 @@ def test_unknown_method_is_a_measurement_error(port: int) -> None:
         session.close()
 
 
-def run_process(target: str, trial_json: str) -> tuple[int, dict[str, object]]:
-    """``python -m kit.clients`` as the orchestrator runs it: exit code, last stdout line."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "kit.clients", "--target", target, "--trial", trial_json],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert "Traceback" not in proc.stderr
-    return proc.returncode, json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def test_client_process_prints_its_result_as_the_last_line(port: int) -> None:
-    client = ClientConfig(kind="h2", window_mode="static", window_bytes=MIB)
-    trial = Trial(client=client, workload=Workload(message_bytes=64 * KIB, bytes_per_stream=MIB))
-    code, line = run_process(f"127.0.0.1:{port}", json.dumps(to_json(trial)))
-    assert code == 0, line
-    result = from_json(ClientResult, line["result"], "result")
-    assert result.client == "h2" and result.bytes == MIB
-
-
-@pytest.mark.parametrize(
-    ("trial_json", "says"),
-    [
-        ("{not json", "--trial: not JSON"),
-        ('{"client": {"kind": "h3"}}', "trial.client.kind"),
-        ('{"workload": {"streams": 0}}', "--streams"),
-    ],
-)
-def test_client_process_refuses_a_bad_trial_with_exit_2(trial_json: str, says: str) -> None:
-    code, line = run_process("127.0.0.1:1", trial_json)
-    assert code == 2 and line["exit_code"] == 2
-    assert says in str(line["error"])
-
-
 def test_silent_server_hits_the_hard_timeout() -> None:
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
@@ -203,11 +148,11 @@ def test_silent_server_hits_the_hard_timeout() -> None:
             run(silent_port, Workload(bytes_per_stream=256 * KIB, timeout_s=1.0), window_bytes=MIB)
 
 
-def test_connection_refused_is_a_topology_error() -> None:
+def test_connection_refused_is_a_failed_measurement() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         free_port = s.getsockname()[1]
-    with pytest.raises(TopologyError, match="refused"):
+    with pytest.raises(MeasurementError, match="refused"):
         run(free_port, Workload(bytes_per_stream=256 * KIB), window_bytes=MIB)
 
 

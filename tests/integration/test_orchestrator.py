@@ -27,9 +27,11 @@ from relay_support import kill_and_reap
 from kit.campaign.runner import run_campaigns
 from kit.errors import TopologyError
 from kit.plan.campaign import CampaignSpec, Cell
+from kit.plan.processes import ServerProcess
 from kit.plan.trial import ClientConfig, Link, ServerConfig, Trial, Workload
 from kit.results.store import read_records
-from kit.topology.processes import spawn
+from kit.topology.processes import Program, spawn
+from kit.topology.programs import PROXY_PROGRAM
 from kit.topology.topology import Topology
 
 pytestmark = pytest.mark.integration
@@ -220,17 +222,17 @@ def test_port_in_use_one_line_exit_3(command: str) -> None:
 def test_spawn_stops_a_child_that_never_says_ready() -> None:
     before = set(descendants())
     started = time.monotonic()
+    # A program that ignores its --config and sleeps: never ready.
+    sleeper = Program((sys.executable, "-c", "import time; time.sleep(60)"))
     with pytest.raises(TopologyError, match="no ready line within 1 s"):
-        spawn(
-            "server", ["timeit", "-n", "1", "-r", "1", "import time; time.sleep(60)"], timeout_s=1.0
-        )
+        spawn("server", sleeper, ServerProcess(), timeout_s=1.0)
     assert time.monotonic() - started < 6
     assert set(descendants()) - before == set()
 
 
 def test_spawn_reports_a_child_that_exits_before_ready() -> None:
     with pytest.raises(TopologyError) as info:
-        spawn("proxy", ["kit.delayline", "--config", '{"upstream_port": 0}'])
+        spawn("proxy", PROXY_PROGRAM, {"upstream_port": 0})
     assert "proxy failed to start" in str(info.value) and "\n" not in str(info.value)
     assert "upstream_port" in str(info.value)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import random
 import signal
 import socket
@@ -38,6 +39,7 @@ from kit.capture.tapfile import read_tap, tap_connections
 from kit.delayline.relay import DelayLine, startup_warnings
 from kit.errors import UsageError
 from kit.plan.processes import ProxyConfig
+from kit.plan.trial import Link
 from kit.results.records import DataTotals, ProxyTotals, TapConnection, WindowUpdates
 
 pytestmark = pytest.mark.integration
@@ -327,13 +329,21 @@ def test_process_prints_ready_line_and_exits_0_on_sigterm(tmp_path: Path) -> Non
         echo_thread() as port,
         proxy_process(upstream_port=port, tap_path=str(tap)) as (proc, ready),
     ):
-        assert ready == {"ready": True, "port": ready["port"], "pid": proc.pid}
+        assert ready == {
+            "ready": True,
+            "port": ready["port"],
+            "pid": proc.pid,
+            "stack": "kit.delayline",
+            "version": ready["version"],
+        }
         with socket.create_connection(("127.0.0.1", ready["port"]), timeout=5) as sock:
             sock.sendall(b"ping")
             assert sock.recv(10) == b"ping"
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(10) == 0
-        assert proc.stdout is not None and proc.stdout.read() == ""  # exactly one line
+        assert proc.stdout is not None
+        rest = proc.stdout.read().splitlines()  # exactly one more line: the result
+        assert len(rest) == 1 and json.loads(rest[0])["result"]["connections"] == 1
     lines, skipped = read_tap(tap)
     assert [type(line) for line in lines] == [TapConnection, ProxyTotals]  # the open one too
     assert skipped == 0
@@ -343,8 +353,8 @@ def test_process_prints_ready_line_and_exits_0_on_sigterm(tmp_path: Path) -> Non
     ("args", "error"),
     [
         (["--config", '{"upstream_port": 0}'], "upstream_port"),
-        (["--config", '{"upstream_port": 1, "delay_up_ms": -1}'], "delay_up_ms"),
-        (["--config", '{"upstream_port": 1, "delay_up_ms": "20ms"}'], "delay_up_ms"),
+        (["--config", '{"upstream_port": 1, "link": {"delay_up_ms": -1}}'], "delay_up_ms"),
+        (["--config", '{"upstream_port": 1, "link": {"delay_up_ms": "20ms"}}'], "delay_up_ms"),
         (["--config", '{"upstream_port": 1, "bogus": 1}'], "bogus"),
         (["--config", "{not json"], "not JSON"),
         (["--config", "[1]"], "JSON object"),
@@ -357,7 +367,7 @@ def test_process_reports_a_bad_config_as_one_json_line_and_exit_2(
     args: list[str], error: str
 ) -> None:
     with raw_proxy_process(*args) as (proc, ready):
-        assert ready["ready"] is False and error in ready["error"]
+        assert "ready" not in ready and error in ready["error"] and ready["exit_code"] == 2
         assert proc.wait(10) == 2
         assert proc.stdout is not None and proc.stdout.read() == ""  # exactly one line
         assert proc.stderr is not None and "Traceback" not in proc.stderr.read()
@@ -367,8 +377,8 @@ def test_process_reports_port_in_use_with_exit_3() -> None:
     with socket.create_server(("127.0.0.1", 0)) as busy:
         port = busy.getsockname()[1]
         with proxy_process(listen_port=port, upstream_port=1) as (proc, ready):
-            assert ready["ready"] is False and "cannot listen" in ready["error"]
-            assert proc.wait(10) == 3
+            assert "ready" not in ready and "cannot listen" in ready["error"]
+            assert ready["exit_code"] == 3 and proc.wait(10) == 3
 
 
 ATTEMPTS = 4  # of the timing tests below; see test_added_delay_is_accurate
@@ -512,10 +522,11 @@ def test_config_errors_name_the_field() -> None:
     cases: list[tuple[str, Any]] = [
         ("listen_port", 70000),
         ("upstream_port", 0),
-        ("delay_down_ms", 20_000.0),
         ("read_bytes", 10),
         ("buffer_cap_bytes", 1),
     ]
     for field_name, value in cases:
         with pytest.raises(UsageError, match=field_name):
             ProxyConfig(**{"upstream_port": 80, field_name: value})
+    with pytest.raises(UsageError, match="delay_down_ms"):  # the link checks its own fields
+        ProxyConfig(upstream_port=80, link=Link(delay_down_ms=20_000.0))

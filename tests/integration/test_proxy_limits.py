@@ -11,16 +11,16 @@ import resource
 import select
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
 
 from relay_support import REPO, delay_line, run, until, upstream
 
-from kit.delayline import child_args
 from kit.plan.processes import ProxyConfig
 from kit.plan.units import MIB
+from kit.topology.programs import PROXY_PROGRAM
+from kit.topology.protocol import config_argv
 
 
 async def _hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -109,7 +109,7 @@ def test_fd_exhaustion_gives_one_line_per_second_not_a_traceback_flood() -> None
     with _held_connections_server() as (port, _held):
         config = ProxyConfig(upstream_port=port)
         proc = subprocess.Popen(
-            [sys.executable, "-m", *child_args(config)],
+            [*PROXY_PROGRAM.argv, *config_argv(config)],
             cwd=REPO,
             text=True,
             stdout=subprocess.PIPE,

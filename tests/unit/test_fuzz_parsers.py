@@ -22,13 +22,11 @@ from hypothesis import strategies as st
 from kit.capture.frametap import CLIENT_PREFACE, FrameTap
 from kit.capture.summary import summarize
 from kit.capture.tapfile import encode_tap_line, parse_tap_lines, tap_connections
-from kit.delayline import child_args
-from kit.delayline.__main__ import parse_args as parse_proxy_args
 from kit.errors import KitError
 from kit.plan.grpc_args import parse_option
 from kit.plan.processes import ProxyConfig
 from kit.plan.tables import TablesSettings
-from kit.plan.trial import Trial
+from kit.plan.trial import Link, Trial
 from kit.plan.units import (
     HTTP2_MAX_WINDOW_BYTES,
     parse_duration_ms,
@@ -46,6 +44,7 @@ from kit.results.records import (
     TapConnection,
 )
 from kit.results.store import append_record, read_records
+from kit.topology.protocol import config_argv, parse_config_argv
 
 T = TypeVar("T")
 
@@ -161,7 +160,9 @@ PROXY_JSON = st.recursive(
     ),
     max_leaves=6,
 )
-VALID_PROXY = to_json(ProxyConfig(upstream_port=50051, delay_up_ms=10.0, tap_path="/tmp/t"))
+VALID_PROXY = to_json(
+    ProxyConfig(upstream_port=50051, link=Link(delay_up_ms=10.0), tap_path="/tmp/t")
+)
 
 
 @st.composite
@@ -192,12 +193,13 @@ PROXY_ARGV = st.one_of(
 @settings(max_examples=500)
 @given(PROXY_ARGV)
 def test_proxy_config_argument_gives_a_valid_config_or_a_kit_error(argv: list[str]) -> None:
-    value = outcome(lambda: parse_proxy_args(argv))
+    value = outcome(lambda: parse_config_argv(argv, ProxyConfig, "proxy config"))
     if not isinstance(value, KitError):
         assert isinstance(value, ProxyConfig)
-        assert math.isfinite(value.delay_up_ms) and math.isfinite(value.delay_down_ms)
+        assert math.isfinite(value.link.delay_up_ms) and math.isfinite(value.link.delay_down_ms)
         assert 1 <= value.upstream_port <= 65535
-        assert parse_proxy_args(child_args(value)[1:]) == value  # what was accepted round-trips
+        # what was accepted round-trips
+        assert parse_config_argv(config_argv(value), ProxyConfig, "proxy config") == value
 
 
 # -- trials from JSON (trials travel to child processes as JSON) -----------------------------

@@ -6,6 +6,7 @@ Layers, bottom to top (a module may import its own layer and the ones below it):
     kit, kit.errors, kit._proto      the version, the one exception tree, generated code
     kit.plan                         units, frozen configs, the plan builder, schedules
     kit.results                      typed, versioned records and their JSON
+    kit.topology.protocol            the process protocol, spoken by every process below
     kit.analysis                     pure statistics, cells, verdicts, knee, checks
     kit.capture                      the passive HTTP/2 decoder -> typed summaries
     kit.delayline                    pure schedule + asyncio relay + timer
@@ -27,6 +28,7 @@ LAYERS = (
     ("kit", "kit.errors", "kit._proto"),
     ("kit.plan",),
     ("kit.results",),
+    ("kit.topology.protocol",),
     ("kit.analysis",),
     ("kit.capture",),
     ("kit.delayline",),

@@ -7,7 +7,7 @@ import pytest
 from kit.errors import UsageError
 from kit.plan.builder import cli_flag, link_from, parse_candidate
 from kit.plan.compare import plan_file_from_dict, plan_from_settings
-from kit.plan.processes import ProxyConfig, link_extras
+from kit.plan.processes import ProxyConfig
 from kit.plan.trial import ClientConfig, Link, Trial, Workload, bdp_bytes, link_text, theory_mib_s
 from kit.plan.units import KIB, MIB
 
@@ -24,7 +24,7 @@ def test_jitter_and_its_seed() -> None:
     link = link_from({"jitter": "2ms", "jitter-seed": 7}, cli_flag)
     assert link.jitter_ms == 2.0 and link.seed == 7
     assert link_text(link) == ", jitter +-2 ms (seed 7)"
-    assert link_extras(link)["jitter_ms"] == 2.0
+    assert ProxyConfig(upstream_port=1, link=link).link.jitter_ms == 2.0
 
 
 @pytest.mark.parametrize(
@@ -64,12 +64,12 @@ def test_theory_is_the_smaller_of_rate_and_window_over_rtt() -> None:
     assert bdp_bytes(Trial(link=Link.from_rtt(20))) is None
 
 
-def test_proxy_config_checks_the_same_fields() -> None:
+def test_proxy_config_holds_a_checked_link() -> None:
     with pytest.raises(UsageError, match="--rate-down"):
-        ProxyConfig(upstream_port=1, rate_down_bits_s=0.0)
+        ProxyConfig(upstream_port=1, link=Link(rate_down_bits_s=0.0))
     with pytest.raises(UsageError, match="--jitter"):
-        ProxyConfig(upstream_port=1, jitter_ms=-1.0)
-    assert ProxyConfig(upstream_port=1).rate_up_bits_s is None
+        ProxyConfig(upstream_port=1, link=Link(jitter_ms=-1.0))
+    assert ProxyConfig(upstream_port=1).link == Link()  # no delay, no rate: loopback's
 
 
 def test_plan_files_take_the_link_keys_and_old_campaign_names_stay() -> None:

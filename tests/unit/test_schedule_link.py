@@ -19,6 +19,7 @@ from kit.delayline.schedule import (
 )
 from kit.errors import UsageError
 from kit.plan.processes import ProxyConfig
+from kit.plan.trial import Link
 
 MS = 1_000_000
 MBIT = 1e6
@@ -213,7 +214,7 @@ def test_delivery_trace_counts_bytes_per_bucket() -> None:
 
 
 def test_queue_for_seeds_per_connection_and_direction() -> None:
-    config = ProxyConfig(upstream_port=1, delay_up_ms=5, jitter_ms=2.0, seed=9)
+    config = ProxyConfig(upstream_port=1, link=Link(delay_up_ms=5, jitter_ms=2.0, seed=9))
     a, b = queue_for(config, "up", None, 1), queue_for(config, "down", None, 1)
     c = queue_for(config, "up", None, 1)
     draws = [[q._delay_ns() for _ in range(5)] for q in (a, b, c)]

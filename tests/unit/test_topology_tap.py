@@ -40,15 +40,15 @@ def test_a_corrupt_line_costs_only_itself(tmp_path: Path) -> None:
 
 
 def test_teardown_problems_are_reported_not_swallowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    def failing_stop(child: Child, timeout_s: float = 0) -> int | None:
+    def failing_stop(self: Child, timeout_s: float = 0) -> int | None:
         raise OSError("no such process group")
 
-    done = subprocess.Popen([sys.executable, "-c", "pass"], text=True)
+    done = subprocess.Popen([sys.executable, "-c", "pass"])
     done.wait(10)
     told: list[str] = []
     topo = topology.Topology(warm_up=False, on_teardown_problem=told.append)
-    topo._track(Child("proxy", done, tempfile.TemporaryFile(mode="w+"), {}))  # noqa: SIM115
-    monkeypatch.setattr(topology, "stop", failing_stop)
+    topo._track(Child("proxy", done, tempfile.TemporaryFile(mode="w+")))  # noqa: SIM115
+    monkeypatch.setattr(Child, "stop", failing_stop)
     with pytest.raises(RuntimeError), topo:  # also when the run itself ends with an error
         raise RuntimeError("the measurement failed")
     assert told == topo.teardown_problems and len(told) == 1

@@ -8,7 +8,8 @@ This is the thin IO shell around the sans-IO ``H2GrpcConnection``: it only moves
 One thread drives every socket through a selector; each read is fed to its connection at
 once and what the connection queued (credit included) is sent in the same pass, so the
 client adds no scheduling delay of its own. Socket and h2 errors become
-``TopologyError``/``MeasurementError`` in one place, ``_errors_mapped``.
+``MeasurementError`` in one place, ``_errors_mapped`` (an unreachable target too: the
+process protocol's exit code 4).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from kit.clients.h2.bdp import INITIAL_BDP_BYTES
 from kit.clients.h2.connection import DEFAULT_WINDOW_BYTES, Call, ConnOptions, H2GrpcConnection
 from kit.clients.h2.upload_shell import run_upload
 from kit.clients.pacing import ReadPacer
-from kit.errors import KitError, MeasurementError, TopologyError
+from kit.errors import KitError, MeasurementError
 from kit.plan.trial import Trial
 from kit.plan.units import HTTP2_MAX_WINDOW_BYTES, MIB, format_bytes
 from kit.results.client import ClientResult, now_ns
@@ -71,11 +72,11 @@ def _errors_mapped(target: str) -> Iterator[None]:
     except KitError:
         raise
     except ConnectionRefusedError:
-        raise TopologyError(
+        raise MeasurementError(
             f"h2 client: connection to {target} refused; is the server running?"
         ) from None
     except socket.gaierror as exc:
-        raise TopologyError(f"h2 client: cannot resolve {target} ({exc})") from None
+        raise MeasurementError(f"h2 client: cannot resolve {target} ({exc})") from None
     except TimeoutError:
         raise MeasurementError(f"h2 client: socket timeout talking to {target}") from None
     except OSError as exc:

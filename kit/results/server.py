@@ -1,0 +1,12 @@
+"""What a server process reports when it stops (its result line in the process protocol)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ServerResult:
+    """``rpcs``: the calls it served, of every method, warm-ups included."""
+
+    rpcs: int = 0

@@ -1,0 +1,284 @@
+"""The process protocol's conformance test: every client, server and delay line the kit can
+start, in whatever language, passes the same checks (docs/process-protocol.md).
+
+Parametrised over the topology's program tables (``kit.topology.programs``): a new stack is
+checked by adding its programs there. Each process is run as the kit runs it (argv
+``--config '<JSON>'``) and its stdout, stderr and exit code are read raw, so these checks
+hold for the protocol itself, not for the kit's reading of it. Real processes over loopback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import selectors
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import psutil
+import pytest
+from relay_support import kill_and_reap
+
+from kit._proto import throughput_pb2 as pb
+from kit.plan.processes import ClientProcess, ProxyConfig, ServerProcess
+from kit.plan.trial import ClientConfig, Link, Trial, Workload
+from kit.plan.units import KIB, MIB
+from kit.results.client import ClientResult
+from kit.results.codec import from_json, to_json
+from kit.results.records import ProxyTotals
+from kit.results.server import ServerResult
+from kit.topology.processes import Child, Program, spawn
+from kit.topology.programs import CLIENT_PROGRAMS, PROXY_PROGRAM, SERVER_PROGRAMS
+from kit.topology.protocol import config_argv
+
+pytestmark = pytest.mark.integration
+
+STOP_WITHIN_S = 1.0
+SIGTERM_EXIT = 128 + signal.SIGTERM
+CLIENT_KINDS = sorted(CLIENT_PROGRAMS)
+SERVER_KINDS = sorted(SERVER_PROGRAMS)
+
+
+# -- running a program the way the kit does, and reading what it says ------------------------
+
+
+@contextlib.contextmanager
+def started(program: Program, config_args: list[str]) -> Iterator[subprocess.Popen[str]]:
+    proc = subprocess.Popen(
+        [*program.argv, *config_args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield proc
+    finally:
+        kill_and_reap(proc)
+
+
+def sigterm(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """SIGTERM, then everything it wrote; it must have ended within ``STOP_WITHIN_S``."""
+    proc.send_signal(signal.SIGTERM)
+    signalled = time.monotonic()
+    out, err = proc.communicate(timeout=10)
+    took = time.monotonic() - signalled
+    no_children_left(proc.pid)
+    assert took < STOP_WITHIN_S, f"{took:.2f} s after SIGTERM"
+    return out, err
+
+
+def run_to_end(
+    program: Program, config_args: list[str], timeout_s: float = 60
+) -> tuple[int, list[dict[str, Any]], str]:
+    """Exit code, every stdout line as JSON (each must be JSON), stderr."""
+    with started(program, config_args) as proc:
+        out, err = proc.communicate(timeout=timeout_s)
+        return proc.returncode, protocol_lines(out), err
+
+
+def protocol_lines(out: str) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert all(isinstance(line, dict) for line in lines), out
+    return lines
+
+
+def read_ready(proc: subprocess.Popen[str], timeout_s: float = 20) -> dict[str, Any]:
+    """The first stdout line, which must be the ready line (bounded wait)."""
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout_s
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        assert sel.select(timeout=max(0.0, deadline - time.monotonic())), "no ready line"
+    ready = json.loads(proc.stdout.readline())
+    assert ready["ready"] is True and ready["pid"] == proc.pid, ready
+    assert isinstance(ready["stack"], str) and ready["stack"], ready
+    assert isinstance(ready["version"], str) and ready["version"], ready
+    return dict(ready)
+
+
+def assert_ready(line: dict[str, Any], pid: int) -> None:
+    assert line["ready"] is True and line["pid"] == pid, line
+    assert line["stack"] and line["version"], line
+
+
+def assert_one_error(lines: list[dict[str, Any]], code: int, err: str) -> dict[str, Any]:
+    """Exactly one error line, the last, with the process's exit code; no traceback."""
+    errors = [line for line in lines if "error" in line]
+    assert len(errors) == 1 and lines[-1] is errors[0], lines
+    assert set(errors[0]) == {"error", "exit_code"} and errors[0]["exit_code"] == code, lines
+    assert "\n" not in errors[0]["error"] and errors[0]["error"], lines
+    assert "Traceback" not in err, err
+    return errors[0]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def ping(port: int) -> bytes:
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        call = channel.unary_unary(
+            "/kit.throughput.Throughput/Ping",
+            request_serializer=pb.PingRequest.SerializeToString,
+            response_deserializer=pb.PingReply.FromString,
+        )
+        reply = call(pb.PingRequest(payload=b"conformance"), timeout=10)
+    return bytes(reply.payload)
+
+
+def no_children_left(pid: int) -> None:
+    with contextlib.suppress(psutil.NoSuchProcess):
+        assert psutil.Process(pid).children(recursive=True) == []
+
+
+@pytest.fixture(scope="module")
+def server_port() -> Iterator[int]:
+    server = spawn("server", SERVER_PROGRAMS["grpcio"], ServerProcess())
+    try:
+        yield server.port
+    finally:
+        server.close()
+
+
+def client_config(kind: str, port: int, workload: Workload) -> list[str]:
+    trial = Trial(client=ClientConfig(kind=kind), workload=workload)  # type: ignore[arg-type]
+    return config_argv(ClientProcess(target_port=port, trial=trial))
+
+
+# -- clients -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", CLIENT_KINDS)
+def test_a_client_says_ready_then_one_result_that_decodes(kind: str, server_port: int) -> None:
+    workload = Workload(message_bytes=64 * KIB, bytes_per_stream=MIB, timeout_s=30)
+    with started(CLIENT_PROGRAMS[kind], client_config(kind, server_port, workload)) as proc:
+        out, err = proc.communicate(timeout=60)
+    lines = protocol_lines(out)
+    assert proc.returncode == 0 and len(lines) == 2, (lines, err)
+    assert_ready(lines[0], proc.pid)
+    assert lines[0]["port"] == 0
+    assert set(lines[1]) == {"result"}
+    result = from_json(ClientResult, lines[1]["result"], "result")
+    assert result.client == kind
+    assert result.bytes == MIB and result.messages == 16  # exactly what the trial asked for
+    assert 0 < result.elapsed_s < 60
+    assert result.throughput_mib_s == pytest.approx(1 / result.elapsed_s, rel=0.01)
+
+
+@pytest.mark.parametrize("kind", CLIENT_KINDS)
+@pytest.mark.parametrize(
+    ("config", "says"),
+    [
+        (["--config", "{not json"], "not JSON"),
+        (["--config", '{"target_port": 1, "trial": {"client": {"kind": "h3"}}}'], "kind"),
+        (["--config", '{"target_port": 1, "trial": {"workload": {"streams": 0}}}'], "--streams"),
+        (["--config", '{"target_port": 1, "nonsense": 1}'], "nonsense"),
+        ([], "usage"),
+    ],
+)
+def test_a_client_refuses_a_bad_config_with_one_line_and_exit_2(
+    kind: str, config: list[str], says: str
+) -> None:
+    code, lines, err = run_to_end(CLIENT_PROGRAMS[kind], config)
+    assert code == 2 and len(lines) == 1, (lines, err)
+    assert says in assert_one_error(lines, 2, err)["error"]
+
+
+@pytest.mark.parametrize("kind", CLIENT_KINDS)
+def test_a_client_that_cannot_reach_its_target_exits_4_with_one_line(kind: str) -> None:
+    workload = Workload(bytes_per_stream=MIB, timeout_s=2)
+    started_at = time.monotonic()
+    code, lines, err = run_to_end(CLIENT_PROGRAMS[kind], client_config(kind, free_port(), workload))
+    assert code == 4, (lines, err)
+    assert_one_error(lines, 4, err)
+    assert time.monotonic() - started_at < 15  # the trial's 2 s timeout bounds the wait
+
+
+@pytest.mark.parametrize("kind", CLIENT_KINDS)
+def test_sigterm_ends_a_client_within_a_second_with_one_error_line(
+    kind: str, server_port: int
+) -> None:
+    workload = Workload(duration_s=30, timeout_s=60)
+    with started(CLIENT_PROGRAMS[kind], client_config(kind, server_port, workload)) as proc:
+        read_ready(proc)
+        time.sleep(1.0)  # connected, warmed and moving data
+        assert proc.poll() is None
+        out, err = sigterm(proc)
+    assert proc.returncode == SIGTERM_EXIT, err
+    error = assert_one_error(protocol_lines(out), SIGTERM_EXIT, err)
+    assert "SIGTERM" in error["error"]
+
+
+# -- servers and the delay line: they listen, serve, and stop cleanly -------------------------
+
+
+def _listening(role: str, kind: str, upstream: int) -> tuple[Program, Any]:
+    if role == "proxy":
+        return PROXY_PROGRAM, ProxyConfig(upstream_port=upstream, link=Link.from_rtt(2))
+    return SERVER_PROGRAMS[kind], ServerProcess()
+
+
+LISTENERS = [("server", k) for k in SERVER_KINDS] + [("proxy", "kit.delayline")]
+
+
+@pytest.mark.parametrize(("role", "kind"), LISTENERS)
+def test_a_listener_serves_then_stops_on_sigterm_with_its_result(
+    role: str, kind: str, server_port: int
+) -> None:
+    program, config = _listening(role, kind, server_port)
+    with started(program, config_argv(config)) as proc:
+        ready = read_ready(proc)
+        assert ready["port"] > 0
+        assert ping(ready["port"]) == b"conformance"  # a real call, through it
+        out, err = sigterm(proc)
+    lines = protocol_lines(out)
+    assert proc.returncode == 0 and len(lines) == 1 and set(lines[0]) == {"result"}, (lines, err)
+    if role == "proxy":
+        totals = from_json(ProxyTotals, lines[0]["result"], "result")
+        assert totals.connections >= 1 and totals.bytes_down > 0
+    else:
+        assert from_json(ServerResult, lines[0]["result"], "result").rpcs >= 1
+
+
+@pytest.mark.parametrize(("role", "kind"), LISTENERS)
+def test_a_listener_refuses_a_bad_config_with_one_line_and_exit_2(role: str, kind: str) -> None:
+    program, _ = _listening(role, kind, 1)
+    code, lines, err = run_to_end(program, ["--config", '{"listen_port": -1}'])
+    assert code == 2 and len(lines) == 1, (lines, err)
+    assert_one_error(lines, 2, err)
+
+
+@pytest.mark.parametrize(("role", "kind"), LISTENERS)
+def test_a_listener_that_cannot_listen_exits_3_with_one_line(role: str, kind: str) -> None:
+    program, config = _listening(role, kind, free_port())
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        data = {**to_json(config), "listen_port": port}
+        code, lines, err = run_to_end(program, ["--config", json.dumps(data)])
+    assert code == 3 and len(lines) == 1, (lines, err)
+    assert str(port) in assert_one_error(lines, 3, err)["error"]
+
+
+# -- the kit's own driver reads every one of them the same way -------------------------------
+
+
+@pytest.mark.parametrize("kind", CLIENT_KINDS)
+def test_the_driver_reads_a_clients_result_and_its_failures(kind: str, server_port: int) -> None:
+    workload = Workload(message_bytes=64 * KIB, bytes_per_stream=MIB, timeout_s=30)
+    trial = Trial(client=ClientConfig(kind=kind), workload=workload)  # type: ignore[arg-type]
+    child = Child.start(
+        "client", CLIENT_PROGRAMS[kind], ClientProcess(target_port=server_port, trial=trial)
+    )
+    try:
+        assert child.result(ClientResult, 60).bytes == MIB
+        assert child.lines[0].pid == child.pid  # type: ignore[union-attr]
+    finally:
+        child.close()
