@@ -10,9 +10,6 @@ round failed reads FAILED, never 0.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
-
-from tabulate import tabulate
 
 from kit.analysis import reference as ref
 from kit.analysis.cells import (
@@ -57,6 +54,7 @@ from kit.report.format import (
     flags_text,
     fmt_mib_s,
     fmt_range,
+    markdown_table,
     mode_label,
     pings_text,
     settings_text,
@@ -67,10 +65,6 @@ from kit.report.sharing import render_sharing
 from kit.report.upload_table import render_uploads
 from kit.results.records import FrameSummary, Measurement
 from kit.results.store import RecordsRead
-
-
-def _md(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
-    return tabulate(rows, headers=list(headers), tablefmt="github", disable_numparse=True)
 
 
 def _floor_line(view: CampaignView, metric: Metric) -> str:
@@ -157,7 +151,7 @@ def render_table1(views: Sequence[CampaignView]) -> str:
         rows = [_table1_row(c) for c in sorted(view.cells, key=row_order)]
         parts += [
             f"### {_rtt_title(rtt)}",
-            _md(rows, TABLE1_HEADERS),
+            markdown_table(rows, TABLE1_HEADERS),
             _ratio_line(view),
             _floor_line(view, throughput),
         ]
@@ -264,7 +258,7 @@ def render_table2(view: CampaignView) -> str:
     return "\n\n".join(
         [
             "## Table 2: the two window layers on the wire (RTT 20 ms, from the proxy's frame tap)",
-            _md(rows, WIRE_HEADERS),
+            markdown_table(rows, WIRE_HEADERS),
             "Frames of each cell's median round (the round closest to the median throughput) of "
             "table 1's 20 ms campaign. *window growth* lists the INITIAL_WINDOW_SIZE values the "
             "client announced in successive SETTINGS frames. Counts are per connection and include "
@@ -330,7 +324,7 @@ def render_table3(view: CampaignView) -> str:
         [
             "## Table 3: several streams share one connection window",
             intro,
-            _md(rows, STARVATION_HEADERS),
+            markdown_table(rows, STARVATION_HEADERS),
             f"Connection window 4 MiB vs 64 KiB: **{ratio_text}** faster "
             f"(reference: {ref_ratio:.1f}x).",
             _floor_line(view, throughput),
@@ -384,7 +378,7 @@ def render_table4(view: CampaignView) -> str:
     return "\n\n".join(
         [
             f"## Table 4: small unary calls do not care about the window (RTT {rtt:g} ms)",
-            _md([_unary_row(view, c) for c in cells], UNARY_HEADERS),
+            markdown_table([_unary_row(view, c) for c in cells], UNARY_HEADERS),
             _floor_line(view, mean_latency_ms),
             "The window effect is judged within one client (static 64 KiB vs that client's "
             "dynamic window); the last verdict column compares with grpcio dynamic, as the "

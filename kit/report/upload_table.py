@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tabulate import tabulate
-
 from kit.analysis.cells import CampaignView, CellView, efficiency, throughput
 from kit.analysis.upload_table import (
     HAPROXY_SOURCE,
@@ -16,7 +14,7 @@ from kit.analysis.upload_table import (
     window_effects,
 )
 from kit.plan.upload_table import server_key
-from kit.report.format import flags_text, fmt_mib_s, fmt_range, fmt_size
+from kit.report.format import flags_text, fmt_mib_s, fmt_range, fmt_size, markdown_table
 
 HEADERS = (
     "client",
@@ -30,10 +28,6 @@ HEADERS = (
     "HAProxy at 103 ms (real TCP)",
     "notes",
 )
-
-
-def _md(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
-    return tabulate(rows, headers=list(headers), tablefmt="github", disable_numparse=True)
 
 
 def _advertised_text(cell: CellView) -> str:
@@ -107,7 +101,7 @@ def render_uploads(views: Sequence[CampaignView]) -> str:
     for view in views:
         rtt = view.cells[0].trial.link.rtt_ms
         rows = [_row(c) for c in sorted(view.cells, key=_order)]
-        parts += [f"### RTT {rtt:g} ms", _md(rows, HEADERS), _floor_line(view)]
+        parts += [f"### RTT {rtt:g} ms", markdown_table(rows, HEADERS), _floor_line(view)]
         if view.cell("h2-server-4MiB-client-16MiB") is not None:
             parts += [
                 "**The write path follows the server's window only** (h2 client, same campaign):\n"
