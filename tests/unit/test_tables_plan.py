@@ -7,19 +7,11 @@ from collections import Counter
 import pytest
 
 from kit.errors import UsageError
-from kit.plan.tables import (
-    DEFAULT_TIMING,
-    QUICK_TIMING,
-    SHORT_TRANSFER_BYTES,
-    TablesSettings,
-    parse_only,
-    plan_tables,
-    sized_transfer_bytes,
-    starvation_cells,
-    table1_cells,
-    timed_duration_s,
-    unary_cells,
-)
+from kit.plan.tables import TablesSettings, parse_only, plan_tables
+from kit.plan.tables.sizing import DEFAULT_TIMING, QUICK_TIMING, timed_duration_s
+from kit.plan.tables.starvation import starvation_cells
+from kit.plan.tables.unary import unary_cells
+from kit.plan.tables.windows import SHORT_TRANSFER_BYTES, sized_transfer_bytes, table1_cells
 from kit.plan.trial import Link, theory_mib_s
 from kit.plan.units import MIB
 from kit.results.store import decode_record, encode_record

@@ -12,7 +12,7 @@ import pytest
 from tables_support import campaign_tags, frames, synthetic
 
 from kit.analysis.cells import group_campaigns, throughput
-from kit.analysis.checks import evaluate_bars
+from kit.analysis.tables import evaluate_bars
 from kit.cli import main
 from kit.plan.tables import TableCampaign, TablesSettings, plan_tables
 from kit.report.tables import render_tables

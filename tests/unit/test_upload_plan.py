@@ -14,9 +14,9 @@ from kit.plan.builder import cli_flag, parse_candidate, server_from
 from kit.plan.compare import plan_file_from_dict, plan_from_settings
 from kit.plan.grpc_args import SERVER_EXTRA_CREDIT_NOTE, server_notes
 from kit.plan.tables import TablesSettings, plan_tables
+from kit.plan.tables.uploads import CLIENT_WINDOW_KEY, UPLOAD_CONTROL, server_key
 from kit.plan.trial import Link, ServerConfig, Trial, Workload, upload_call_timeout_s
 from kit.plan.units import KIB, MIB
-from kit.plan.upload_table import CLIENT_WINDOW_KEY, UPLOAD_CONTROL, server_key
 from kit.results.records import TapConnection
 
 

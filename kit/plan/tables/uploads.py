@@ -1,4 +1,4 @@
-"""The uploads table as cells: one upload stream, the server's receive window swept.
+"""Table 5, uploads, as cells: one upload stream, the server's receive window swept.
 
 At 20 ms and at 103 ms (HAProxy's measured case): server windows 64 KiB, 1.4 MB (about
 HAProxy's automatic buffer), 4 MiB and dynamic (C-core's BDP probe), with our h2 client and
@@ -45,7 +45,7 @@ QUICK_UPLOAD_TIMING = UploadTiming(min_s=0.3, rtts=5)
 UPLOAD_TIMEOUT_S = 30.0
 
 
-def campaign_name(rtt_ms: float) -> str:
+def upload_campaign_name(rtt_ms: float) -> str:
     return f"{UPLOAD_PREFIX}rtt{rtt_ms:g}ms"
 
 

@@ -1,11 +1,11 @@
-"""Pure rendering: the sharing table (slow readers beside fast ones; the pool's shares)."""
+"""Pure rendering: table 7, sharing (slow readers beside fast ones; the pool's shares)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kit.analysis.cells import CampaignView, CellView, Metric
-from kit.analysis.sharing import (
+from kit.analysis.tables.sharing import (
     PoolRow,
     SharingRow,
     aggregate_mib_s,
@@ -17,7 +17,7 @@ from kit.analysis.sharing import (
     pool_rows,
     sharing_rows,
 )
-from kit.plan.tables import SHARING_READ_RATE_BITS_S
+from kit.plan.tables.sharing import SHARING_READ_RATE_BITS_S
 from kit.report.format import fmt_mib_s, fmt_range, fmt_size, markdown_table
 
 

@@ -1,4 +1,4 @@
-"""Pure rendering of the estimator table: dynamic windows against each link's BDP."""
+"""Pure rendering: table 6, the estimators: dynamic windows against each link's BDP."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from kit.analysis.link import (
     steady_fraction,
     window_over_bdp,
 )
-from kit.plan.links import link_cells
+from kit.plan.tables.links import link_cells
 from kit.plan.trial import bdp_bytes
 from kit.plan.units import format_rate
 from kit.report.format import flags_text, fmt_range, fmt_size, markdown_table
