@@ -98,7 +98,7 @@ def all_records(settings: TablesSettings) -> list[Measurement]:
             records += records_for(campaign, table1_spec(rtt))
         elif campaign.name == "table3-starvation":
             records += records_for(campaign, starvation_spec)
-        elif campaign.name.startswith("uploads-"):
+        elif campaign.name.startswith("table5-"):
             records += records_for(campaign, upload_spec)
         else:
             records += records_for(campaign, unary_spec)

@@ -96,7 +96,7 @@ def test_server_note_only_for_non_dynamic_windows() -> None:
 
 def test_uploads_table_cells() -> None:
     campaigns = plan_tables(TablesSettings(only=("uploads",)))
-    assert [c.name for c in campaigns] == ["uploads-rtt20ms", "uploads-rtt103ms"]
+    assert [c.name for c in campaigns] == ["table5-rtt20ms", "table5-rtt103ms"]
     at20, at103 = (c.spec.cells for c in campaigns)
     assert len(at20) == 8 and len(at103) == 9
     assert all(c.trial.workload.kind == "upload" for c in (*at20, *at103))

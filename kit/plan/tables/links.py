@@ -19,7 +19,7 @@ from kit.plan.campaign import Cell
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import rate_spec
 
-LINKS_CAMPAIGN = "table5-links"
+LINKS_CAMPAIGN = "table6-links"
 MIN_RTTS = 20
 
 

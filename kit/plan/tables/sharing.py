@@ -10,7 +10,7 @@ from kit.plan.campaign import Cell
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import MIB
 
-SHARING_CAMPAIGN = "table6-sharing"
+SHARING_CAMPAIGN = "table7-sharing"
 SHARING_RTT_MS = 20.0
 SHARING_READ_RATE_BITS_S = 20e6
 SHARING_WINDOW = 4 * MIB
