@@ -3,11 +3,9 @@
 One module per table holds its cells (``windows`` is table 1, ``wire`` 2, ``starvation`` 3,
 ``unary`` 4, ``uploads`` 5, ``links`` 6, ``sharing`` 7; ``sizing`` says how long the cells
 of tables 1, 3 and 4 run). This module holds what every table shares: the registry of names
-and numbers, the settings of a ``kit tables`` run, and the campaigns a run needs. Table 1
-has one campaign per RTT, so each RTT gets its own duplicate control and noise floor; table
-2 is read from the frame tap of table 1's 20 ms campaign. Pure planning: ``kit.campaign``
-runs these campaigns; the settings are stored as the records file's first line
-(``kit.results``).
+and numbers, the settings of a ``kit tables`` run, and the campaigns a run needs, each
+named after its table's number (``table6-links``). Pure planning: ``kit.campaign`` runs
+these campaigns; the settings are stored as the records file's first line (``kit.results``).
 """
 
 from __future__ import annotations
@@ -37,7 +35,7 @@ from kit.plan.tables.wire import WIRE_RTT_MS
 
 # Every table: its name (what ``--only`` takes, and its module's name in every layer) and its
 # number (the heading, and its campaigns' prefix; ``--only`` still takes numbers). A new table
-# is one line here, its campaigns in ``plan_tables``, and one module per layer.
+# is one line here, its campaigns in ``_campaigns``, and one module per layer.
 TABLES: tuple[tuple[str, int], ...] = (
     ("windows", 1),
     ("wire", 2),
