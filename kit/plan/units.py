@@ -1,11 +1,14 @@
-"""Human units at the edge: "20ms", "4MiB" -> plain numbers, and sizes back to text.
+"""Human units at the edge: "20ms", "4MiB" -> plain numbers, and numbers back to text.
 
-The only place units are parsed, and the only byte formatter: every layer imports its
-constants and functions from here.
+The only place units are parsed, the only byte formatter (``format_bytes``: plan labels,
+messages and, through ``kit.report.format.fmt_size``, the reports) and the three-figure
+rule numbers are shown with (``sig3``): every layer imports its constants and functions
+from here.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 from kit.errors import UsageError
@@ -43,6 +46,7 @@ _SIZE_UNITS_BYTES = {
     "g": GIB,
 }
 _BINARY_UNITS = (("GiB", GIB), ("MiB", MIB), ("KiB", KIB))
+_DECIMAL_UNITS = (("GB", 1000**3), ("MB", 1000**2), ("KB", 1000))
 
 
 def parse_duration_ms(text: str, *, option: str = "duration") -> float:
@@ -103,18 +107,44 @@ def check_window_bytes(window_bytes: int, *, option: str = "window") -> None:
         )
 
 
-def format_bytes(n_bytes: float, digits: int = 2) -> str:
-    """Compact binary units for tables: 64 KiB, 1.5 MiB, 1000 B.
+def sig3(value: float) -> str:
+    """Three significant figures, never an exponent, and whole numbers never rounded to tens:
+    38.9, 580, 1537, 2.50, 0.0123."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    if abs(value) >= 99.95:
+        return f"{value:.0f}"
+    digits = 2 - math.floor(math.log10(abs(value)))
+    if abs(round(value, digits)) >= 10 ** (3 - digits):
+        digits -= 1  # 9.996 rounds up to 10.0: one decimal fewer
+    return f"{value:.{max(digits, 0)}f}"
 
-    ``digits`` decimals at most, trailing zeros dropped (``digits=0``: 128 KiB for 131070).
+
+def format_bytes(n_bytes: float, digits: int | None = 2, *, decimal: bool = False) -> str:
+    """A size as text, in binary units: 64 KiB, 1.5 MiB, 1000 B.
+
+    A whole number of units is shown whole (4 MiB). Otherwise ``digits`` decimals at most,
+    trailing zeros dropped (``digits=0``: 128 KiB for 131070), or with ``digits=None`` three
+    significant figures (77.8 MiB, 1.50 MiB). ``decimal``: a size that is a whole number of
+    decimal units and not of binary ones reads in decimal units, as it was typed (4 MB for
+    4000000, 4 MiB for 4194304). Labels and messages take the defaults; the reports
+    (``kit.report.format.fmt_size``) take ``digits=None, decimal=True``.
     """
+    if decimal and float(n_bytes).is_integer():
+        for unit, size in _DECIMAL_UNITS:
+            if n_bytes >= size and n_bytes % size == 0 and n_bytes % KIB != 0:
+                return f"{int(n_bytes // size)} {unit}"
     for unit, size in _BINARY_UNITS:
         if n_bytes >= size:
-            text = f"{n_bytes / size:.{digits}f}"
-            if "." in text:
-                text = text.rstrip("0").rstrip(".")
-            return f"{text} {unit}"
+            return f"{_amount(n_bytes / size, digits)} {unit}"
     return f"{n_bytes:.0f} B"
+
+
+def _amount(units: float, digits: int | None) -> str:
+    if digits is None:
+        return str(int(units)) if units.is_integer() else sig3(units)
+    text = f"{units:.{digits}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def size_spec(n_bytes: int) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
 from tabulate import tabulate
@@ -10,20 +9,9 @@ from tabulate import tabulate
 from kit.analysis.cells import OTHER_LOAD_CORES, CellFlags, CpuLimit
 from kit.analysis.stats import Summary
 from kit.plan.trial import Trial
+from kit.plan.units import format_bytes
+from kit.plan.units import sig3 as sig3  # re-exported: reports take their numbers from here
 from kit.results.records import FrameSummary
-
-
-def sig3(value: float) -> str:
-    """Three significant figures, never an exponent, and whole numbers never rounded to tens:
-    38.9, 580, 1537, 2.50, 0.0123."""
-    if value == 0 or not math.isfinite(value):
-        return f"{value:g}"
-    if abs(value) >= 99.95:
-        return f"{value:.0f}"
-    digits = 2 - math.floor(math.log10(abs(value)))
-    if abs(round(value, digits)) >= 10 ** (3 - digits):
-        digits -= 1  # 9.996 rounds up to 10.0: one decimal fewer
-    return f"{value:.{max(digits, 0)}f}"
 
 
 def fmt_mib_s(value: float | None) -> str:
@@ -39,21 +27,11 @@ def fmt_rate(value_mib_s: float | None, unit: str = "MiB/s") -> str:
     return "-" if value_mib_s is None else sig3(value_mib_s * UNITS[unit])
 
 
-_DECIMAL_UNITS = (("GB", 1000**3), ("MB", 1000**2), ("KB", 1000))
-
-
 def fmt_size(n_bytes: float) -> str:
-    """A size in three figures, in decimal units when it is a whole number of them and not of
-    binary ones (4 MB as typed, 4 MiB as typed), else binary: 77.8 MiB, 256 KiB, 512 B."""
-    whole = float(n_bytes).is_integer()
-    for unit, size in _DECIMAL_UNITS:
-        if whole and n_bytes >= size and n_bytes % size == 0 and n_bytes % 1024 != 0:
-            return f"{int(n_bytes // size)} {unit}"
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 1024)):
-        if n_bytes >= size:
-            exact = whole and n_bytes % size == 0
-            return f"{int(n_bytes // size) if exact else sig3(n_bytes / size)} {unit}"
-    return f"{n_bytes:.0f} B"
+    """The reports' sizes: decimal units when a size is a whole number of them and not of
+    binary ones (4 MB as typed, 4 MiB as typed), else binary in three figures: 77.8 MiB,
+    256 KiB, 512 B. One formatter for every size: this is its report style."""
+    return format_bytes(n_bytes, digits=None, decimal=True)
 
 
 def fmt_window(window_bytes: int | None) -> str:
@@ -147,6 +125,12 @@ def flags_text(flags: CellFlags) -> str:
     if flags.failed:
         out.append(f"failed {flags.failed}/{flags.runs}: {short_error(flags.first_error)}")
     return "; ".join(out)
+
+
+def markdown_table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
+    """A GitHub-markdown table of text cells; cells are never read as numbers (``1.0`` and
+    ``0.950`` stay as they were formatted)."""
+    return tabulate(rows, headers=list(headers), tablefmt="github", disable_numparse=True)
 
 
 def fit_table(

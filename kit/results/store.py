@@ -34,6 +34,16 @@ KINDS: dict[str, type[Any]] = {
 }
 _KIND_OF = {cls: kind for kind, cls in KINDS.items()}
 
+# Campaigns renamed since records were written, old name -> today's (after 0.2.0 the uploads,
+# links and sharing campaigns took their tables' numbers, 5, 6 and 7). Converted on read, so
+# records of any release render and ``--resume`` as they did.
+RENAMED_CAMPAIGNS = {
+    "uploads-rtt20ms": "table5-rtt20ms",
+    "uploads-rtt103ms": "table5-rtt103ms",
+    "table5-links": "table6-links",
+    "table6-sharing": "table7-sharing",
+}
+
 # What json or the codec can throw on a line that is valid JSON but not a record.
 _BAD_LINE_ERRORS = (UsageError, ValueError, TypeError, KeyError, RecursionError)
 
@@ -61,11 +71,21 @@ def encode_record(record: Record) -> dict[str, Any]:
 
 def decode_record(data: Any) -> Record:
     """One records-file line (any schema) -> its typed record; ``UsageError`` if it is none."""
+    data = _renamed_campaign(data)
     if isinstance(data, dict) and "schema" not in data:
         return _decode_legacy(dict(data))
     if isinstance(data, dict) and data.get("kind") == "tables-plan":
         data = _tables_plan_body(dict(data))
     return cast(Record, decode_line(data, KINDS, "record"))
+
+
+def _renamed_campaign(data: Any) -> Any:
+    """A line of a renamed campaign under today's name (every schema tags it alike)."""
+    tags = data.get("tags") if isinstance(data, dict) else None
+    if not isinstance(tags, dict) or not isinstance(tags.get("campaign"), str):
+        return data
+    renamed = RENAMED_CAMPAIGNS.get(tags["campaign"])
+    return data if renamed is None else {**data, "tags": {**tags, "campaign": renamed}}
 
 
 def _tables_plan_body(body: dict[str, Any]) -> dict[str, Any]:

@@ -194,7 +194,7 @@ def test_jitter_never_reorders_through_the_real_proxy(rate: float | None) -> Non
 def test_quick_links_table(tmp_path: Path) -> None:
     """The links table from a stored quick run, two cold cells measured again: each
     estimator, on each rate (see tables_resume)."""
-    take_out = {"table5-links/1Gbit-20ms-grpcio-dynamic", "table5-links/100Mbit-20ms-h2-dynamic"}
+    take_out = {"table6-links/1Gbit-20ms-grpcio-dynamic", "table6-links/100Mbit-20ms-h2-dynamic"}
     resumed = resume_quick_table("links", take_out, tmp_path)
     cells = resumed.cells
     assert len(cells) == 4 * 3 + 1  # 4 links x (2 estimators + static BDP), control twice

@@ -73,9 +73,9 @@ def test_quick_sharing_table_renders_its_rows_and_checks(tmp_path: Path) -> None
     checks are there. Its bars are physics and are asserted in the e2e sharing tests, not
     here (one round on a loaded machine)."""
     take_out = {
-        "table6-sharing/pool-8-streams",
-        "table6-sharing/grpcio-beside-fast",
-        "table6-sharing/h2-dynamic-beside-slow",
+        "table7-sharing/pool-8-streams",
+        "table7-sharing/grpcio-beside-fast",
+        "table7-sharing/h2-dynamic-beside-slow",
     }
     resumed = resume_quick_table("sharing", take_out, tmp_path)
     cells = resumed.cells

@@ -322,9 +322,9 @@ def test_tables_only_uploads_quick_end_to_end(tmp_path: Path) -> None:
     """The uploads table from a stored quick run, three cells measured again: one per RTT,
     one per client, and the client-window row (see tables_resume)."""
     take_out = {
-        "uploads-rtt20ms/h2-server-64KiB",
-        "uploads-rtt103ms/grpcio-server-1.4MB",
-        "uploads-rtt103ms/h2-server-4MiB-client-16MiB",
+        "table5-rtt20ms/h2-server-64KiB",
+        "table5-rtt103ms/grpcio-server-1.4MB",
+        "table5-rtt103ms/h2-server-4MiB-client-16MiB",
     }
     resumed = resume_quick_table("uploads", take_out, tmp_path)
     text = resumed.text

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kit.plan.links import BAR_CASE, LINK_CASES, LINKS_CAMPAIGN, LINKS_CONTROL, link_cells
 from kit.plan.tables import TablesSettings, plan_tables
+from kit.plan.tables.links import BAR_CASE, LINK_CASES, LINKS_CAMPAIGN, LINKS_CONTROL, link_cells
 from kit.plan.trial import bdp_bytes, theory_mib_s
 from kit.plan.units import MIB
 

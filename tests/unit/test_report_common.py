@@ -5,7 +5,7 @@ from __future__ import annotations
 from kit.analysis.cells import cpu_limit
 from kit.plan.trial import Trial
 from kit.plan.units import format_bytes
-from kit.report.format import cpu_warning
+from kit.report.format import cpu_warning, fmt_size, markdown_table
 from kit.results.records import MachineLoad, Measurement, ProcessCpu, RunMeta
 
 
@@ -33,3 +33,25 @@ def test_one_byte_formatter_for_every_report() -> None:
     assert format_bytes(100_000) == "97.66 KiB" and format_bytes(100_000, digits=0) == "98 KiB"
     assert format_bytes(131070, digits=0) == "128 KiB"
     assert format_bytes(1000) == "1000 B"
+
+
+def test_the_reports_size_style_is_the_one_formatter_with_its_parameters() -> None:
+    """Labels (``format_bytes``) and report cells (``fmt_size``) differ on purpose: each call
+    site keeps its rendering through the parameters, the rules are written once."""
+    for n in (512, 1000, 65536, 100_000, 1_400_000, 1.5 * 2**20, 4_000_000, 81_529_556, 2**30):
+        assert fmt_size(n) == format_bytes(n, digits=None, decimal=True)
+    assert format_bytes(1.5 * 2**20, digits=None) == "1.50 MiB"  # three figures
+    assert format_bytes(4_000_000, digits=None) == "3.81 MiB"  # binary unless asked
+    assert format_bytes(4_000_000, decimal=True) == "4 MB"
+    assert format_bytes(4 * 2**20, decimal=True) == "4 MiB"  # a whole binary size stays binary
+    assert format_bytes(1000.5, decimal=True) == "1000 B"  # not a whole number of bytes
+
+
+def test_one_markdown_table_for_every_report() -> None:
+    text = markdown_table([["h2 static 64 KiB", "1.0"], ["grpcio", "0.950"]], ("client", "x"))
+    assert text.splitlines() == [
+        "| client           | x     |",
+        "|------------------|-------|",
+        "| h2 static 64 KiB | 1.0   |",  # cells are text: never re-read as numbers
+        "| grpcio           | 0.950 |",
+    ]

@@ -7,19 +7,11 @@ from collections import Counter
 import pytest
 
 from kit.errors import UsageError
-from kit.plan.tables import (
-    DEFAULT_TIMING,
-    QUICK_TIMING,
-    SHORT_TRANSFER_BYTES,
-    TablesSettings,
-    parse_only,
-    plan_tables,
-    sized_transfer_bytes,
-    starvation_cells,
-    table1_cells,
-    timed_duration_s,
-    unary_cells,
-)
+from kit.plan.tables import TABLE_NUMBERS, TablesSettings, parse_only, plan_tables
+from kit.plan.tables.sizing import DEFAULT_TIMING, QUICK_TIMING, timed_duration_s
+from kit.plan.tables.starvation import starvation_cells
+from kit.plan.tables.unary import unary_cells
+from kit.plan.tables.windows import SHORT_TRANSFER_BYTES, sized_transfer_bytes, table1_cells
 from kit.plan.trial import Link, theory_mib_s
 from kit.plan.units import MIB
 from kit.results.store import decode_record, encode_record
@@ -140,6 +132,23 @@ def test_starvation_and_unary_cells() -> None:
 )
 def test_selection_runs_only_the_campaigns_needed(only: tuple[str, ...], names: list[str]) -> None:
     assert [c.name for c in plan_tables(TablesSettings(only=only))] == names
+
+
+def test_campaign_names_carry_their_tables_numbers() -> None:
+    campaigns = plan_tables(TablesSettings())
+    assert {c.name: c.tables for c in campaigns} == {
+        "table1-loopback": ("windows",),
+        "table1-rtt5ms": ("windows",),
+        "table1-rtt20ms": ("windows", "wire"),  # table 2 reads table 1's 20 ms campaign
+        "table3-starvation": ("starvation",),
+        "table4-unary": ("unary",),
+        "table5-rtt20ms": ("uploads",),
+        "table5-rtt103ms": ("uploads",),
+        "table6-links": ("links",),
+        "table7-sharing": ("sharing",),
+    }
+    for campaign in campaigns:
+        assert campaign.name.startswith(f"table{TABLE_NUMBERS[campaign.tables[0]]}-")
 
 
 def test_schedule_has_the_control_twice_per_round_in_a_seeded_reshuffled_order() -> None:

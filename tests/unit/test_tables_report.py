@@ -12,7 +12,7 @@ import pytest
 from tables_support import campaign_tags, frames, synthetic
 
 from kit.analysis.cells import group_campaigns, throughput
-from kit.analysis.checks import evaluate_bars
+from kit.analysis.tables import evaluate_bars
 from kit.cli import main
 from kit.plan.tables import TableCampaign, TablesSettings, plan_tables
 from kit.report.tables import render_tables
@@ -98,7 +98,7 @@ def all_records(settings: TablesSettings) -> list[Measurement]:
             records += records_for(campaign, table1_spec(rtt))
         elif campaign.name == "table3-starvation":
             records += records_for(campaign, starvation_spec)
-        elif campaign.name.startswith("uploads-"):
+        elif campaign.name.startswith("table5-"):
             records += records_for(campaign, upload_spec)
         else:
             records += records_for(campaign, unary_spec)

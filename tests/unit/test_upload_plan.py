@@ -14,9 +14,9 @@ from kit.plan.builder import cli_flag, parse_candidate, server_from
 from kit.plan.compare import plan_file_from_dict, plan_from_settings
 from kit.plan.grpc_args import SERVER_EXTRA_CREDIT_NOTE, server_notes
 from kit.plan.tables import TablesSettings, plan_tables
+from kit.plan.tables.uploads import CLIENT_WINDOW_KEY, UPLOAD_CONTROL, server_key
 from kit.plan.trial import Link, ServerConfig, Trial, Workload, upload_call_timeout_s
 from kit.plan.units import KIB, MIB
-from kit.plan.upload_table import CLIENT_WINDOW_KEY, UPLOAD_CONTROL, server_key
 from kit.results.records import TapConnection
 
 
@@ -96,7 +96,7 @@ def test_server_note_only_for_non_dynamic_windows() -> None:
 
 def test_uploads_table_cells() -> None:
     campaigns = plan_tables(TablesSettings(only=("uploads",)))
-    assert [c.name for c in campaigns] == ["uploads-rtt20ms", "uploads-rtt103ms"]
+    assert [c.name for c in campaigns] == ["table5-rtt20ms", "table5-rtt103ms"]
     at20, at103 = (c.spec.cells for c in campaigns)
     assert len(at20) == 8 and len(at103) == 9
     assert all(c.trial.workload.kind == "upload" for c in (*at20, *at103))

@@ -1,10 +1,10 @@
-"""Pure rendering of the checks against the reference (``kit.analysis.checks``)."""
+"""Pure rendering of the checks against the reference (``kit.analysis.tables.checks``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kit.analysis.checks import Bar
+from kit.analysis.tables.checks import Bar
 
 _MARKS = {True: "holds", False: "FAILS", None: "not measured"}
 

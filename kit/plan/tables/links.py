@@ -1,4 +1,4 @@
-"""The estimator table's cells: each dynamic (BDP) window on links with a bottleneck.
+"""Table 6, the estimators, as cells: each dynamic (BDP) window on links with a bottleneck.
 
 For each link (rate x RTT) the table runs grpcio's C-core BDP estimator, our h2 client's
 grpc-go-style estimator and, as the control, a static h2 window of exactly the BDP. Every
@@ -19,7 +19,7 @@ from kit.plan.campaign import Cell
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import rate_spec
 
-LINKS_CAMPAIGN = "table5-links"
+LINKS_CAMPAIGN = "table6-links"
 MIN_RTTS = 20
 
 

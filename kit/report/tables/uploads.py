@@ -1,13 +1,11 @@
-"""Pure rendering: the uploads table (markdown), from ``kit.analysis.upload_table``."""
+"""Pure rendering: table 5, uploads (markdown), from ``kit.analysis.tables.uploads``."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tabulate import tabulate
-
 from kit.analysis.cells import CampaignView, CellView, efficiency, throughput
-from kit.analysis.upload_table import (
+from kit.analysis.tables.uploads import (
     HAPROXY_SOURCE,
     advertised,
     haproxy_reference,
@@ -15,8 +13,9 @@ from kit.analysis.upload_table import (
     mbit_s,
     window_effects,
 )
-from kit.plan.upload_table import server_key
-from kit.report.format import flags_text, fmt_mib_s, fmt_range, fmt_size
+from kit.plan.tables.uploads import server_key
+from kit.report.format import flags_text, fmt_mib_s, fmt_range, fmt_size, markdown_table
+from kit.report.tables.cells import floor_line
 
 HEADERS = (
     "client",
@@ -30,10 +29,6 @@ HEADERS = (
     "HAProxy at 103 ms (real TCP)",
     "notes",
 )
-
-
-def _md(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
-    return tabulate(rows, headers=list(headers), tablefmt="github", disable_numparse=True)
 
 
 def _advertised_text(cell: CellView) -> str:
@@ -92,14 +87,6 @@ def _effects_text(view: CampaignView) -> str:
     return "\n".join(lines)
 
 
-def _floor_line(view: CampaignView) -> str:
-    floor = view.floor(throughput)
-    name = view.control.key if view.control else "none"
-    if floor is None:
-        return f"Noise floor: not available (control `{name}` has no round with both copies)."
-    return f"Noise floor (control `{name}`): {floor.describe()}."
-
-
 def render_uploads(views: Sequence[CampaignView]) -> str:
     parts = [
         "## Table 5: uploads are paced by the server's receive window (one stream, 256 KiB messages)"
@@ -107,7 +94,11 @@ def render_uploads(views: Sequence[CampaignView]) -> str:
     for view in views:
         rtt = view.cells[0].trial.link.rtt_ms
         rows = [_row(c) for c in sorted(view.cells, key=_order)]
-        parts += [f"### RTT {rtt:g} ms", _md(rows, HEADERS), _floor_line(view)]
+        parts += [
+            f"### RTT {rtt:g} ms",
+            markdown_table(rows, HEADERS),
+            floor_line(view, throughput),
+        ]
         if view.cell("h2-server-4MiB-client-16MiB") is not None:
             parts += [
                 "**The write path follows the server's window only** (h2 client, same campaign):\n"

@@ -1,14 +1,11 @@
-"""Pure rendering: the sharing table (slow readers beside fast ones; the pool's shares)."""
+"""Pure rendering: table 7, sharing (slow readers beside fast ones; the pool's shares)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from tabulate import tabulate
-
 from kit.analysis.cells import CampaignView, CellView, Metric
-from kit.analysis.sharing import (
+from kit.analysis.tables.sharing import (
     PoolRow,
     SharingRow,
     aggregate_mib_s,
@@ -20,12 +17,8 @@ from kit.analysis.sharing import (
     pool_rows,
     sharing_rows,
 )
-from kit.plan.tables import SHARING_READ_RATE_BITS_S
-from kit.report.format import fmt_mib_s, fmt_range, fmt_size
-
-
-def _md(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
-    return tabulate(rows, headers=list(headers), tablefmt="github", disable_numparse=True)
+from kit.plan.tables.sharing import SHARING_READ_RATE_BITS_S
+from kit.report.format import fmt_mib_s, fmt_range, fmt_size, markdown_table
 
 
 def _of(cell: CellView | None, metric: Metric, fmt: Any) -> str:
@@ -107,7 +100,7 @@ def render_sharing(view: CampaignView) -> str:
     )
     parts = ["## Table 7: one slow reader on a shared connection", intro]
     if rows:
-        parts.append(_md([_sharing_row(r) for r in rows], SHARING_HEADERS))
+        parts.append(markdown_table([_sharing_row(r) for r in rows], SHARING_HEADERS))
     parts.append(
         "*ratio* = fast stream beside a slow reader / beside a fast one (medians). *peak unread*"
         " = the most bytes received and not yet read on the connection (what the receiver "
@@ -116,7 +109,7 @@ def render_sharing(view: CampaignView) -> str:
     )
     if pools:
         parts.append("### The pool: windows shared between receiving streams")
-        parts.append(_md([_pool_row(r) for r in pools], POOL_HEADERS))
+        parts.append(markdown_table([_pool_row(r) for r in pools], POOL_HEADERS))
         parts.append(
             "The expected share is the pool in whole 16 KiB buffers divided by the receiving "
             "streams; the aggregate cannot beat pool / RTT (the connection window is 2^31-1)."

@@ -1,4 +1,4 @@
-"""The uploads table as cells: one upload stream, the server's receive window swept.
+"""Table 5, uploads, as cells: one upload stream, the server's receive window swept.
 
 At 20 ms and at 103 ms (HAProxy's measured case): server windows 64 KiB, 1.4 MB (about
 HAProxy's automatic buffer), 4 MiB and dynamic (C-core's BDP probe), with our h2 client and
@@ -16,7 +16,7 @@ from kit.plan.trial import ClientConfig, Link, ServerConfig, Trial, Workload
 from kit.plan.units import KIB, MIB, size_spec
 
 UPLOAD_RTTS_MS: tuple[float, ...] = (20.0, 103.0)
-UPLOAD_PREFIX = "uploads-"
+UPLOAD_PREFIX = "table5-"
 HAPROXY_RTT_MS = 103.0
 HAPROXY_AUTO_BYTES = 1_400_000  # "about 1.4 MB by default"
 SERVER_WINDOWS: tuple[int | None, ...] = (64 * KIB, HAPROXY_AUTO_BYTES, 4 * MIB, None)
@@ -45,7 +45,8 @@ QUICK_UPLOAD_TIMING = UploadTiming(min_s=0.3, rtts=5)
 UPLOAD_TIMEOUT_S = 30.0
 
 
-def campaign_name(rtt_ms: float) -> str:
+def upload_campaign_name(rtt_ms: float) -> str:
+    """``table5-rtt20ms``, ``table5-rtt103ms``: one campaign per RTT, as table 1's."""
     return f"{UPLOAD_PREFIX}rtt{rtt_ms:g}ms"
 
 

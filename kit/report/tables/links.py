@@ -1,11 +1,9 @@
-"""Pure rendering of the estimator table: dynamic windows against each link's BDP."""
+"""Pure rendering: table 6, the estimators: dynamic windows against each link's BDP."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
-
-from tabulate import tabulate
 
 from kit.analysis.cells import CampaignView, CellView, Metric, throughput
 from kit.analysis.link import (
@@ -18,10 +16,10 @@ from kit.analysis.link import (
     steady_fraction,
     window_over_bdp,
 )
-from kit.plan.links import link_cells
+from kit.plan.tables.links import link_cells
 from kit.plan.trial import bdp_bytes
 from kit.plan.units import format_rate
-from kit.report.format import flags_text, fmt_range, fmt_size
+from kit.report.format import flags_text, fmt_range, fmt_size, markdown_table
 
 LINKS_HEADERS = (
     "link (rate x RTT, BDP)",
@@ -82,10 +80,6 @@ def _row(cell: CellView) -> list[str]:
     ]
 
 
-def _md(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
-    return str(tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True))
-
-
 def render_links(view: CampaignView) -> str:
     order = {cell.key: i for i, cell in enumerate(link_cells(quick=False))}
     cells = sorted(view.cells, key=lambda c: (order.get(c.key, len(order)), c.key))
@@ -112,7 +106,7 @@ def render_links(view: CampaignView) -> str:
             "window of exactly the BDP is the control; it falls short of the rate because a "
             "receiver can return credit only for whole DATA frames, and the grpcio server's "
             "frames (up to 192 KiB) take milliseconds to cross a slow link.",
-            _md(rows, LINKS_HEADERS),
+            markdown_table(rows, LINKS_HEADERS),
             floor_text,
         ]
     )
