@@ -16,11 +16,14 @@ import threading
 import time
 from collections.abc import Iterator
 
+import pytest
 from relay_support import REPO, delay_line, run, until, upstream
 
 from kit.delayline import child_args
 from kit.plan.processes import ProxyConfig
 from kit.plan.units import MIB
+
+pytestmark = pytest.mark.integration
 
 
 async def _hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
