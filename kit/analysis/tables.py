@@ -22,7 +22,7 @@ from kit.analysis.cells import (
     other_cores,
     total_time_ms,
 )
-from kit.analysis.stats import Verdict, percentile, verdict
+from kit.analysis.stats import Verdict, verdict
 from kit.plan.links import LINKS_CAMPAIGN
 from kit.plan.tables import (
     SHARING_CAMPAIGN,
@@ -34,6 +34,7 @@ from kit.plan.tables import (
 )
 from kit.plan.units import KIB, MIB
 from kit.plan.upload_table import UPLOAD_PREFIX
+from kit.quantile import percentile
 from kit.results.records import Measurement, RunMeta, SessionRecord
 
 _ROW_GROUPS = {

@@ -43,8 +43,8 @@ from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kit.analysis.stats import percentile
 from kit.capture.tapfile import tap_connections
+from kit.quantile import percentile
 from kit.results.client import RTT_PROBE_PING_TAG
 from kit.results.records import (
     DataTotals,

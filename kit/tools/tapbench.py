@@ -24,10 +24,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from kit.analysis.stats import percentile
 from kit.delayline import child_args
 from kit.plan.processes import LOOPBACK, ProxyConfig
 from kit.plan.units import MIB
+from kit.quantile import percentile
 from kit.topology.processes import Child, spawn, stop
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
