@@ -8,6 +8,8 @@ that silently reads as missing.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from tabulate import tabulate
 
 from kit.analysis.cells import cpu_limit, efficiency, latency_stats, ping_rtt_ms
@@ -54,8 +56,7 @@ def run_table(m: Measurement, verbose: bool = False, unit: str = "MiB/s") -> str
         rows.append(("FAILED", m.error if verbose else short_error(m.error, 300)))
         return _table(rows)
     rows += _result_rows(m, unit)
-    upload = trial.workload.kind == "upload"
-    rows += (_upload_frame_rows if upload else _frame_rows)(m.frames, verbose)
+    rows += _frame_rows(m.frames, trial.workload.kind == "upload", verbose)
     rows += [("note", n) for n in (m.result.notes if m.result else ())]
     if m.meta.keep_awake:
         rows.append(("note", "every CPU kept awake by nice-19 busy loops (--keep-awake)"))
@@ -223,37 +224,6 @@ def _tap_windows(points: tuple[StreamWindowPoint, ...]) -> str:
     return " ".join(parts)
 
 
-def _frame_rows(frames: FrameSummary | None, verbose: bool = True) -> list[tuple[str, str]]:
-    if frames is None:
-        return [("frames", "no tap (direct connection)")]
-    wu = frames.conn_window_updates
-    growth = [step.window_bytes for step in frames.window_growth]
-    first = wu.first if verbose else wu.first[:5]
-    more = "" if len(first) == len(wu.first) else " ..."
-    rows = [
-        ("client SETTINGS (first)", settings_text(frames.client_settings, verbose)),
-        ("conn WINDOW_UPDATEs sent", f"{wu.count}; first: {' '.join(map(str, first))}{more}"),
-        ("stream WINDOW_UPDATEs sent", str(frames.stream_window_updates.count)),
-        ("PINGs sent by client", pings_text(frames)),
-        (
-            "DATA frames received",
-            f"{frames.data_down.frames} (max {fmt_size(frames.data_down.max_frame)})",
-        ),
-    ]
-    if len(growth) > 1:
-        steps = [fmt_size(g) for g in growth]
-        if not verbose and len(steps) > 6:
-            steps = [*steps[:3], "...", *steps[-2:]]
-        rows.append(("stream window growth", " -> ".join(steps)))
-    if frames.tap_lines_skipped:
-        rows.append(("tap", f"{frames.tap_lines_skipped} corrupt tap-file line(s) skipped"))
-    if frames.not_decoded_bytes:
-        rows.append(("tap", f"tap incomplete: {frames.not_decoded_bytes} bytes not decoded"))
-    if not frames.decodable:
-        rows.append(("tap", "some frames could not be decoded"))
-    return rows
-
-
 def _window_row(trial: Trial) -> Row:
     if trial.workload.kind == "upload":  # the server receives: its window governs
         return ("server receive window", trial.server.label.removeprefix("server "))
@@ -263,28 +233,84 @@ def _window_row(trial: Trial) -> Row:
     )
 
 
-def _upload_frame_rows(frames: FrameSummary | None, verbose: bool = True) -> list[tuple[str, str]]:
-    """An upload's tap rows: the server's SETTINGS and credit (it is the receiver)."""
+@dataclass(frozen=True)
+class _SideView:
+    """How the table shows the receiver's side of the tap: the client's on a download, the
+    server's on an upload (its credit paces the client). The two differ where the table
+    always has: a download's long lists are shortened without ``--verbose``, an upload's
+    shows the server's later SETTINGS, and only a download's tells how complete the tap is."""
+
+    who: str  # "client" | "server"
+    window_updates: str  # how its WINDOW_UPDATEs are labelled
+    data: str  # the transfer's DATA frames, as the client saw them
+    growth: str
+    shortened: bool
+    settings_changes: bool
+    tap_completeness: bool
+
+
+_DOWNLOAD = _SideView(
+    who="client",
+    window_updates="sent",
+    data="DATA frames received",
+    growth="stream window growth",
+    shortened=True,
+    settings_changes=False,
+    tap_completeness=True,
+)
+_UPLOAD = _SideView(
+    who="server",
+    window_updates="from server",
+    data="DATA frames sent",
+    growth="server window growth",
+    shortened=False,
+    settings_changes=True,
+    tap_completeness=False,
+)
+
+
+def _frame_rows(frames: FrameSummary | None, upload: bool, verbose: bool = True) -> list[Row]:
+    """The tap's rows: what the receiving endpoint sent (its SETTINGS, credit and PINGs)."""
     if frames is None:
         return [("frames", "no tap (direct connection)")]
-    wu = frames.server_conn_window_updates
-    growth = [step.window_bytes for step in frames.server_window_growth]
+    view = _UPLOAD if upload else _DOWNLOAD
+    side, data = (frames.server, frames.data_up) if upload else (frames.client, frames.data_down)
+    short = view.shortened and not verbose
+    wu = side.conn_window_updates
+    first = wu.first[:5] if short else wu.first
+    more = "" if len(first) == len(wu.first) else " ..."
     rows = [
-        ("server SETTINGS (first)", settings_text(frames.server_settings, verbose)),
-        (
-            "conn WINDOW_UPDATEs from server",
-            f"{wu.count}; first: {' '.join(str(i) for i in wu.first)}",
-        ),
-        ("stream WINDOW_UPDATEs from server", str(frames.server_stream_window_updates.count)),
-        ("server SETTINGS changes", str(frames.server_settings_changes)),
-        ("PINGs sent by server", str(frames.server_pings_sent)),
-        (
-            "DATA frames sent",
-            f"{frames.data_up.frames} (max {fmt_size(frames.data_up.max_frame)})",
-        ),
+        (f"{view.who} SETTINGS (first)", settings_text(side.settings, verbose)),
+        (f"conn WINDOW_UPDATEs {view.window_updates}", f"{wu.count}; first: {_ints(first)}{more}"),
+        (f"stream WINDOW_UPDATEs {view.window_updates}", str(side.stream_window_updates.count)),
     ]
-    if len(growth) > 1:
-        rows.append(("server window growth", " -> ".join(fmt_size(g) for g in growth)))
+    if view.settings_changes:
+        rows.append((f"{view.who} SETTINGS changes", str(side.settings_changes)))
+    rows.append((f"PINGs sent by {view.who}", pings_text(frames, server=upload)))
+    rows.append((view.data, f"{data.frames} (max {fmt_size(data.max_frame)})"))
+    rows += _growth_rows(view.growth, [step.window_bytes for step in side.window_growth], short)
+    return rows + _tap_rows(frames, view.tap_completeness)
+
+
+def _ints(values: tuple[int, ...]) -> str:
+    return " ".join(map(str, values))
+
+
+def _growth_rows(label: str, growth: list[int], short: bool) -> list[Row]:
+    if len(growth) < 2:
+        return []
+    steps = [fmt_size(g) for g in growth]
+    if short and len(steps) > 6:
+        steps = [*steps[:3], "...", *steps[-2:]]
+    return [(label, " -> ".join(steps))]
+
+
+def _tap_rows(frames: FrameSummary, completeness: bool) -> list[Row]:
+    rows = []
+    if completeness and frames.tap_lines_skipped:
+        rows.append(("tap", f"{frames.tap_lines_skipped} corrupt tap-file line(s) skipped"))
+    if completeness and frames.not_decoded_bytes:
+        rows.append(("tap", f"tap incomplete: {frames.not_decoded_bytes} bytes not decoded"))
     if not frames.decodable:
         rows.append(("tap", "some frames could not be decoded"))
     return rows
