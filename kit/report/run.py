@@ -28,7 +28,6 @@ from kit.report.format import (
     short_error,
     sig3,
 )
-from kit.results.client import ClientResult
 from kit.results.records import FrameSummary, Measurement, ProcessCpu, StreamWindowPoint
 
 Row = tuple[str, str]
@@ -104,8 +103,8 @@ def _result_rows(m: Measurement, unit: str = "MiB/s") -> list[Row]:
         ]
     else:
         rows = _throughput_rows(m, unit, bdp)
-        download = result is not None and m.trial.workload.kind == "download"
-        sharing = stream_sharing(result) if download and result is not None else None
+        download = m.trial.workload.kind == "download"
+        sharing = stream_sharing(result) if result is not None and download else None
         rows += _sharing_rows(m.trial.workload.slow_streams, sharing, m.frames)
     rows += _tap_link_rows(m, bdp)
     ping = ping_rtt_ms(m)
@@ -133,14 +132,10 @@ def _throughput_rows(m: Measurement, unit: str, bdp: int | None) -> list[Row]:
     ]
     eff = efficiency(throughput, m.theory_mib_s)
     rows.append(("efficiency", "-" if eff is None else sig3(eff)))
-    finish = _stream_finish_s(result)
+    finish = result.stream_finish_s if result else ()
     if len(finish) > 1:
         rows.append(("stream finish times", f"{sig3(min(finish))} .. {sig3(max(finish))} s"))
     return rows
-
-
-def _stream_finish_s(result: ClientResult | None) -> tuple[float, ...]:
-    return result.stream_finish_s if result else ()
 
 
 def _mbit_text(m: Measurement, unit: str, bdp: int | None) -> str:
