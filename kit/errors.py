@@ -8,7 +8,6 @@ h2 protocol errors) are translated into these at the IO shell, in one place each
 from __future__ import annotations
 
 import contextlib
-import signal
 from collections.abc import Iterator
 
 
@@ -61,16 +60,17 @@ class Interrupted(BaseException):
     A ``BaseException``, like ``KeyboardInterrupt``: raised wherever the main thread happens to
     be, it must not be taken for an ordinary error by an ``except Exception`` (or ``except
     KitError``) on the way, which would swallow the signal and let the run go on.
+
+    The handler names the signal (``SIGTERM``): this module imports no ``signal``, so that
+    the pure layers, which all import it, import no process code either.
     """
 
     exit_code: int
 
-    def __init__(self, signum: int) -> None:
-        super().__init__(
-            f"interrupted by {signal.Signals(signum).name}; every process the kit started was stopped"
-        )
+    def __init__(self, signum: int, signal_name: str) -> None:
+        super().__init__(f"interrupted by {signal_name}; every process the kit started was stopped")
         self.exit_code = 128 + signum
-        self.signal_name = signal.Signals(signum).name
+        self.signal_name = signal_name
 
 
 @contextlib.contextmanager

@@ -18,11 +18,11 @@ from kit.analysis.stats import (
     flag_spread,
     noise_floor,
     p50,
-    percentile,
     summarize,
 )
 from kit.errors import UsageError
 from kit.plan.trial import Trial
+from kit.quantile import percentile
 from kit.results.records import CPU_BOUND_FRACTION, Measurement
 
 Metric = Callable[[Measurement], float | None]
@@ -76,7 +76,7 @@ class LatencyStats:
 
 
 def latency_stats(latencies_ms: Sequence[float]) -> LatencyStats | None:
-    """Mean, p50 and p99 of a run's calls (one percentile rule: ``kit.analysis.stats``)."""
+    """Mean, p50 and p99 of a run's calls (one percentile rule: ``kit.quantile``)."""
     if not latencies_ms:
         return None
     return LatencyStats(

@@ -10,6 +10,10 @@ link's rate, a server window, per-stream results) becomes a column without an ed
   dataclasses and named by their path joined with ``_`` (``link_delay_up_ms``,
   ``client_window_bytes``, ``result_elapsed_s``, ``frames_conn_window_updates_count``,
   ``tags_round``); the ``trial`` level is dropped from names. Units are in the field names.
+  The frame summary's two endpoints (``frames.client``, ``frames.server``, one record each
+  since records schema 3) keep the columns they had before, in the same place (``_RENAMED``,
+  ``_PLACED_AFTER``): ``frames_client_settings``, ``frames_conn_window_updates_count``,
+  ``frames_window_growth``, ``frames_server_pings_sent``.
 
 Values are JSON values: numbers, strings, booleans, null, and lists/objects for sequences
 and mappings (``result_ping_rtt_ms``, ``frames_client_settings``). A CSV cell holds the same
@@ -77,6 +81,17 @@ DERIVED: dict[str, Kind] = {
 # the records file; its meaning is in ramp_90_ms and steady_bits_s.
 EXCLUDED: frozenset[str] = frozenset({"frames_delivered_down_bytes"})
 _DROPPED_LEVEL = "trial"
+# FLAT_SCHEMA 1 predates the frame summary's per-endpoint records: the server's columns are
+# their paths, and so are the client's SETTINGS, but its credit, PINGs and window growth
+# were named without "client" (a column of a field added later is its path)...
+_RENAMED = {
+    "frames_client_conn_window_updates": "frames_conn_window_updates",
+    "frames_client_stream_window_updates": "frames_stream_window_updates",
+    "frames_client_pings_sent": "frames_pings_sent",
+    "frames_client_window_growth": "frames_window_growth",
+}
+# ... and its window growth came after the byte counts (CSV columns keep their order).
+_PLACED_AFTER = {"frames_window_growth": "frames_bytes_down"}
 
 
 def flat_row(m: Measurement) -> Row:
@@ -85,6 +100,17 @@ def flat_row(m: Measurement) -> Row:
     for name, value in _walk(Measurement, m, ""):
         if name not in EXCLUDED:
             row.setdefault(name, value)
+    return _placed(row)
+
+
+def _placed(row: Row) -> Row:
+    """The row with each of ``_PLACED_AFTER``'s columns right after its anchor."""
+    for column, anchor in _PLACED_AFTER.items():
+        if column in row and anchor in row:
+            value = row.pop(column)
+            items = list(row.items())
+            at = [name for name, _ in items].index(anchor) + 1
+            row = dict([*items[:at], (column, value), *items[at:]])
     return row
 
 
@@ -161,7 +187,8 @@ def _hints(cls: type[Any]) -> dict[str, Any]:
 def _join(prefix: str, name: str) -> str:
     if not prefix and name == _DROPPED_LEVEL:
         return ""
-    return f"{prefix}_{name}" if prefix else name
+    joined = f"{prefix}_{name}" if prefix else name
+    return _RENAMED.get(joined, joined)
 
 
 def _walk(cls: type[Any], value: Any, prefix: str) -> Iterable[tuple[str, Any]]:

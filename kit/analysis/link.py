@@ -136,7 +136,7 @@ def bdp_pings(m: Measurement) -> float | None:
     """PINGs the client sent, less the kit's own RTT probes (BDP and keepalive pings)."""
     if not m.ok or m.frames is None:
         return None
-    return float(m.frames.pings_sent - m.frames.rtt_probe_pings)
+    return float(m.frames.client.pings_sent - m.frames.rtt_probe_pings)
 
 
 def link_json(m: Measurement) -> dict[str, object]:

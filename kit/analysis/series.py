@@ -91,16 +91,16 @@ def window_points(measurements: Sequence[Measurement]) -> list[WindowPoint]:
 
 def _growth(m: Measurement) -> Growth | None:
     frames, result = m.frames, m.result
-    if frames is None or result is None or len(frames.window_growth) < 1:
+    if frames is None or result is None or len(frames.client.window_growth) < 1:
         return None
-    steps = frames.window_growth
+    steps = frames.client.window_growth
     timed = all(s.t_ns is not None for s in steps)
     start = result.t_start_ns
     if timed:
         stream = tuple((((s.t_ns or 0) - start) / 1e6, s.window_bytes) for s in steps)
     else:
         stream = tuple((float(i), s.window_bytes) for i, s in enumerate(steps))
-    updates = frames.conn_window_updates
+    updates = frames.client.conn_window_updates
     credit: tuple[tuple[float, int], ...] = ()
     if timed and len(updates.first_t_ns) == len(updates.first):
         sums = itertools.accumulate(updates.first, initial=65_535)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kit.errors import UsageError
+from kit.quantile import percentile
 
 Label = Literal["faster", "slower", "within noise"]
 
@@ -104,21 +105,6 @@ def flag_spread(
 
 
 # --- percentiles --------------------------------------------------------------------------
-
-
-def percentile(samples: Sequence[float], pct: float) -> float:
-    """The pct-th percentile by linear interpolation between closest ranks.
-
-    Same rule as numpy's default, so ``percentile(x, 50) == statistics.median(x)``. With
-    fewer than 100 samples p99 is close to the maximum: report the sample count with it.
-    """
-    if not 0.0 <= pct <= 100.0:
-        raise UsageError(f"percentile: {pct} is outside 0..100")
-    values = sorted(_finite_samples(samples, "percentile"))
-    rank = (len(values) - 1) * pct / 100.0
-    lower = math.floor(rank)
-    upper = min(lower + 1, len(values) - 1)
-    return values[lower] + (values[upper] - values[lower]) * (rank - lower)
 
 
 def p50(samples: Sequence[float]) -> float:

@@ -4,17 +4,16 @@ The order comes from ``kit.plan.schedule`` (seeded, reshuffled every round, a du
 control). Every record is appended to the records file as soon as it exists, tagged with
 its campaign and run id, so an interrupted run keeps what it measured and ``resume=True``
 runs only what is missing. A failed or hung trial is recorded as a failed cell and the run
-goes on; a topology that cannot start stops it. One progress line covers every campaign.
+goes on; a topology that cannot start stops it. One progress line covers every campaign:
+the runner says where it is (``ProgressLine``), the caller draws it (the CLI: on stderr).
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
 
 from kit.errors import UsageError
 from kit.plan.campaign import CampaignSpec, Cell, expected_cell_s
@@ -67,15 +66,36 @@ def pending_runs(specs: Sequence[CampaignSpec], records_path: Path, resume: bool
     return out
 
 
+@dataclass(frozen=True)
+class ProgressLine:
+    """Where a run is as a cell starts: cells done / total, that cell, the time so far and
+    an estimate of what is left (None until there is something to go on)."""
+
+    done: int
+    total: int
+    cell: str
+    elapsed_s: float
+    left_s: float | None
+
+    def text(self) -> str:
+        left = "?" if self.left_s is None else f"{self.left_s:.0f}s"
+        return (
+            f"[{self.done}/{self.total}] {self.cell} | elapsed {self.elapsed_s:.0f}s, left ~{left}"
+        )
+
+
+OnProgress = Callable[[ProgressLine], None]
+
+
 class Progress:
-    """Cells done / total, the current cell, elapsed and an estimate, on one stderr line.
+    """Cells done / total, the current cell, elapsed and an estimate (``ProgressLine``).
 
     The estimate is each pending cell's observed median time once it has run, else its
     planned measuring time plus the median overhead seen so far (process start,
     connection, warm-up), which differ by cell.
     """
 
-    def __init__(self, pending: Sequence[Pending], out: TextIO | None) -> None:
+    def __init__(self, pending: Sequence[Pending]) -> None:
         # Name the campaign only when there are several (tables, presets): a lone compare's
         # name is a hash, which tells the reader nothing.
         self.named = len({spec.name for spec, _ in pending}) > 1
@@ -83,32 +103,20 @@ class Progress:
         self.planned = {_key(spec, run): expected_cell_s(run.cell.trial) for spec, run in pending}
         self.finished: dict[str, list[float]] = {}
         self.total, self.done = len(pending), 0
-        self.out = out
         self.started = time.monotonic()
-        self.live = bool(out is not None and out.isatty())
 
     def elapsed_s(self) -> float:
         return time.monotonic() - self.started
 
-    def show(self, spec: CampaignSpec, run: ScheduledRun[Cell]) -> None:
-        if self.out is None:
-            return
+    def line(self, spec: CampaignSpec, run: ScheduledRun[Cell]) -> ProgressLine:
         eta = estimate_remaining_s(self.pending[self.done :], self.finished, self.planned)
-        left = "?" if eta is None else f"{eta:.0f}s"
         where = f"{spec.name} round" if self.named else "round"
-        text = f"{where} {run.round_index + 1}: {run.key}"
-        line = f"[{self.done}/{self.total}] {text} | elapsed {self.elapsed_s():.0f}s, left ~{left}"
-        self.out.write(("\r\x1b[2K" + line) if self.live else line + "\n")
-        self.out.flush()
+        cell = f"{where} {run.round_index + 1}: {run.key}"
+        return ProgressLine(self.done, self.total, cell, self.elapsed_s(), eta)
 
     def finish(self, spec: CampaignSpec, run: ScheduledRun[Cell], wall_s: float) -> None:
         self.finished.setdefault(_key(spec, run), []).append(wall_s)
         self.done += 1
-
-    def close(self) -> None:
-        if self.out is not None and self.live:
-            self.out.write("\n")
-            self.out.flush()
 
 
 def _key(spec: CampaignSpec, run: ScheduledRun[Cell]) -> str:
@@ -132,30 +140,28 @@ def run_campaigns(
     records_path: Path,
     *,
     resume: bool = False,
-    progress: TextIO | None = sys.stderr,
+    progress: OnProgress | None = None,
     topology_factory: Callable[[], Topology] = Topology,
     on_record: Callable[[Measurement], None] | None = None,
 ) -> CampaignOutcome:
     """Run what is missing of the campaigns, interleaved within each; records as made.
 
-    ``on_record`` sees each record once it is on disk (a caller that must account for an
-    interrupted run counts there, without reading the file back).
+    ``progress`` sees where the run is as each cell starts; ``on_record`` sees each record
+    once it is on disk (a caller that must account for an interrupted run counts there,
+    without reading the file back).
     """
     pending = pending_runs(specs, records_path, resume)
-    bar = Progress(pending, progress)
-    topo = topology_factory()
-    try:
-        with topo:
-            for spec, run in pending:
-                bar.show(spec, run)
-                started = time.monotonic()
-                measurement = topo.measure(run.cell.trial, tags=run_tags(spec, run))
-                append_record(records_path, measurement)
-                bar.finish(spec, run, time.monotonic() - started)
-                if on_record is not None:
-                    on_record(measurement)
-    finally:
-        bar.close()
+    bar = Progress(pending)
+    with topology_factory() as topo:
+        for spec, run in pending:
+            if progress is not None:
+                progress(bar.line(spec, run))
+            started = time.monotonic()
+            measurement = topo.measure(run.cell.trial, tags=run_tags(spec, run))
+            append_record(records_path, measurement)
+            bar.finish(spec, run, time.monotonic() - started)
+            if on_record is not None:
+                on_record(measurement)
     return CampaignOutcome(
         measurements=tuple(campaign_records(records_path, [s.name for s in specs])),
         cells_run=bar.done,

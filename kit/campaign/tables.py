@@ -8,13 +8,11 @@ machine's load average: on a shared 2-core box other work skews every cell.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
 
-from kit.campaign.runner import CampaignOutcome, pending_runs, run_campaigns
+from kit.campaign.runner import CampaignOutcome, OnProgress, pending_runs, run_campaigns
 from kit.errors import UsageError
 from kit.plan.tables import TablesSettings, plan_tables
 from kit.results.records import Measurement, SessionRecord
@@ -59,7 +57,7 @@ def run_tables(
     records_path: Path,
     *,
     resume: bool = False,
-    progress: TextIO | None = sys.stderr,
+    progress: OnProgress | None = None,
     topology_factory: Callable[[], Topology] = Topology,
 ) -> CampaignOutcome:
     """Run every missing cell of the selected tables; records are appended as they are made."""

@@ -6,7 +6,7 @@ a first frame that is not SETTINGS, a frame whose length is impossible for its t
 anything hyperframe rejects, a stream that ``end()``s inside the preface or a frame) it
 marks itself undecodable with a one-line reason and only counts bytes from then on.
 
-Speed matters: the tap runs in the delay line's decoder process (``kit.capture.worker``),
+Speed matters: the tap runs in the delay line's decoder process (``kit.capture.decoder``),
 off the forwarding path, and must keep up with more than 1 GiB/s. DATA payloads are counted
 and skipped, never copied, and a DATA frame only bumps integer counters; only non-DATA
 frames (small) are buffered across chunk boundaries, and only the fields the summary needs

@@ -5,26 +5,24 @@ The tap file (``kit.capture.tapfile``) holds one ``TapConnection`` per relayed c
 count travels with the summary (``FrameSummary.tap_lines_skipped``).
 
 ``summarize(conns, delay_down_ms)`` over every connection of one trial, earliest first
-(sorted by ``(opened_ns, conn)``); "client" means the "up" direction:
+(sorted by ``(opened_ns, conn)``); "client" means the "up" direction, "server" "down":
 
 - ``decodable``/``undecodable``: every direction of every connection decoded / which did not;
-- ``client_settings``: the first non-ack SETTINGS on "up" (earliest connection that sent one);
-  ``client_settings_changes``: the later non-ack SETTINGS on "up", all connections;
-- ``conn_window_updates``: connection-level WINDOW_UPDATEs on "up", summed, with the first 10
-  increments of all connections merged in time order (and their times);
-  ``stream_window_updates``: stream-level ones on "up", count and total;
-- ``pings_sent``: non-ack PINGs on "up"; ``rtt_probe_pings``: of the recorded ones, the kit's
-  own RTT probes (opaque data starting with ``RTT_PROBE_PING_TAG``);
+- ``client``, ``server``: what each endpoint sent (``SideFrames``), built alike from its
+  direction: its first non-ack SETTINGS (earliest connection that sent one) and how many
+  later ones, all connections; its connection-level WINDOW_UPDATEs summed, with the first
+  10 increments of all connections merged in time order (and their times); its stream-level
+  ones, count and total; its non-ack PINGs; the INITIAL_WINDOW_SIZE values it announced in
+  successive non-ack SETTINGS of the first connection, with their times (for uploads the
+  server is the receiver, and its credit paces the client);
+- ``rtt_probe_pings``: of the client's recorded PINGs, the kit's own RTT probes (opaque
+  data starting with ``RTT_PROBE_PING_TAG``);
 - ``ping_rtt_ms.proxy``: t(ACK on "down") - t(PING on "up") at the proxy; ``.client``: that
   plus ``delay_down_ms``, what the client itself would measure (count, median, p90; the
   median and p90 are None without matched pairs);
 - ``data_down``/``data_up``, ``bytes_up``/``bytes_down``: summed (max_frame: the largest);
 - ``not_decoded_bytes``: bytes the proxy's decoder skipped because it fell behind (the
   summary is then incomplete: "tap incomplete");
-- ``window_growth``: the INITIAL_WINDOW_SIZE values the client announced in successive
-  non-ack SETTINGS on "up" of the first connection, with their times;
-- ``server_*``: the same SETTINGS, window updates, PINGs and growth on "down", the server's
-  side (for uploads the server is the receiver, and its credit paces the client).
 - ``window_final_bytes``: the last INITIAL_WINDOW_SIZE the first connection's client sent
   (HTTP/2's default 65535 when it sent SETTINGS without one; None without SETTINGS);
 - ``peak_queued_bytes_down``: the largest backlog at the down bottleneck any connection saw;
@@ -41,10 +39,9 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
-from kit.analysis.stats import percentile
 from kit.capture.tapfile import tap_connections
+from kit.quantile import percentile
 from kit.results.client import RTT_PROBE_PING_TAG
 from kit.results.records import (
     DataTotals,
@@ -55,6 +52,7 @@ from kit.results.records import (
     PingRtt,
     PingRtts,
     SettingsSeen,
+    SideFrames,
     StreamSample,
     StreamWindowPoint,
     TapConnection,
@@ -91,14 +89,7 @@ def summarize(
         connections=len(ordered),
         decodable=not undecodable,
         undecodable=undecodable,
-        client_settings=_first_client_settings(ups),
-        client_settings_changes=sum(max(0, len(_sent_settings(u)) - 1) for u in ups),
-        conn_window_updates=_conn_window_updates(ups),
-        stream_window_updates=WindowUpdates(
-            count=sum(u.stream_window_updates.count for u in ups),
-            total=sum(u.stream_window_updates.total for u in ups),
-        ),
-        pings_sent=sum(u.pings for u in ups),
+        client=_side(ups),
         rtt_probe_pings=_rtt_probe_pings(ups),
         ping_rtt_ms=PingRtts(
             proxy=_distribution(proxy_rtts),
@@ -108,12 +99,11 @@ def summarize(
         data_up=_data_totals(ups),
         bytes_up=sum(u.bytes for u in ups),
         bytes_down=sum(c.down.bytes for c in ordered),
-        window_growth=_window_growth(ups[0]) if ups else (),
         tap_lines_skipped=skipped_lines,
+        server=_side([c.down for c in ordered]),
         window_final_bytes=_window_final(ups[0]) if ups else None,
         peak_queued_bytes_down=max((side.peak_queued_bytes for side in sides), default=0),
         delivered_down=merge_traces([side.delivered for side in sides]),
-        **_server_side([c.down for c in ordered]),
         not_decoded_bytes=sum(c.up.not_decoded_bytes + c.down.not_decoded_bytes for c in ordered),
         stream_windows=_stream_windows(
             ordered[0], delay_down_ms if delay_up_ms is None else delay_up_ms
@@ -123,19 +113,19 @@ def summarize(
     )
 
 
-def _server_side(downs: Sequence[DirectionSummary]) -> dict[str, Any]:
-    """The server's SETTINGS, credit and PINGs ("down"): what paces an upload."""
-    return {
-        "server_settings": _first_client_settings(downs),
-        "server_settings_changes": sum(max(0, len(_sent_settings(d)) - 1) for d in downs),
-        "server_conn_window_updates": _conn_window_updates(downs),
-        "server_stream_window_updates": WindowUpdates(
-            count=sum(d.stream_window_updates.count for d in downs),
-            total=sum(d.stream_window_updates.total for d in downs),
+def _side(sent: Sequence[DirectionSummary]) -> SideFrames:
+    """What one endpoint sent (its direction of every connection, earliest first)."""
+    return SideFrames(
+        settings=_first_settings(sent),
+        settings_changes=sum(max(0, len(_sent_settings(d)) - 1) for d in sent),
+        conn_window_updates=_conn_window_updates(sent),
+        stream_window_updates=WindowUpdates(
+            count=sum(d.stream_window_updates.count for d in sent),
+            total=sum(d.stream_window_updates.total for d in sent),
         ),
-        "server_pings_sent": sum(d.pings for d in downs),
-        "server_window_growth": _window_growth(downs[0]) if downs else (),
-    }
+        pings_sent=sum(d.pings for d in sent),
+        window_growth=_window_growth(sent[0]) if sent else (),
+    )
 
 
 def _window_final(up: DirectionSummary) -> int | None:
@@ -237,7 +227,7 @@ def _sent_settings(up: DirectionSummary) -> list[SettingsSeen]:
     return [s for s in up.settings if not s.ack]
 
 
-def _first_client_settings(ups: Sequence[DirectionSummary]) -> dict[str, int]:
+def _first_settings(ups: Sequence[DirectionSummary]) -> dict[str, int]:
     for up in ups:
         sent = _sent_settings(up)
         if sent:

@@ -7,6 +7,11 @@ one ``ProxyTotals`` at shutdown.
 the file grows (``parse_tap_lines``), ``kit.capture.summary`` summarizes them per trial. A
 corrupt line (torn by a crash, or from another release) is skipped and counted, never
 fatal: the lines after it are kept.
+
+The lines carry the envelope of ``kit.results.codec`` with the tap file's own schema
+version, ``TAP_SCHEMA``: bumped when a tap line changes, not when a records-file line does
+(a proxy and the topology reading its tap are always of one release, but a tap file kept
+from ``kit proxy`` is read later).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from kit.errors import RecordsError, UsageError
 from kit.results.codec import decode_line, encode_line
 from kit.results.records import LinkConnection, ProxyTotals, TapConnection
 
+TAP_SCHEMA = 2
 TapLine = TapConnection | ProxyTotals | LinkConnection
 TAP_KINDS: dict[str, type[Any]] = {
     "conn": TapConnection,
@@ -31,12 +37,12 @@ _KIND_OF = {cls: kind for kind, cls in TAP_KINDS.items()}
 
 def encode_tap_line(line: TapLine) -> dict[str, Any]:
     """One line of the tap file, in the kit's JSON-lines envelope."""
-    return encode_line(_KIND_OF[type(line)], line)
+    return encode_line(_KIND_OF[type(line)], line, TAP_SCHEMA)
 
 
 def decode_tap_line(data: Any) -> TapLine:
     """One tap-file line -> its typed form; ``UsageError`` if it is not one."""
-    return cast(TapLine, decode_line(data, TAP_KINDS, "tap line"))
+    return cast(TapLine, decode_line(data, TAP_KINDS, "tap line", TAP_SCHEMA))
 
 
 def parse_tap_lines(text: str) -> tuple[list[TapLine], int]:

@@ -56,7 +56,8 @@ def _usage_line(exc: Any) -> str:
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> NoReturn:
-    raise Interrupted(signum)  # unwinds through every `with Topology()`: children stop
+    # unwinds through every `with Topology()`: children stop
+    raise Interrupted(signum, signal.Signals(signum).name)
 
 
 def main(argv: list[str] | None = None) -> None:

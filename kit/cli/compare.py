@@ -18,7 +18,7 @@ from kit.analysis.compare import CompareMeta, CompareReport, build_report
 from kit.analysis.knee import analyse_sweep
 from kit.analysis.matrix import matrix_groups
 from kit.campaign.runner import run_campaigns
-from kit.cli.export import Csv, check_units, write_csv
+from kit.cli.export import Csv, campaign_progress, check_units, write_csv
 from kit.cli.options import (
     RESULTS_DIR,
     AsJson,
@@ -224,12 +224,14 @@ def _run_plans(
 ) -> list[tuple[ComparePlan, CompareReport]]:
     path = _records_path(records, resume, name)
     typer.echo(f"records: {path}", err=True)
-    outcome = run_campaigns(
-        [p.campaign() for p in plans],
-        path,
-        resume=resume,
-        topology_factory=lambda: topology(target=target, keep_awake=keep_awake),
-    )
+    with campaign_progress() as progress:
+        outcome = run_campaigns(
+            [p.campaign() for p in plans],
+            path,
+            resume=resume,
+            progress=progress,
+            topology_factory=lambda: topology(target=target, keep_awake=keep_awake),
+        )
     typer.echo(f"done in {outcome.elapsed_s:.0f} s; records: {path}", err=True)
     write_csv(csv, outcome.measurements)
     out = []

@@ -18,10 +18,13 @@ from typing import Annotated, TypeVar
 
 import typer
 from rich.console import Console
+from rich.live import Live
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from kit.analysis.flat import flat_row
-from kit.cli.output import echo_err, write_text
+from kit.campaign.runner import OnProgress, ProgressLine
+from kit.cli.output import echo_err, lines_above, write_text
 from kit.errors import UsageError
 from kit.plan.campaign import expected_cell_s
 from kit.plan.trial import Trial
@@ -128,3 +131,21 @@ def with_progress(trial: Trial, measure: Callable[[], T]) -> T:
         return measure()
     with _progress(trial):
         return measure()
+
+
+@contextmanager
+def campaign_progress() -> Iterator[OnProgress]:
+    """The campaign runner's progress line on stderr: redrawn in place on a terminal (the
+    last one stays when the run ends), one plain line per cell elsewhere (pipes, CI logs)."""
+    if not interactive():
+        yield lambda line: echo_err(line.text())
+        return
+    # Redrawn only as a cell starts (the line's figures change then); one row, cut to the
+    # terminal's width rather than wrapped, so the redraw never leaves a stale line above.
+    console = Console(stderr=True)
+    with Live(console=console, auto_refresh=False) as live, lines_above(console):
+
+        def draw(line: ProgressLine) -> None:
+            live.update(Text(line.text(), no_wrap=True, overflow="ellipsis"), refresh=True)
+
+        yield draw

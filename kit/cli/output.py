@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
+from rich.console import Console
 
 from kit.errors import UsageError
 from kit.topology.topology import Topology
@@ -19,8 +22,27 @@ def write_text(path: Path, text: str, option: str) -> None:
         raise UsageError(f"{option}: cannot write {path}: {exc.strerror or exc}") from None
 
 
+# The console of a line being redrawn in place (a campaign's progress), while there is one.
+_live: list[Console] = []
+
+
 def echo_err(message: str) -> None:
+    """One line on stderr; above a progress line being redrawn, if there is one (click
+    writes to stderr's buffer, past rich's redirection, and would append to that line)."""
+    if _live:
+        _live[-1].print(message, markup=False, highlight=False, emoji=False, soft_wrap=True)
+        return
     typer.echo(message, err=True)
+
+
+@contextmanager
+def lines_above(console: Console) -> Iterator[None]:
+    """While a ``rich.live.Live`` redraws a line on ``console``: ``echo_err`` prints above it."""
+    _live.append(console)
+    try:
+        yield
+    finally:
+        _live.remove(console)
 
 
 def warn_teardown(problem: str) -> None:

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from kit.campaign.tables import check_records_file, run_tables
-from kit.cli.export import Csv, terminal_width, write_csv
+from kit.cli.export import Csv, campaign_progress, terminal_width, write_csv
 from kit.cli.options import RESULTS_DIR
 from kit.cli.output import topology, write_text
 from kit.cli.plot import write_plots
@@ -113,7 +113,10 @@ def tables(
         path = records if records is not None else _new_records_path()
         settings = check_records_file(path, _settings(quick, rounds, seed, only), resume=False)
     typer.echo(f"kit tables: records -> {path}", err=True)
-    outcome = run_tables(settings, path, resume=resume, topology_factory=topology)
+    with campaign_progress() as progress:
+        outcome = run_tables(
+            settings, path, resume=resume, progress=progress, topology_factory=topology
+        )
     read = read_records(path)
     write_document(out, render_tables(read, str(path)), read)
     failed = sum(1 for m in outcome.measurements if not m.ok)

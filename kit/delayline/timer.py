@@ -38,8 +38,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
-from kit.analysis.stats import percentile
 from kit.errors import UsageError
+from kit.quantile import percentile
 
 T = TypeVar("T")
 
@@ -138,7 +138,7 @@ class WakeLead:
 
     ``observe(late_ns)`` records how late a waiter resumed after its arm time; the lead is
     the ``quantile`` of the last ``window`` of them (the kit's one percentile rule,
-    ``kit.analysis.stats.percentile``; ~12 us per recompute, once every 8 wake-ups), capped
+    ``kit.quantile.percentile``; ~12 us per recompute, once every 8 wake-ups), capped
     at ``max_ns``. A waiter is armed at most a quarter of its wait early: short sleeps wake
     up faster (the vCPU is not descheduled as deeply) and must not turn into a spin.
     """

@@ -74,9 +74,12 @@ def mode_label(trial: Trial) -> str:
     return mode
 
 
-def pings_text(frames: FrameSummary) -> str:
-    """PINGs the client sent, saying how many were the kit's own RTT probes."""
-    sent, probes = frames.pings_sent, frames.rtt_probe_pings
+def pings_text(frames: FrameSummary, server: bool = False) -> str:
+    """PINGs the client (or the server) sent; the client's say how many were the kit's own
+    RTT probes (the kit probes from the client only)."""
+    if server:
+        return str(frames.server.pings_sent)
+    sent, probes = frames.client.pings_sent, frames.rtt_probe_pings
     return f"{sent} ({probes} kit RTT probes)" if probes else str(sent)
 
 

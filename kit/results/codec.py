@@ -5,11 +5,13 @@ rebuilds it from the field types, strictly: an unknown or missing field, or a va
 wrong type, is a ``UsageError`` naming its path (``trial.link.delay_up_ms: ...``). The
 dataclass's own validation runs as it is built, so a decoded config is a valid config.
 
-Every line of a kit JSON-lines file carries an envelope, ``{"schema": 2, "kind": ...,
-...fields}`` (``encode_line`` / ``decode_line``); which kinds a file holds is that file's
-module's business (records files: ``kit.results.store``, which also converts release 0.1's
-lines; tap files: ``kit.capture.tapfile``). This module imports no record type, so a client
-process that only sends a result pays nothing for the others.
+Every line of a kit JSON-lines file carries an envelope, ``{"schema": N, "kind": ...,
+...fields}`` (``encode_line`` / ``decode_line``); which kinds a file holds, and which schema
+version, is that file's module's business (records files: ``kit.results.store``, which also
+converts older records' lines; tap files: ``kit.capture.tapfile``). Each file format has its
+own version, bumped when its lines change: a records file's lines can change while the tap
+file's stay as they were. This module imports no record type, so a client process that
+only sends a result pays nothing for the others.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from typing import Any, Literal, TypeVar, cast, get_args, get_origin
 from kit.errors import UsageError
 
 T = TypeVar("T")
-SCHEMA_VERSION = 2
 
 
 # --- typed data -> JSON -------------------------------------------------------------------
@@ -169,20 +170,21 @@ def _decode_scalar(tp: Any, data: Any, where: str) -> Any:
 # --- JSON-lines envelopes --------------------------------------------------------------------
 
 
-def encode_line(kind: str, value: Any) -> dict[str, Any]:
+def encode_line(kind: str, value: Any, schema: int) -> dict[str, Any]:
     """One line of a kit JSON-lines file: the envelope (schema, kind), then the fields."""
-    return {"schema": SCHEMA_VERSION, "kind": kind, **to_json(value)}
+    return {"schema": schema, "kind": kind, **to_json(value)}
 
 
-def decode_line(data: Any, kinds: Mapping[str, type[Any]], what: str) -> Any:
-    """A line of this release (schema 2) -> the typed value its kind names; ``UsageError``
-    if it is not one. Older schemas are the caller's to convert first (``kit.results.store``)."""
+def decode_line(data: Any, kinds: Mapping[str, type[Any]], what: str, schema: int) -> Any:
+    """A line of the file format's ``schema`` -> the typed value its kind names;
+    ``UsageError`` if it is not one. Older schemas are the caller's to convert first
+    (``kit.results.store``)."""
     if not isinstance(data, dict):
         raise UsageError(f"a {what} is a JSON object, not {type(data).__name__}")
     body = dict(data)
-    schema = body.pop("schema", None)
-    if schema != SCHEMA_VERSION:
-        raise UsageError(f"schema {schema!r} is not one this release reads ({SCHEMA_VERSION})")
+    found = body.pop("schema", None)
+    if found != schema:
+        raise UsageError(f"schema {found!r} is not one this release reads ({schema})")
     kind = body.pop("kind", None)
     if not isinstance(kind, str) or kind not in kinds:
         raise UsageError(f"unknown {what} kind {kind!r}")

@@ -207,36 +207,44 @@ class StreamWindowPoint:
 
 
 @dataclass(frozen=True)
-class FrameSummary:
-    """The frames of one trial's connections, summed (first-N lists merged in time order).
+class SideFrames:
+    """What one endpoint sent on a trial's connections: the client's side is the "up"
+    direction, the server's the "down" one (for uploads the server is the receiver, and its
+    credit paces the client).
 
-    "Client" fields describe the "up" direction (client -> server), ``server_`` fields the
-    "down" direction (the receiver's credit for uploads).
+    ``settings``: its first non-ack SETTINGS (earliest connection that sent one);
+    ``settings_changes``: its later non-ack SETTINGS, all connections; its connection-level
+    WINDOW_UPDATEs summed, with the first increments of all connections merged in time order
+    (and their times), and its stream-level ones (count and total); its non-ack PINGs; the
+    INITIAL_WINDOW_SIZE values it announced in successive SETTINGS of the first connection.
     """
+
+    settings: dict[str, int] = field(default_factory=dict)
+    settings_changes: int = 0
+    conn_window_updates: WindowUpdates = WindowUpdates()
+    stream_window_updates: WindowUpdates = WindowUpdates()
+    pings_sent: int = 0
+    window_growth: tuple[WindowStep, ...] = ()
+
+
+@dataclass(frozen=True)
+class FrameSummary:
+    """The frames of one trial's connections, summed (first-N lists merged in time order):
+    what each endpoint sent (``client``, ``server``: one ``SideFrames`` each) and what the
+    connections carried."""
 
     connections: int = 0
     decodable: bool = True
     undecodable: tuple[Undecodable, ...] = ()
-    client_settings: dict[str, int] = field(default_factory=dict)
-    client_settings_changes: int = 0
-    conn_window_updates: WindowUpdates = WindowUpdates()
-    stream_window_updates: WindowUpdates = WindowUpdates()
-    pings_sent: int = 0
-    rtt_probe_pings: int = 0
+    client: SideFrames = SideFrames()
+    rtt_probe_pings: int = 0  # of the client's PINGs, the kit's own RTT probes
     ping_rtt_ms: PingRtts = PingRtts()
     data_down: DataTotals = DataTotals()
     data_up: DataTotals = DataTotals()
     bytes_up: int = 0
     bytes_down: int = 0
-    window_growth: tuple[WindowStep, ...] = ()
     tap_lines_skipped: int = 0
-    # The same for the server's side ("down"): the receiver of uploads.
-    server_settings: dict[str, int] = field(default_factory=dict)
-    server_settings_changes: int = 0
-    server_conn_window_updates: WindowUpdates = WindowUpdates()
-    server_stream_window_updates: WindowUpdates = WindowUpdates()
-    server_pings_sent: int = 0
-    server_window_growth: tuple[WindowStep, ...] = ()
+    server: SideFrames = SideFrames()
     window_final_bytes: int | None = None  # the last stream window the client advertised
     peak_queued_bytes_down: int = 0  # the largest backlog at the down bottleneck
     delivered_down: DeliveryTrace = DeliveryTrace()  # every connection's, summed

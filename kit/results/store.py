@@ -1,9 +1,12 @@
 """JSON-lines records files: append one record the moment it exists, read back what survived.
 
 Each line is one typed record (``Record``: a measurement, a tables run's plan, a session's
-end) in the envelope of ``kit.results.codec``, with a ``schema`` version. Lines without a
-``schema`` key are release 0.1's (schema 1) and are converted on read, so results from any
-release stay readable. Appends are flushed and fsynced, so a result already taken is never
+end) in the envelope of ``kit.results.codec``, with a ``schema`` version (``RECORDS_SCHEMA``).
+Older lines are converted on read, one schema at a time, so results from any release stay
+readable (and a file that a resumed run appended to can mix schemas): lines without a
+``schema`` key are release 0.1's (schema 1); schema 2 held each endpoint's frames as
+``client_*`` / ``server_*`` twin fields of the frame summary, schema 3 one ``SideFrames``
+record per endpoint. Appends are flushed and fsynced, so a result already taken is never
 lost. A power cut can still leave a torn last line; the reader skips any bad line with a
 warning that names it, and the writer starts a fresh line after a torn tail, so one torn
 write never swallows the next record. The only exception either side raises is
@@ -25,6 +28,7 @@ from kit.results.codec import decode_line, encode_line, from_json
 from kit.results.records import Measurement, SessionRecord
 
 PathLike = str | os.PathLike[str]
+RECORDS_SCHEMA = 3
 # What a records-file line holds: a trial's record, a tables run's plan, or a session's end.
 Record = Measurement | TablesSettings | SessionRecord
 KINDS: dict[str, type[Any]] = {
@@ -61,12 +65,12 @@ class RecordsRead:
     warnings: tuple[str, ...] = ()
 
 
-# --- the lines, and release 0.1's -------------------------------------------------------------
+# --- the lines, and older ones --------------------------------------------------------------
 
 
 def encode_record(record: Record) -> dict[str, Any]:
     """The JSON object of one records-file line: the envelope, then the record's fields."""
-    return encode_line(_KIND_OF[type(record)], record)
+    return encode_line(_KIND_OF[type(record)], record, RECORDS_SCHEMA)
 
 
 def decode_record(data: Any) -> Record:
@@ -74,9 +78,63 @@ def decode_record(data: Any) -> Record:
     data = _renamed_campaign(data)
     if isinstance(data, dict) and "schema" not in data:
         return _decode_legacy(dict(data))
-    if isinstance(data, dict) and data.get("kind") == "tables-plan":
-        data = _tables_plan_body(dict(data))
-    return cast(Record, decode_line(data, KINDS, "record"))
+    if isinstance(data, dict) and data.get("schema") == 2:
+        data = _from_schema_2(dict(data))
+    return cast(Record, decode_line(data, KINDS, "record", RECORDS_SCHEMA))
+
+
+# --- schema 2 -> 3: one record per endpoint in the frame summary ----------------------------
+
+# Schema 2's twin fields of the frame summary -> (endpoint, field of its SideFrames).
+_SIDE_FIELDS_OF_SCHEMA_2 = {
+    "client_settings": ("client", "settings"),
+    "client_settings_changes": ("client", "settings_changes"),
+    "conn_window_updates": ("client", "conn_window_updates"),
+    "stream_window_updates": ("client", "stream_window_updates"),
+    "pings_sent": ("client", "pings_sent"),
+    "window_growth": ("client", "window_growth"),
+    "server_settings": ("server", "settings"),
+    "server_settings_changes": ("server", "settings_changes"),
+    "server_conn_window_updates": ("server", "conn_window_updates"),
+    "server_stream_window_updates": ("server", "stream_window_updates"),
+    "server_pings_sent": ("server", "pings_sent"),
+    "server_window_growth": ("server", "window_growth"),
+}
+
+
+def _from_schema_2(line: dict[str, Any]) -> dict[str, Any]:
+    """A schema-2 line as schema 3 says it: only a measurement's frames changed; the plan
+    and session lines are the same, as is a line of no known kind (refused when decoded)."""
+    if line.get("kind") == "tables-plan":
+        line = _tables_plan_body(line)
+    if line.get("kind") == "measurement":
+        line = _measurement_from_schema_2(line)
+    return line | {"schema": RECORDS_SCHEMA}
+
+
+def _measurement_from_schema_2(body: dict[str, Any]) -> dict[str, Any]:
+    frames = body.get("frames")
+    return body | {"frames": _frames_from_schema_2(frames)} if isinstance(frames, dict) else body
+
+
+def _frames_from_schema_2(frames: dict[str, Any]) -> dict[str, Any]:
+    # Schema 2 had no "client"/"server" fields: one there is unknown, as it was then (merged
+    # with the twins, it would be read as today's field).
+    clash = sorted({"client", "server"} & set(frames))
+    if clash:
+        raise UsageError(f"measurement.frames: unknown field(s) {', '.join(clash)}")
+    out: dict[str, Any] = {}
+    sides: dict[str, dict[str, Any]] = {"client": {}, "server": {}}
+    for name, value in frames.items():
+        if name in _SIDE_FIELDS_OF_SCHEMA_2:
+            side, field = _SIDE_FIELDS_OF_SCHEMA_2[name]
+            sides[side][field] = value
+        else:
+            out[name] = value
+    return out | sides
+
+
+# --- schema 1 (release 0.1) -> 2 -------------------------------------------------------------
 
 
 def _renamed_campaign(data: Any) -> Any:
@@ -100,7 +158,8 @@ def _decode_legacy(body: dict[str, Any]) -> Record:
     """Release 0.1 wrote measurements bare (recognised by trial + status) and other lines
     with a ``kind``; the plan and session lines had today's fields already."""
     if "trial" in body and "status" in body:
-        return from_json(Measurement, _legacy_measurement(body), "measurement")
+        schema_3 = _measurement_from_schema_2(_legacy_measurement(body))
+        return from_json(Measurement, schema_3, "measurement")
     kind = body.pop("kind", None)
     if kind == "tables-plan":
         body = _tables_plan_body(body)

@@ -36,10 +36,10 @@ from pathlib import Path
 from tabulate import tabulate
 
 from kit.analysis.cells import efficiency
-from kit.analysis.stats import percentile
 from kit.plan.processes import LOOPBACK
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB
+from kit.quantile import percentile
 from kit.tools.linkbench import link_bench
 from kit.tools.pingpong import round_trips_ms
 from kit.tools.tapbench import delay_error, neighbour_delay, proxy, read_wake_lag_us, tap_ratio

@@ -24,10 +24,10 @@ from dataclasses import dataclass, replace
 
 from kit.analysis.cells import efficiency
 from kit.analysis.link import mbit_s
-from kit.analysis.stats import percentile
 from kit.plan.processes import LOOPBACK, ProxyConfig
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB, format_rate
+from kit.quantile import percentile
 from kit.results.records import Measurement
 from kit.tools.pingpong import one_way_delays_ms
 from kit.topology.processes import spawn

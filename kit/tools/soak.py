@@ -34,12 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kit.analysis.stats import percentile
 from kit.capture.tapfile import TapLine, read_tap
 from kit.errors import KitError, RecordsError
 from kit.plan.processes import ProxyConfig
 from kit.plan.trial import Link
 from kit.plan.units import MIB, parse_duration_ms, parse_size_bytes
+from kit.quantile import percentile
 from kit.results.records import ProxyTotals
 from kit.tools.tapbench import flood
 from kit.topology.processes import Child, spawn

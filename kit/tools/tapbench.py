@@ -24,10 +24,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from kit.analysis.stats import percentile
 from kit.plan.processes import LOOPBACK, ProxyConfig
 from kit.plan.trial import Link
 from kit.plan.units import MIB
+from kit.quantile import percentile
 from kit.topology.processes import Child, spawn
 from kit.topology.programs import PROXY_PROGRAM
 

@@ -157,7 +157,7 @@ def emit(line: str) -> None:
 
 
 def _raise_interrupted(signum: int, _frame: object) -> None:
-    raise Interrupted(signum)
+    raise Interrupted(signum, signal.Signals(signum).name)
 
 
 def interrupt_on_signals() -> None:
@@ -193,7 +193,7 @@ def child_main(
         config = parse_config_argv(sys.argv[1:] if argv is None else argv, cls, cls.__name__)
         result = body(config, ready)
     except Interrupted as stopped:
-        return _fail(str(stopped), stopped.exit_code)
+        return _fail(f"interrupted by {stopped.signal_name}", stopped.exit_code)
     except KitError as exc:
         return _fail(str(exc), exc.exit_code)
     except Exception as exc:  # the contract: one line, no traceback

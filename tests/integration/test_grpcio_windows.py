@@ -31,12 +31,12 @@ def test_dynamic_client_starts_at_4_mib_and_grows(topo: Topology) -> None:
     assert m.ok, m.error
     frames = m.frames
     assert frames is not None
-    assert frames.client_settings["INITIAL_WINDOW_SIZE"] == 4 * MIB
-    assert frames.conn_window_updates.first[0] == 4 * MIB - 65535
-    assert frames.pings_sent > 0
-    growth = [step.window_bytes for step in frames.window_growth]
+    assert frames.client.settings["INITIAL_WINDOW_SIZE"] == 4 * MIB
+    assert frames.client.conn_window_updates.first[0] == 4 * MIB - 65535
+    assert frames.client.pings_sent > 0
+    growth = [step.window_bytes for step in frames.client.window_growth]
     assert len(growth) >= 2 and growth == sorted(growth) and growth[-1] > growth[0]
-    times = [step.t_ns for step in frames.window_growth]
+    times = [step.t_ns for step in frames.client.window_growth]
     assert all(t is not None for t in times) and times == sorted(times)  # timestamped
 
 
@@ -48,8 +48,8 @@ def test_static_window_is_on_the_wire_and_bounded(topo: Topology) -> None:
     assert m.ok, m.error
     frames, result = m.frames, m.result
     assert frames is not None and result is not None
-    assert frames.client_settings["INITIAL_WINDOW_SIZE"] == window
-    assert frames.pings_sent == 0  # bdp_probe=0: no BDP pings
+    assert frames.client.settings["INITIAL_WINDOW_SIZE"] == window
+    assert frames.client.pings_sent == 0  # bdp_probe=0: no BDP pings
     # C-core may add per-message extra credit (min(missing bytes, 1 MiB)), never more:
     # the window plus that credit per RTT, plus one initial window, bounds the transfer.
     elapsed = result.elapsed_s

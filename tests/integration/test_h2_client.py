@@ -176,8 +176,8 @@ def test_static_window_bounds_throughput_through_the_delay_line(topo: Topology) 
     assert m.ok, m.error
     r, frames = m.result, m.frames
     assert r is not None and frames is not None
-    assert frames.client_settings["INITIAL_WINDOW_SIZE"] == window
-    assert frames.conn_window_updates.first[0] == window - 65_535
+    assert frames.client.settings["INITIAL_WINDOW_SIZE"] == window
+    assert frames.client.conn_window_updates.first[0] == window - 65_535
     # At most one window per round trip, plus the first window: never faster than physics.
     assert r.bytes <= window * (r.elapsed_s / (RTT_MS / 1000) + 1) * 1.05
     assert r.throughput_mib_s > 0.4 * (m.theory_mib_s or 0)
@@ -193,7 +193,7 @@ def test_dynamic_window_grows_through_the_delay_line(topo: Topology) -> None:
     assert r is not None and frames is not None and r.bytes == 8 * MIB
     windows = [w for _, w in r.window_trace]
     assert windows[0] == 65_535 and windows == sorted(windows) and windows[-1] >= MIB
-    assert frames.pings_sent >= len(windows) - 1
+    assert frames.client.pings_sent >= len(windows) - 1
     # Growth needs round trips: the window cannot double faster than once per RTT.
     for (t0, w0), (t1, w1) in itertools.pairwise(r.window_trace):
         assert w1 <= 3 * w0 and t1 - t0 >= RTT_MS * 0.9
@@ -210,16 +210,18 @@ def test_dynamic_mode_is_grpc_go_s_receiver_on_the_wire(topo: Topology) -> None:
     assert m.ok, m.error
     r, frames = m.result, m.frames
     assert r is not None and frames is not None and r.bytes == 4 * MIB
-    assert frames.client_settings["MAX_FRAME_SIZE"] == 16_384
-    assert frames.client_settings["INITIAL_WINDOW_SIZE"] == 65_535
+    assert frames.client.settings["MAX_FRAME_SIZE"] == 16_384
+    assert frames.client.settings["INITIAL_WINDOW_SIZE"] == 65_535
     assert frames.data_down.max_frame <= 16_384
-    first = frames.conn_window_updates.first  # the warm-up's: no BDP PING flushes yet
+    first = frames.client.conn_window_updates.first  # the warm-up's: no BDP PING flushes yet
     assert len(first) == 10
     assert all(65_535 // 4 <= inc < 2 * (65_535 // 4) for inc in first), first
     # Connection window = 65535 + every growth; the stream window's SETTINGS say the same.
-    steps = [s.window_bytes for s in frames.window_growth]
+    steps = [s.window_bytes for s in frames.client.window_growth]
     assert steps[0] == 65_535 and steps[-1] == r.window_trace[-1][1]
-    assert frames.pings_sent <= 40  # no PINGs once the 16 MiB cap is reached (and 4 MiB is short)
+    assert (
+        frames.client.pings_sent <= 40
+    )  # no PINGs once the 16 MiB cap is reached (and 4 MiB is short)
 
 
 def test_immediate_credit_stays_a_named_option_of_the_dynamic_mode(topo: Topology) -> None:
@@ -229,4 +231,4 @@ def test_immediate_credit_stays_a_named_option_of_the_dynamic_mode(topo: Topolog
     assert m.ok, m.error
     assert m.frames is not None and m.result is not None and m.result.bytes == 2 * MIB
     # Immediate: credit once per read, often below a quarter of the window.
-    assert min(m.frames.conn_window_updates.first) < 65_535 // 4
+    assert min(m.frames.client.conn_window_updates.first) < 65_535 // 4

@@ -297,16 +297,16 @@ def test_http2_frames_are_summarized_with_ping_rtt(tmp_path: Path) -> None:
     lines, skipped = read_tap(tap)
     summary = summarize(tap_connections(lines), delay_down_ms=3.0, skipped_lines=skipped)
     assert summary.decodable and summary.connections == 1 and summary.tap_lines_skipped == 0
-    assert summary.client_settings == {"INITIAL_WINDOW_SIZE": 1 << 20}
-    assert summary.conn_window_updates.first == (12345,)
-    assert summary.window_growth[0].window_bytes == 1 << 20
-    assert summary.pings_sent == 5
+    assert summary.client.settings == {"INITIAL_WINDOW_SIZE": 1 << 20}
+    assert summary.client.conn_window_updates.first == (12345,)
+    assert summary.client.window_growth[0].window_bytes == 1 << 20
+    assert summary.client.pings_sent == 5
     proxy_rtt, client_rtt = summary.ping_rtt_ms.proxy, summary.ping_rtt_ms.client
     assert proxy_rtt.count == 5 and proxy_rtt.median_ms is not None
     assert 2.0 <= proxy_rtt.median_ms < 6.0  # up delay + server
     assert client_rtt.median_ms == round(proxy_rtt.median_ms + 3.0, 3)  # + the down delay
     assert summary.data_down == DataTotals(frames=1, bytes=100_000, max_frame=100_000)
-    assert summary.stream_window_updates == WindowUpdates()
+    assert summary.client.stream_window_updates == WindowUpdates()
 
 
 # -- the process contract and delay accuracy ----------------------------------------------

@@ -15,12 +15,15 @@ import threading
 import time
 from collections.abc import Iterator
 
+import pytest
 from relay_support import REPO, delay_line, run, until, upstream
 
 from kit.plan.processes import ProxyConfig
 from kit.plan.units import MIB
 from kit.topology.programs import PROXY_PROGRAM
 from kit.topology.protocol import config_argv
+
+pytestmark = pytest.mark.integration
 
 
 async def _hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -21,6 +21,8 @@ from servers.grpcio_server import (
     start_server,
 )
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def channel() -> Iterator[grpc.Channel]:

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from tables_resume import resume_quick_table
 
+from kit.results.store import RECORDS_SCHEMA
+
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +44,7 @@ def test_quick_table4_writes_tables_and_records(tmp_path: Path) -> None:
     plan, session = lines[0], lines[-1]
     assert plan["kind"] == "tables-plan" and plan["quick"] is True and plan["rounds"] == 1
     assert session["kind"] == "tables-session" and session["complete"] is True
-    assert all(line["schema"] == 2 for line in lines)
+    assert all(line["schema"] == RECORDS_SCHEMA for line in lines)
     cells = [line for line in lines if line["kind"] == "measurement"]
     keys = [c["tags"]["key"] for c in cells]
     assert sorted(keys) == sorted(

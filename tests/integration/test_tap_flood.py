@@ -10,12 +10,15 @@ import struct
 import time
 from pathlib import Path
 
+import pytest
 from relay_support import delay_line, run, tap_records, upstream
 
 from kit.capture.channel import MIN_RING_BYTES
 from kit.capture.frametap import CLIENT_PREFACE
 from kit.plan.units import MIB
 from kit.results.records import ProxyTotals, TapConnection
+
+pytestmark = pytest.mark.integration
 
 PING = struct.pack(">HBBBL", 0, 8, 0x6, 0, 0) + b"\x00" * 8
 SETTINGS = struct.pack(">HBBBL", 0, 0, 0x4, 0, 0)

@@ -153,7 +153,7 @@ def test_the_servers_extra_credit_lifts_a_64KiB_window_with_256KiB_messages() ->
     assert m.ok and m.result is not None and m.theory_mib_s is not None, m.error
     assert m.result.throughput_mib_s >= 1.5 * m.theory_mib_s
     assert m.result.throughput_mib_s <= (64 + 256) * KIB / 0.020 / MIB * 1.10
-    assert m.frames is not None and max(m.frames.server_conn_window_updates.first) > 64 * KIB
+    assert m.frames is not None and max(m.frames.server.conn_window_updates.first) > 64 * KIB
     assert any("extra credit" in n for n in m.result.notes)
 
 

@@ -15,6 +15,7 @@ from kit.results.records import (
     ProcessCpu,
     RunMeta,
     RunTags,
+    SideFrames,
     WindowStep,
     WindowUpdates,
 )
@@ -83,11 +84,13 @@ def frames(
 ) -> FrameSummary:
     """A frame-tap summary with the fields the wire table reads."""
     return FrameSummary(
-        client_settings=settings,
-        conn_window_updates=WindowUpdates(
-            count=len(increments), total=sum(increments), first=tuple(increments[:10])
-        ),
-        stream_window_updates=WindowUpdates(count=2, total=0),
-        pings_sent=pings,
-        window_growth=tuple(WindowStep(i * 1000, g) for i, g in enumerate(growth)),
+        client=SideFrames(
+            settings=settings,
+            conn_window_updates=WindowUpdates(
+                count=len(increments), total=sum(increments), first=tuple(increments[:10])
+            ),
+            stream_window_updates=WindowUpdates(count=2, total=0),
+            pings_sent=pings,
+            window_growth=tuple(WindowStep(i * 1000, g) for i, g in enumerate(growth)),
+        )
     )

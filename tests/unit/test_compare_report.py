@@ -81,8 +81,9 @@ def test_identical_values_are_within_noise_without_a_bare_percentage() -> None:
     row = report.row("same")
     assert row.label == "within noise"
     assert row.verdict.startswith("within noise")
+    assert row.change_pct == 0.0  # median 100 against the control's median 100
     text = render_text(report)
-    assert "(+0.0%)" in text or "(-0.2%)" in text or "(+0.2%)" in text  # in parentheses only
+    assert "(+0.0%) within noise" in text and text.count("+0.0%") == 1  # in parentheses only
 
 
 def test_slower_and_change_above_floor_but_overlapping_rounds() -> None:

@@ -1,9 +1,12 @@
 """The layout shows the flow: every import points down the layer list, none hides in a
-function, there are no cycles, and ``kit/`` keeps few top-level modules.
+function, there are no cycles, ``kit/`` keeps few top-level modules, and the pure layers
+(plan, analysis, report) import no process, socket or concurrency code, not even through
+a kit module they import.
 
 Layers, bottom to top (a module may import its own layer and the ones below it)::
 
-    kit, kit.errors, kit._proto      the version, the one exception tree, generated code
+    kit, kit.errors, kit._proto,     the version, the one exception tree, generated code,
+    kit.quantile                     the one percentile rule
     kit.plan                         units, frozen configs, the plan builder, schedules
     kit.results                      typed, versioned records and their JSON
     kit.topology.protocol            the process protocol, spoken by every process below
@@ -21,11 +24,12 @@ Layers, bottom to top (a module may import its own layer and the ones below it):
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 LAYERS = (
-    ("kit", "kit.errors", "kit._proto"),
+    ("kit", "kit.errors", "kit._proto", "kit.quantile"),
     ("kit.plan",),
     ("kit.results",),
     ("kit.topology.protocol",),
@@ -40,6 +44,28 @@ LAYERS = (
     ("kit.cli",),
 )
 MAX_TOP_LEVEL_MODULES = 8
+PURE = ("kit.plan", "kit.analysis", "kit.report")
+# What pure code must not import (at any level of a file, or through the kit modules it
+# imports): processes, sockets, event loops, signals, threads. The internals of third-party
+# libraries are theirs (tabulate reaches socket through importlib.metadata, rich's Console
+# holds a threading lock): they do no IO when imported.
+IMPURE = frozenset(
+    {
+        "asyncio",
+        "concurrent",
+        "grpc",
+        "multiprocessing",
+        "psutil",
+        "select",
+        "selectors",
+        "signal",
+        "socket",
+        "socketserver",
+        "subprocess",
+        "threading",
+        "_thread",
+    }
+)
 
 
 def _module_name(path: Path) -> str:
@@ -139,3 +165,85 @@ def test_no_import_cycles() -> None:
 def test_kit_has_few_top_level_modules() -> None:
     top = sorted(p.name for p in (REPO / "kit").glob("*.py"))
     assert len(top) <= MAX_TOP_LEVEL_MODULES, top
+
+
+# --- purity: no process code below the topology, directly or through kit modules ----------
+
+
+@functools.cache
+def _all_imports(path: Path) -> tuple[frozenset[str], frozenset[str]]:
+    """(other modules, kit modules) a file imports anywhere in it: ``from kit.x import y``
+    names both ``kit.x`` and ``kit.x.y`` (one of them is a module)."""
+    others: set[str] = set()
+    ours: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+            if _ours(node.module):
+                names += [f"{node.module}.{a.name}" for a in node.names]
+        for name in names:
+            (ours if _ours(name) else others).add(name)
+    return frozenset(others), frozenset(ours)
+
+
+def _with_packages(name: str, modules: dict[str, Path]) -> set[str]:
+    """The modules importing ``name`` runs: it (if it is one) and every package above it."""
+    parts = name.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts) + 1)} & set(modules)
+
+
+def impure_imports(modules: dict[str, Path], pure: tuple[str, ...] = PURE) -> list[str]:
+    """Every pure module that imports an ``IMPURE`` one, and through which kit modules."""
+    found = []
+    for start in sorted(m for m in modules if m.startswith(tuple(p + "." for p in pure))):
+        via: dict[str, str] = {start: ""}
+        queue = [start]
+        while queue:
+            current = queue.pop(0)
+            others, ours = _all_imports(modules[current])
+            bad = sorted(n for n in others if n.split(".")[0] in IMPURE)
+            if bad:
+                found.append(f"{start} imports {', '.join(bad)}{_chain(via, current)}")
+            for name in sorted(ours):
+                for target in sorted(_with_packages(name, modules) - set(via)):
+                    via[target] = current
+                    queue.append(target)
+    return found
+
+
+def _chain(via: dict[str, str], module: str) -> str:
+    path = []
+    while via[module]:
+        path.append(module)
+        module = via[module]
+    return f" (via {' -> '.join(reversed(path))})" if path else ""
+
+
+def test_pure_layers_import_no_process_socket_or_thread_code() -> None:
+    assert impure_imports(_modules()) == []
+
+
+def test_the_purity_check_catches_direct_hidden_and_indirect_imports(tmp_path: Path) -> None:
+    files = {
+        "kit.plan.direct": "import subprocess\n",
+        "kit.analysis.hidden": "def f() -> None:\n    from asyncio import sleep\n",
+        "kit.report.indirect": "from kit.results import store\n",
+        "kit.results": "",
+        "kit.results.store": "import os\nfrom kit import errors\n",
+        "kit.errors": "import signal\n",
+        "kit.report.clean": "import math\nfrom kit.plan import units\n",
+        "kit.plan.units": "import re\n",
+    }
+    modules = {}
+    for name, text in files.items():
+        path = tmp_path / f"{name}.py"
+        path.write_text(text, encoding="utf-8")
+        modules[name] = path
+    assert impure_imports(modules) == [
+        "kit.analysis.hidden imports asyncio",
+        "kit.plan.direct imports subprocess",
+        "kit.report.indirect imports signal (via kit.results.store -> kit.errors)",
+    ]

@@ -58,6 +58,55 @@ def test_every_column_of_a_record_has_a_kind() -> None:
         assert row["schema"] == flat.FLAT_SCHEMA and list(row)[:3] == ["schema", "status", "rtt_ms"]
 
 
+# The frame columns of FLAT_SCHEMA 1, in CSV order: the names and order they had while the
+# frame summary held each endpoint's frames as twin fields (records schema 2).
+FRAME_COLUMNS_OF_FLAT_SCHEMA_1 = [
+    "frames_connections",
+    "frames_decodable",
+    "frames_undecodable",
+    "frames_client_settings",
+    "frames_client_settings_changes",
+    *(f"frames_conn_window_updates_{k}" for k in ("count", "total", "first", "first_t_ns")),
+    *(f"frames_stream_window_updates_{k}" for k in ("count", "total", "first", "first_t_ns")),
+    "frames_pings_sent",
+    "frames_rtt_probe_pings",
+    *(
+        f"frames_ping_rtt_ms_{s}_{k}"
+        for s in ("proxy", "client")
+        for k in ("count", "median_ms", "p90_ms")
+    ),
+    *(f"frames_data_{d}_{k}" for d in ("down", "up") for k in ("frames", "bytes", "max_frame")),
+    "frames_bytes_up",
+    "frames_bytes_down",
+    "frames_window_growth",
+    "frames_tap_lines_skipped",
+    "frames_server_settings",
+    "frames_server_settings_changes",
+    *(f"frames_server_conn_window_updates_{k}" for k in ("count", "total", "first", "first_t_ns")),
+    *(
+        f"frames_server_stream_window_updates_{k}"
+        for k in ("count", "total", "first", "first_t_ns")
+    ),
+    "frames_server_pings_sent",
+    "frames_server_window_growth",
+    "frames_window_final_bytes",
+    "frames_peak_queued_bytes_down",
+    "frames_delivered_down_origin_ns",
+    "frames_delivered_down_bucket_ns",
+    "frames_not_decoded_bytes",
+    "frames_stream_windows",
+]
+
+
+def test_the_frame_columns_keep_their_names_and_order() -> None:
+    """The frame summary's per-endpoint records are flattened to FLAT_SCHEMA 1's columns."""
+    runs = read_records(FIXTURES / "runs.jsonl").measurements
+    for row in flat.flat_rows(runs):  # with a tap, and (the failed run) without
+        assert [k for k in row if k.startswith("frames_")] == FRAME_COLUMNS_OF_FLAT_SCHEMA_1
+    assert set(FRAME_COLUMNS_OF_FLAT_SCHEMA_1) <= set(flat.column_kinds())
+    assert flat.column_kinds()["frames_window_growth"] == "json"
+
+
 @pytest.mark.parametrize(
     ("value", "text"),
     [(38.874, "38.9"), (580.36, "580"), (1339.0, "1339"), (2.5, "2.50"), (0.01234, "0.0123"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from kit.errors import RecordsError, UsageError
 from kit.plan.tables import TablesSettings
 from kit.plan.trial import ClientConfig, Link, Trial
 from kit.results.client import ClientResult
-from kit.results.codec import SCHEMA_VERSION, from_json, to_json
+from kit.results.codec import from_json, to_json
 from kit.results.records import (
     FrameSummary,
     MachineLoad,
@@ -26,9 +27,11 @@ from kit.results.records import (
     RunMeta,
     RunTags,
     SessionRecord,
+    SideFrames,
     WindowStep,
 )
 from kit.results.store import (
+    RECORDS_SCHEMA,
     RecordsRead,
     append_record,
     decode_record,
@@ -73,9 +76,9 @@ def test_every_line_carries_the_schema_version_and_kind(tmp_path: Path) -> None:
         append_record(path, record)
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert [(d["schema"], d["kind"]) for d in lines] == [
-        (SCHEMA_VERSION, "measurement"),
-        (SCHEMA_VERSION, "tables-plan"),
-        (SCHEMA_VERSION, "tables-session"),
+        (RECORDS_SCHEMA, "measurement"),
+        (RECORDS_SCHEMA, "tables-plan"),
+        (RECORDS_SCHEMA, "tables-session"),
     ]
     read = read_records(path)
     assert read.tables_plans == (TablesSettings(),) and read.sessions == (session,)
@@ -87,9 +90,12 @@ def test_a_full_record_round_trips_through_json() -> None:
         status="ok",
         result=ClientResult(client="h2", window_trace=((0.5, 65535), (40.0, 131070))),
         frames=FrameSummary(
-            client_settings={"INITIAL_WINDOW_SIZE": 65535},
+            client=SideFrames(
+                settings={"INITIAL_WINDOW_SIZE": 65535},
+                window_growth=(WindowStep(7, 65535), WindowStep(None, 131070)),
+            ),
             ping_rtt_ms=PingRtts(PingRtt(3, 2.0, 2.5), PingRtt(3, 4.5, 5.0)),
-            window_growth=(WindowStep(7, 65535), WindowStep(None, 131070)),
+            server=SideFrames(pings_sent=2, settings_changes=1),
         ),
         meta=RunMeta(machine=MachineLoad(1.5, 1.2, 0.3, 2.0)),
         tags=RunTags(campaign="c", run_id="r0:k:1", round=0, key="k", copy=1, control=True),
@@ -116,13 +122,13 @@ def test_release_0_1_lines_are_converted_on_read() -> None:
     assert not runs.warnings and len(runs.measurements) == 5
     h2 = runs.measurements[0]
     assert h2.trial.client.kind == "h2" and h2.trial.client.window_bytes == 256 * 1024
-    assert h2.frames is not None and h2.frames.client_settings["INITIAL_WINDOW_SIZE"] == 262144
+    assert h2.frames is not None and h2.frames.client.settings["INITIAL_WINDOW_SIZE"] == 262144
     assert h2.frames.ping_rtt_ms.client.median_ms is not None
     assert h2.meta.machine is not None and h2.tags.command == "run"
     grpcio = runs.measurements[1]
     assert grpcio.frames is not None
-    assert [s.window_bytes for s in grpcio.frames.window_growth][:2] == [4 << 20, 8 << 20]
-    assert all(s.t_ns is None for s in grpcio.frames.window_growth)
+    assert [s.window_bytes for s in grpcio.frames.client.window_growth][:2] == [4 << 20, 8 << 20]
+    assert all(s.t_ns is None for s in grpcio.frames.client.window_growth)
     failed = runs.measurements[-1]
     assert (
         failed.status == "failed" and failed.result is None and "RESOURCE_EXHAUSTED" in failed.error
@@ -131,6 +137,74 @@ def test_release_0_1_lines_are_converted_on_read() -> None:
     ran = ("windows", "wire", "starvation", "unary")  # 0.1 had no uploads table
     assert tables.tables_plans == (TablesSettings(quick=True, rounds=1, seed=1, only=ran),)
     assert len(tables.sessions) == 1 and tables.sessions[0].complete
+
+
+TABLES_QUICK = RELEASE_0_1.parent / "tables-quick"
+# Schema 2's twin fields of the frame summary and where schema 3 keeps each.
+SCHEMA_2_SIDES = {
+    "client_settings": ("client", "settings"),
+    "client_settings_changes": ("client", "settings_changes"),
+    "conn_window_updates": ("client", "conn_window_updates"),
+    "stream_window_updates": ("client", "stream_window_updates"),
+    "pings_sent": ("client", "pings_sent"),
+    "window_growth": ("client", "window_growth"),
+    "server_settings": ("server", "settings"),
+    "server_settings_changes": ("server", "settings_changes"),
+    "server_conn_window_updates": ("server", "conn_window_updates"),
+    "server_stream_window_updates": ("server", "stream_window_updates"),
+    "server_pings_sent": ("server", "pings_sent"),
+    "server_window_growth": ("server", "window_growth"),
+}
+
+
+def test_schema_2_frame_summaries_read_as_one_record_per_endpoint() -> None:
+    """Every field of a stored schema-2 summary lands where schema 3 keeps it, unchanged."""
+    path = TABLES_QUICK / "uploads.jsonl"
+    raw = [json.loads(line) for line in path.read_text().splitlines()]
+    stored = [line["frames"] for line in raw if line["kind"] == "measurement"]
+    read = read_records(path)
+    assert not read.warnings and len(read.measurements) == len(stored) > 0
+    assert {line["schema"] for line in raw} == {2}
+    for m, old in zip(read.measurements, stored, strict=True):
+        assert m.frames is not None
+        for name, (side, field) in SCHEMA_2_SIDES.items():
+            assert to_json(getattr(getattr(m.frames, side), field)) == old[name], name
+        rest = {k: v for k, v in to_json(m.frames).items() if k not in ("client", "server")}
+        assert rest == {k: v for k, v in old.items() if k not in SCHEMA_2_SIDES}
+    assert any(m.frames and m.frames.server.settings for m in read.measurements)
+
+
+def test_schema_3_writes_each_endpoint_as_one_object_and_reads_it_back() -> None:
+    sides = FrameSummary(client=SideFrames(pings_sent=3), server=SideFrames(pings_sent=1))
+    m = replace(_measurement(), frames=sides)
+    line = encode_record(m)
+    assert line["schema"] == RECORDS_SCHEMA == 3
+    assert line["frames"]["client"]["pings_sent"] == 3 and "pings_sent" not in line["frames"]
+    assert line["frames"]["server"]["pings_sent"] == 1 and "server_pings_sent" not in line["frames"]
+    assert decode_record(json.loads(json.dumps(line))) == m
+
+
+def test_a_schema_2_summary_with_a_schema_3_field_is_refused() -> None:
+    """Schema 2 had no ``client`` object: one there is a bad line, not today's field."""
+    line = encode_record(_measurement()) | {"schema": 2}
+    line["frames"] = {"client": {"pings_sent": 3}, "pings_sent": 1}
+    with pytest.raises(UsageError, match=r"measurement\.frames: unknown field\(s\) client"):
+        decode_record(line)
+    line["frames"] = {"pings_sent": 1, "server_pings_sent": 2}
+    converted = decode_record(line)
+    assert isinstance(converted, Measurement) and converted.frames is not None
+    assert (converted.frames.client.pings_sent, converted.frames.server.pings_sent) == (1, 2)
+
+
+def test_a_file_a_later_release_appended_to_reads_whole(tmp_path: Path) -> None:
+    """A run resumed by this release appends schema-3 lines to its schema-2 file."""
+    path = tmp_path / "sharing.jsonl"
+    path.write_bytes((TABLES_QUICK / "sharing.jsonl").read_bytes())
+    before = read_records(path)
+    append_record(path, _measurement())
+    after = read_records(path)
+    assert after.measurements == (*before.measurements, _measurement())
+    assert after.tables_plans == before.tables_plans and not after.warnings
 
 
 def test_legacy_machine_load_in_tags_moves_to_meta() -> None:

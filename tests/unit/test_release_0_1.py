@@ -23,18 +23,20 @@ import csv
 import io
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from kit.analysis.compare import CompareMeta, build_report
-from kit.analysis.flat import flat_rows, parse_csv_row
+from kit.analysis.flat import flat_row, flat_rows, parse_csv_row
 from kit.plan.builder import parse_candidate
 from kit.plan.compare import plan_from_settings
 from kit.report.compare import render_markdown, render_text, report_json
 from kit.report.export import render_csv
-from kit.report.run import run_json, run_table
+from kit.report.run import run_table
 from kit.report.tables import render_tables
 from kit.report.terminal import markdown_for_terminal
+from kit.results.records import Measurement
 from kit.results.store import read_records
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "release-0.1"
@@ -43,6 +45,50 @@ WIDTH = 100
 
 
 FRAME_FIELDS_SINCE_0_1 = {"not_decoded_bytes": 0, "peak_queued_bytes_down": 0}
+# 0.1's ``kit run --json`` keys whose fact is a flat-row column of another name today (the
+# other keys are columns of the same name; ``frames`` and ``meta`` hold ``frames_*`` and
+# ``meta_*`` columns, named by their paths).
+COLUMN_OF_0_1 = {
+    "bytes": "result_bytes",
+    "client": "client_kind",
+    "connections": "client_connections",
+    "cpu_bound": "cpu_bound_roles",
+    "delay_down_ms": "link_delay_down_ms",
+    "delay_up_ms": "link_delay_up_ms",
+    "elapsed_s": "result_elapsed_s",
+    "messages": "result_messages",
+    "mode": "client_window_mode",
+    "read_rate_bits_s": "workload_read_rate_bits_s",
+    "slow_streams": "workload_slow_streams",
+    "stream_finish_s": "result_stream_finish_s",
+    "streams": "workload_streams",
+    "window_policy": "client_window_mode",
+    "workload": "workload_kind",
+}
+Row = dict[str, Any]
+# The facts 0.1 printed in a shape of its own: null for "none" or "does not apply", CPU
+# shares rounded to 0.1%, the latency percentiles as one object.
+SHAPED_IN_0_1: dict[str, Callable[[Measurement, Row], Any]] = {
+    "error": lambda m, row: m.error or None,
+    "notes": lambda m, row: row["result_notes"] or [],
+    "cpu": lambda m, row: {c.role: round(c.cpu_fraction, 3) for c in m.cpu},
+    "conn_credit": lambda m, row: row["client_conn_credit"] if _h2(m) else None,
+    "credit_policy": lambda m, row: row["client_threshold_policy"] if _h2(m) else None,
+    "pool_bytes": lambda m, row: (
+        row["client_pool_size_bytes"] if row["client_window_mode"] == "pool" else None
+    ),
+    "stream_peak_unread_bytes": lambda m, row: row["result_stream_peak_unread_bytes"] or None,
+    "stream_window_bytes": lambda m, row: row["result_stream_window_bytes"] or None,
+    "latency_ms": lambda m, row: (
+        None
+        if row["latency_mean_ms"] is None
+        else {k: row[f"latency_{k}_ms"] for k in ("mean", "p50", "p99")}
+    ),
+}
+
+
+def _h2(m: Measurement) -> bool:
+    return m.trial.client.kind == "h2"
 
 
 def _expected(name: str) -> str:
@@ -105,29 +151,43 @@ def test_run_records_render_stably() -> None:
     assert "GRPC_ALLOW_TRUE_BINARY_METADATA=1" in verbose and "0xfe03" not in verbose
     flat = json.dumps(flat_rows(runs), indent=2, sort_keys=True) + "\n"
     _matches("runs.expected.json", flat)
-    # Every key release 0.1 printed has the same value today; later releases add keys
-    # (the link's rate, uploads, per-stream sharing, the tap's completeness) beside them.
+    # Every fact release 0.1's `kit run --json` printed has the same value today, in the
+    # flat row (or the typed record); later releases add columns (the link's rate, uploads,
+    # per-stream sharing, the tap's completeness) beside them.
     expected = json.loads(_expected("runs.json"))
-    for new, old in zip([run_json(m) for m in runs], expected, strict=True):
-        _same_where_known(new, old, "run")
-    # The link keys added with the bottleneck read as today's unlimited link.
-    assert {k: run_json(runs[0])[k] for k in ("rate_up_bits_s", "bdp_bytes", "jitter_ms")} == {
+    for m, row, old in zip(runs, flat_rows(runs), expected, strict=True):
+        for key, value in old.items():
+            if key in SHAPED_IN_0_1:
+                assert SHAPED_IN_0_1[key](m, row) == value, f"run.{key}"
+            else:
+                _same_in_row(row, COLUMN_OF_0_1.get(key, key), value)
+    # The link columns added with the bottleneck read as today's unlimited link.
+    assert {k: flat_row(runs[0])[k] for k in ("rate_up_bits_s", "bdp_bytes", "jitter_ms")} == {
         "rate_up_bits_s": None,
         "bdp_bytes": None,
         "jitter_ms": 0.0,
     }
-    frames = run_json(runs[0])["frames"]
-    assert {k: frames[k] for k in FRAME_FIELDS_SINCE_0_1} == FRAME_FIELDS_SINCE_0_1
+    frames = runs[0].frames
+    assert frames is not None
+    assert {k: getattr(frames, k) for k in FRAME_FIELDS_SINCE_0_1} == FRAME_FIELDS_SINCE_0_1
 
 
-def _same_where_known(new: Any, old: Any, where: str) -> None:
-    if isinstance(old, dict):
-        assert isinstance(new, dict), where
-        for key, value in old.items():
-            assert key in new, f"{where}.{key} is gone"
-            _same_where_known(new[key], value, f"{where}.{key}")
-    else:
-        assert new == old, f"{where}: {new!r} != {old!r}"
+def _same_in_row(row: Row, column: str, old: Any) -> None:
+    """0.1's value ``old`` is column ``column`` of the row, or (an object) the columns named
+    by its paths below ``column``: ``frames.conn_window_updates.count`` is
+    ``frames_conn_window_updates_count``. An object 0.1 printed as null (no machine load)
+    is every one of those columns null."""
+    if column in row:
+        assert row[column] == old, f"{column}: {row[column]!r} != {old!r}"
+        return
+    below = [name for name in row if name.startswith(column + "_")]
+    assert below, f"{column} is gone"
+    if old is None:
+        assert all(row[name] is None for name in below), column
+        return
+    assert isinstance(old, dict), column
+    for key, value in old.items():
+        _same_in_row(row, f"{column}_{key}", value)
 
 
 def test_run_records_as_csv_round_trip_the_json_fields() -> None:

@@ -14,13 +14,13 @@ from kit.analysis.stats import (
     flag_spread,
     noise_floor,
     p50,
-    percentile,
     repeats_needed,
     summarize,
     too_few_rounds,
     verdict,
 )
 from kit.errors import UsageError
+from kit.quantile import percentile
 
 finite = st.floats(min_value=0.001, max_value=1e6, allow_nan=False, allow_infinity=False)
 samples = st.lists(finite, min_size=1, max_size=30)

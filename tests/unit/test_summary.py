@@ -10,7 +10,13 @@ from hyperframe.frame import DataFrame, PingFrame, SettingsFrame, WindowUpdateFr
 
 from kit.capture.frametap import CLIENT_PREFACE, FrameTap
 from kit.capture.summary import ping_rtts_ms, summarize
-from kit.capture.tapfile import encode_tap_line, parse_tap_lines, read_tap, tap_connections
+from kit.capture.tapfile import (
+    TAP_SCHEMA,
+    encode_tap_line,
+    parse_tap_lines,
+    read_tap,
+    tap_connections,
+)
 from kit.errors import RecordsError
 from kit.results.client import RTT_PROBE_PING_TAG
 from kit.results.records import (
@@ -66,11 +72,11 @@ def test_single_connection_summary() -> None:
     rec = make_conn(1, 0, 65536, [100, 200, 300], [10.0, 12.0, 14.0])
     s = summarize([rec], delay_down_ms=10.0)
     assert s.connections == 1 and s.decodable and s.undecodable == ()
-    assert s.client_settings == {"INITIAL_WINDOW_SIZE": 65536}
-    assert s.client_settings_changes == 1
-    assert s.conn_window_updates == WindowUpdates(3, 600, (100, 200, 300), (10, 11, 12))
-    assert s.stream_window_updates == WindowUpdates(count=1, total=7)
-    assert s.pings_sent == 3 and s.rtt_probe_pings == 0
+    assert s.client.settings == {"INITIAL_WINDOW_SIZE": 65536}
+    assert s.client.settings_changes == 1
+    assert s.client.conn_window_updates == WindowUpdates(3, 600, (100, 200, 300), (10, 11, 12))
+    assert s.client.stream_window_updates == WindowUpdates(count=1, total=7)
+    assert s.client.pings_sent == 3 and s.rtt_probe_pings == 0
     assert s.ping_rtt_ms == PingRtts(
         proxy=PingRtt(count=3, median_ms=12.0, p90_ms=13.6),
         client=PingRtt(count=3, median_ms=22.0, p90_ms=23.6),
@@ -86,12 +92,12 @@ def test_several_connections_are_summed_and_merged_in_time_order() -> None:
     b = make_conn(1, 1_000, 2048, list(range(101, 109)), [6.0])
     s = summarize([a, b], delay_down_ms=0.0, skipped_lines=2)
     assert s.connections == 2
-    assert s.client_settings == {"INITIAL_WINDOW_SIZE": 2048}  # earliest connection
-    assert s.client_settings_changes == 2
-    assert s.conn_window_updates.count == 16
-    assert s.conn_window_updates.first == (*range(101, 109), 1, 2)
-    assert s.conn_window_updates.first_t_ns == (*range(1_010, 1_018), 5_010, 5_011)
-    assert s.pings_sent == 2
+    assert s.client.settings == {"INITIAL_WINDOW_SIZE": 2048}  # earliest connection
+    assert s.client.settings_changes == 2
+    assert s.client.conn_window_updates.count == 16
+    assert s.client.conn_window_updates.first == (*range(101, 109), 1, 2)
+    assert s.client.conn_window_updates.first_t_ns == (*range(1_010, 1_018), 5_010, 5_011)
+    assert s.client.pings_sent == 2
     assert s.ping_rtt_ms.proxy.count == 2 and s.ping_rtt_ms.proxy.median_ms == 5.0
     assert s.data_down == DataTotals(frames=2, bytes=3000, max_frame=2000)
     assert s.bytes_up == a.up.bytes + b.up.bytes
@@ -105,8 +111,8 @@ def test_updates_stamped_in_one_chunk_keep_their_wire_order() -> None:
     )
     up.feed(CLIENT_PREFACE + SettingsFrame(0).serialize() + updates, 42)
     s = summarize([TapConnection(1, 0, 1, up.summary(), DirectionSummary())], 0.0)
-    assert s.conn_window_updates.first == (900, 5, 70)
-    assert s.conn_window_updates.first_t_ns == (42, 42, 42)
+    assert s.client.conn_window_updates.first == (900, 5, 70)
+    assert s.client.conn_window_updates.first_t_ns == (42, 42, 42)
 
 
 def test_window_growth_is_the_first_connections_announced_windows_with_times() -> None:
@@ -119,25 +125,25 @@ def test_window_growth_is_the_first_connections_announced_windows_with_times() -
     first = TapConnection(7, 10, 999, up.summary(), DirectionSummary())
     later = make_conn(3, 50, 8192, [], [])  # opened later: not the first connection
     s = summarize([later, first], delay_down_ms=0.0)
-    assert s.window_growth == (
+    assert s.client.window_growth == (
         WindowStep(t_ns=100, window_bytes=65535),
         WindowStep(t_ns=200, window_bytes=1 << 20),
         WindowStep(t_ns=300, window_bytes=4 << 20),
     )
-    assert s.client_settings == {"INITIAL_WINDOW_SIZE": 65535, "MAX_CONCURRENT_STREAMS": 100}
-    assert s.client_settings_changes == 3 + 1  # 3 later SETTINGS here, 1 on the other
+    assert s.client.settings == {"INITIAL_WINDOW_SIZE": 65535, "MAX_CONCURRENT_STREAMS": 100}
+    assert s.client.settings_changes == 3 + 1  # 3 later SETTINGS here, 1 on the other
 
 
 def test_connections_opened_at_the_same_time_are_ordered_by_id() -> None:
     a, b = make_conn(2, 0, 1111, [], []), make_conn(1, 0, 2222, [], [])
     assert [c.conn for c in tap_connections([a, ProxyTotals(), b])] == [1, 2]
-    assert summarize([a, b], 0.0).window_growth[0].window_bytes == 2222
+    assert summarize([a, b], 0.0).client.window_growth[0].window_bytes == 2222
 
 
 def test_no_connections_gives_the_empty_summary() -> None:
     s = summarize([], delay_down_ms=5.0)
     assert s == FrameSummary()
-    assert s.connections == 0 and s.client_settings == {} and s.window_growth == ()
+    assert s.connections == 0 and s.client.settings == {} and s.client.window_growth == ()
     assert s.ping_rtt_ms.client == PingRtt(count=0, median_ms=None, p90_ms=None)
 
 
@@ -183,7 +189,7 @@ def test_kit_rtt_probe_pings_are_counted_apart() -> None:
     up.feed(_ping(42), 2 * MS)  # a stack's own (e.g. BDP) PING
     down.feed(PingFrame(0, opaque_data=probe, flags=["ACK"]).serialize(), 3_500_123)
     s = summarize([TapConnection(1, 0, 10, up.summary(), down.summary())], delay_down_ms=0.0)
-    assert s.pings_sent == 2 and s.rtt_probe_pings == 1
+    assert s.client.pings_sent == 2 and s.rtt_probe_pings == 1
     assert s.ping_rtt_ms.proxy == PingRtt(count=1, median_ms=2.5, p90_ms=2.5)  # 3 decimals
 
 
@@ -218,6 +224,19 @@ def test_a_corrupt_line_in_the_middle_is_skipped_and_counted_and_later_lines_kep
     assert skipped == 4
     s = summarize(tap_connections(parsed), 0.0, skipped_lines=skipped)
     assert s.connections == 3 and s.tap_lines_skipped == 4
+
+
+def test_tap_lines_keep_their_own_schema_and_a_kept_tap_file_still_reads() -> None:
+    """The tap file's lines are versioned apart from records files (``kit proxy --tap-file``
+    keeps one): they did not change when the records' frame summary did."""
+    assert encode_tap_line(ProxyTotals(connections=2))["schema"] == TAP_SCHEMA == 2
+    kept = (  # written by the release before records schema 3
+        '{"schema":2,"kind":"proxy","connections":2,"bytes_up":10,"bytes_down":20,'
+        '"peak_buffered_bytes":30,"errors":[],"peak_queued_bytes":0,"tap_not_decoded_bytes":0,'
+        '"refused_connections":0,"accept_errors":0,"buffer_full_pauses":0}'
+    )
+    totals = ProxyTotals(connections=2, bytes_up=10, bytes_down=20, peak_buffered_bytes=30)
+    assert parse_tap_lines(kept + "\n") == ([totals], 0)
 
 
 def test_blank_and_crlf_lines_are_not_corrupt() -> None:

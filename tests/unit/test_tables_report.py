@@ -16,7 +16,13 @@ from kit.analysis.tables import evaluate_bars
 from kit.cli import main
 from kit.plan.tables import TableCampaign, TablesSettings, plan_tables
 from kit.report.tables import render_tables
-from kit.results.records import FrameSummary, Measurement, SessionRecord, WindowUpdates
+from kit.results.records import (
+    FrameSummary,
+    Measurement,
+    SessionRecord,
+    SideFrames,
+    WindowUpdates,
+)
 from kit.results.store import RecordsRead, append_record
 
 Spec = Callable[[str, int, int], dict[str, Any]]
@@ -84,8 +90,10 @@ def upload_spec(key: str, round_index: int, copy: int) -> dict[str, Any]:
     return {
         "mib_s": rate,
         "frames": FrameSummary(
-            server_settings={"INITIAL_WINDOW_SIZE": 65536},
-            server_conn_window_updates=WindowUpdates(count=2, total=262144, first=(65536, 196617)),
+            server=SideFrames(
+                settings={"INITIAL_WINDOW_SIZE": 65536},
+                conn_window_updates=WindowUpdates(count=2, total=262144, first=(65536, 196617)),
+            )
         ),
     }
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import io
+import re
 from pathlib import Path
 
 import pytest
 from tables_support import synthetic
 
+from kit.campaign.runner import ProgressLine
 from kit.campaign.tables import check_records_file, run_tables
+from kit.cli.export import campaign_progress
 from kit.errors import UsageError
 from kit.plan.tables import TablesSettings
 from kit.plan.trial import Trial
@@ -37,17 +39,24 @@ SETTINGS = TablesSettings(quick=True, rounds=2, seed=3, only=("starvation", "una
 
 def test_records_appended_as_made_with_plan_and_session(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    out = io.StringIO()
+    lines: list[ProgressLine] = []
     calls: list[str] = []
-    outcome = run_tables(SETTINGS, path, progress=out, topology_factory=lambda: FakeTopology(calls))
+    outcome = run_tables(
+        SETTINGS, path, progress=lines.append, topology_factory=lambda: FakeTopology(calls)
+    )
     read = read_records(path)
     # table 3: 2 cells + control copy; table 4: 4 cells + control copy; 2 rounds each.
     assert outcome.cells_run == 2 * 3 + 2 * 5 == len(read.measurements) == len(calls)
     assert read.tables_plans == (SETTINGS,)
     assert len(read.sessions) == 1
     assert read.sessions[0].cells_run == 16 and read.sessions[0].complete is True
-    assert "[16/16]" not in out.getvalue() and "[15/16]" in out.getvalue()
-    assert "left ~" in out.getvalue()
+    # One line as each cell starts; tables are several campaigns, so each line names its own.
+    assert [(line.done, line.total) for line in lines] == [(i, 16) for i in range(16)]
+    assert lines[0].left_s is not None and lines[0].elapsed_s >= 0.0
+    assert lines[0].cell.startswith("table3-starvation round 1: ")
+    assert re.fullmatch(
+        r"\[15/16\] table4-unary round 2: \S+ \| elapsed \d+s, left ~\d+s", lines[-1].text()
+    )
 
 
 def test_interrupted_run_resumes_only_what_is_missing(tmp_path: Path) -> None:
@@ -77,3 +86,25 @@ def test_records_file_rules(tmp_path: Path) -> None:
     path.write_text('{"kind": "something else"}\n')
     with pytest.raises(UsageError, match="--resume"):
         check_records_file(path, SETTINGS, resume=False)
+
+
+def test_the_progress_line_reads_as_before() -> None:
+    assert ProgressLine(0, 5, "round 1: a", 0.4, None).text() == (
+        "[0/5] round 1: a | elapsed 0s, left ~?"
+    )
+    assert ProgressLine(2, 5, "round 1: b", 12.6, 30.2).text() == (
+        "[2/5] round 1: b | elapsed 13s, left ~30s"
+    )
+
+
+def test_off_a_terminal_the_cli_prints_one_plain_line_per_cell(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with campaign_progress() as progress:
+        progress(ProgressLine(0, 2, "round 1: a", 0.0, None))
+        progress(ProgressLine(1, 2, "round 1: b", 1.0, 1.0))
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "[0/2] round 1: a | elapsed 0s, left ~?\n[1/2] round 1: b | elapsed 1s, left ~1s\n"
+    )

@@ -9,7 +9,6 @@ import time
 
 import pytest
 
-from kit.analysis.stats import percentile
 from kit.delayline.timer import (
     LEAD_EVERY,
     TIMER_ENV,
@@ -21,6 +20,7 @@ from kit.delayline.timer import (
     make_sleeper,
 )
 from kit.errors import UsageError
+from kit.quantile import percentile
 
 US = 1_000
 MS = 1_000_000

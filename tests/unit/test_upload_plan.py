@@ -129,11 +129,11 @@ def test_the_tap_summary_has_the_servers_settings_and_credit() -> None:
     down.feed(_server_bytes(64 * KIB), 5)
     conn = TapConnection(conn=1, opened_ns=0, closed_ns=10, down=down.summary())
     summary = summarize([conn], delay_down_ms=10.0)
-    assert summary.server_settings["INITIAL_WINDOW_SIZE"] == 64 * KIB
-    assert summary.server_conn_window_updates.first == (1000,)
-    assert summary.server_settings_changes == 1
-    assert [s.window_bytes for s in summary.server_window_growth] == [64 * KIB, 128 * KIB]
-    assert summary.client_settings == {}
+    assert summary.server.settings["INITIAL_WINDOW_SIZE"] == 64 * KIB
+    assert summary.server.conn_window_updates.first == (1000,)
+    assert summary.server.settings_changes == 1
+    assert [s.window_bytes for s in summary.server.window_growth] == [64 * KIB, 128 * KIB]
+    assert summary.client.settings == {}
 
 
 def test_the_tap_marks_data_bytes_per_chunk() -> None:

@@ -151,7 +151,7 @@ def pool_rows(view: CampaignView) -> list[PoolRow]:
 
 def conn_window_opened(cell: CellView) -> bool | None:
     """The pool's connection window went to 2^31-1 at once (so it never binds), per the tap."""
-    firsts = [m.frames.conn_window_updates.first for m in cell.ok if m.frames is not None]
+    firsts = [m.frames.client.conn_window_updates.first for m in cell.ok if m.frames is not None]
     if not firsts:
         return None
     return all(f and f[0] == HTTP2_MAX_WINDOW_BYTES - INITIAL_WINDOW_BYTES for f in firsts)

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Literal
 
 from kit.analysis.cells import CampaignView, CellView, mean_latency_ms
-from kit.analysis.stats import Verdict, percentile, verdict
+from kit.analysis.stats import Verdict, verdict
 from kit.analysis.tables.checks import Bar
 from kit.analysis.tables.windows import row_order
 from kit.plan.tables.unary import UNARY_CAMPAIGN
+from kit.quantile import percentile
 
 UNARY_MIN_PCT = 5.0
 

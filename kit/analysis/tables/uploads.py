@@ -80,10 +80,10 @@ class Advertised:
 
 
 def advertised(frames: FrameSummary) -> Advertised:
-    growth = [s.window_bytes for s in frames.server_window_growth]
-    updates = frames.server_conn_window_updates
+    growth = [s.window_bytes for s in frames.server.window_growth]
+    updates = frames.server.conn_window_updates
     return Advertised(
-        initial_bytes=frames.server_settings.get(INITIAL_WINDOW_SIZE),
+        initial_bytes=frames.server.settings.get(INITIAL_WINDOW_SIZE),
         grown_to=growth[-1] if len(growth) > 1 else None,
         conn_credit_bytes=updates.total,
         largest_conn_update=max(updates.first, default=0),

@@ -16,12 +16,12 @@ from kit.results.records import FrameSummary
 
 
 def _growth_text(frames: FrameSummary, cell: CellView) -> str:
-    growth = [step.window_bytes for step in frames.window_growth]
+    growth = [step.window_bytes for step in frames.client.window_growth]
     if len(growth) > 1:
         steps = [format_bytes(g, digits=0) for g in growth]
         shown = steps if len(steps) <= 6 else [*steps[:3], "...", *steps[-2:]]
         return f"grew: {' -> '.join(shown)} ({len(growth)} SETTINGS)"
-    total = frames.conn_window_updates.total
+    total = frames.client.conn_window_updates.total
     if cell.trial.client.window_mode == "dynamic":
         return f"no SETTINGS growth; conn credit granted {format_bytes(total)}"
     return "fixed"
@@ -33,14 +33,14 @@ def _wire_row(cell: CellView) -> list[str]:
     if run is None or frames is None:
         why = "FAILED" if not cell.ok else "no tap records"
         return [setting_text(cell), transfer_text(cell), why, "-", "-", "-", "-", "-", "-"]
-    conn = frames.conn_window_updates
+    conn = frames.client.conn_window_updates
     return [
         setting_text(cell),
         transfer_text(cell),
-        settings_text(frames.client_settings),
+        settings_text(frames.client.settings),
         str(conn.count),
         " ".join(str(i) for i in conn.first),
-        str(frames.stream_window_updates.count),
+        str(frames.client.stream_window_updates.count),
         pings_text(frames),
         _growth_text(frames, cell),
         fmt_mib_s(run.throughput_mib_s),
