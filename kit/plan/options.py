@@ -78,7 +78,6 @@ class Source:
 
 
 COMMAND_LINE = Source()
-SPEC = Source(spec=True)
 
 
 @dataclass(frozen=True)
@@ -210,19 +209,8 @@ def options_from_items(
     ``{keys}`` (the unknown ones) and ``{known}`` (the keys ``cls`` takes).
     """
     fields = spellings(cls)
-    by_key = {k: f for f, s in fields.items() if s.item for k in (s.key, *s.aliases)}
     dotted = "" if prefix else next((f for f, s in fields.items() if s.dotted), "")
-    values: dict[str, list[Raw]] = {}
-    args: list[tuple[str, Raw]] = []
-    strangers: set[str] = set()
-    for key, value in items:
-        name = by_key.get(key.removeprefix(prefix)) if key.startswith(prefix) else None
-        if name is not None:
-            values.setdefault(name, []).append(_raw(key, value))
-        elif dotted and "." in key:
-            args.append((key, _raw(key, value)))
-        else:
-            strangers.add(key)
+    values, args, strangers = _sort_items(fields, items, prefix, bool(dotted))
     if strangers:
         known = ", ".join(item_keys(cls, prefix))
         raise UsageError(unknown.format(keys=", ".join(sorted(strangers)), known=known))
@@ -239,6 +227,28 @@ def options_from_items(
         given[dotted] = tuple(args)
     build: Callable[..., R] = cls  # each value was checked above (``_raw``)
     return build(source=Source(spec=True, prefix=prefix), **given)
+
+
+def _sort_items(
+    fields: Mapping[str, Spelling],
+    items: Iterable[tuple[str, object]],
+    prefix: str,
+    dotted: bool,
+) -> tuple[dict[str, list[Raw]], list[tuple[str, Raw]], set[str]]:
+    """Items -> values by field, channel arguments (dotted keys), and the unknown keys."""
+    by_key = {k: f for f, s in fields.items() if s.item for k in (s.key, *s.aliases)}
+    values: dict[str, list[Raw]] = {}
+    args: list[tuple[str, Raw]] = []
+    strangers: set[str] = set()
+    for key, value in items:
+        name = by_key.get(key.removeprefix(prefix)) if key.startswith(prefix) else None
+        if name is not None:
+            values.setdefault(name, []).append(_raw(key, value))
+        elif dotted and "." in key:
+            args.append((key, _raw(key, value)))
+        else:
+            strangers.add(key)
+    return values, args, strangers
 
 
 def _raw(key: str, value: object) -> Raw:

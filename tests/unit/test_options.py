@@ -4,11 +4,14 @@ name each option as the user wrote it where it came from - pure, no sockets."""
 from __future__ import annotations
 
 import dataclasses
+import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kit.cli.compare import FILE_ONLY
 from kit.errors import FieldError, UsageError, named
 from kit.plan.builder import (
     client_from,
@@ -43,6 +46,7 @@ RECORDS: tuple[type[Options], ...] = (
     PlanOptions,
 )
 GRPCIO, H2 = parse_candidate("grpcio"), parse_candidate("h2")
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _plan(settings: PlanOptions) -> None:
@@ -68,6 +72,14 @@ def test_every_option_is_spelled_once_per_place(record: type[Options]) -> None:
     assert all(record().name(f) == s.flag for f, s in spellings(record).items())
     sets = [s.sets for s in spellings(record).values()]
     assert len(sets) == len(set(sets))  # one option per placeholder of the configs' errors
+
+
+def test_every_option_the_builder_names_is_a_field() -> None:
+    """``o.name("rate_up")`` takes a field's name as a string: a typo must fail here."""
+    fields = {f for record in RECORDS for f in spellings(record)}
+    for path in [*(REPO / "kit" / "plan").glob("*.py"), *(REPO / "kit" / "cli").glob("*.py")]:
+        used = set(re.findall(r"""\.name\(["']([a-z_]+)["']""", path.read_text(encoding="utf-8")))
+        assert used <= fields, f"{path.name}: {sorted(used - fields)}"
 
 
 def test_spellings_that_differ_between_the_command_line_and_a_file() -> None:
@@ -327,3 +339,10 @@ def test_a_config_names_its_fields_and_the_builder_respells_them() -> None:
         Workload(streams=0)
     error = FieldError("{a}: {0!r} and {b}", ["{b}"], {"b": "B"})
     assert str(error) == "a: '{b}' and B"  # a value is never read as a template
+
+
+def test_kit_compare_names_the_settings_it_has_no_flag_for_as_a_plan_file_does() -> None:
+    assert FILE_ONLY.spec_fields <= set(spellings(PlanOptions))
+    settings = PlanOptions(rate="2kbit", source=FILE_ONLY)  # as `kit compare --rate 2kbit`
+    with pytest.raises(UsageError, match=r"^--rate: .*\(raise the rate or timeout\)$"):
+        _plan(settings)
