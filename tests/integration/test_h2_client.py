@@ -185,7 +185,8 @@ def test_client_process_prints_its_result_as_the_last_line(port: int) -> None:
     [
         ("{not json", "--trial: not JSON"),
         ('{"client": {"kind": "h3"}}', "trial.client.kind"),
-        ('{"workload": {"streams": 0}}', "--streams"),
+        # A trial in JSON names its fields (no flag was typed): the config's own words.
+        ('{"workload": {"streams": 0}}', "trial.workload: streams: 0 is outside"),
     ],
 )
 def test_client_process_refuses_a_bad_trial_with_exit_2(trial_json: str, says: str) -> None:
