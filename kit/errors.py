@@ -8,7 +8,8 @@ h2 protocol errors) are translated into these at the IO shell, in one place each
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import string
+from collections.abc import Iterator, Mapping, Sequence
 
 
 class KitError(Exception):
@@ -28,6 +29,24 @@ class UsageError(KitError):
     def __init__(self, message: str, contexts: frozenset[str] = frozenset()) -> None:
         super().__init__(message)
         self.contexts = contexts
+
+
+class FieldError(UsageError):
+    """A usage error about named fields of a frozen config (``Link``, ``Workload``...).
+
+    ``template`` names each field as ``{field}`` and holds the offending values as ``{0}``,
+    ``{1}``. A config cannot know whether its values came from ``--rate-up`` or from a plan
+    file's ``rate-up``, so it names its own fields; the plan builder, which knows, spells
+    them as the user did (``named``). Values are formatted in, never parsed as a template.
+    """
+
+    def __init__(
+        self, template: str, values: Sequence[object] = (), names: Mapping[str, str] | None = None
+    ) -> None:
+        self.template, self.values, self.names = template, tuple(values), dict(names or {})
+        fields = {f for _, f, _, _ in string.Formatter().parse(template) if f and not f.isdigit()}
+        spelled = {f: self.names.get(f, f) for f in fields}
+        super().__init__(template.format(*self.values, **spelled))
 
 
 class TopologyError(KitError):
@@ -86,3 +105,13 @@ def prefixed(context: str) -> Iterator[None]:
         if context in exc.contexts:
             raise
         raise UsageError(f"{context}: {exc}", exc.contexts | {context}) from None
+
+
+@contextlib.contextmanager
+def named(names: Mapping[str, str]) -> Iterator[None]:
+    """Spell the fields of a ``FieldError`` raised inside as ``names`` says (``{"rate_up_bits_s":
+    "--rate-up"}``); a name given by an inner ``named`` stays."""
+    try:
+        yield
+    except FieldError as exc:
+        raise FieldError(exc.template, exc.values, {**names, **exc.names}) from None

@@ -10,7 +10,7 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -43,9 +43,10 @@ from kit.cli.options import (
 )
 from kit.cli.output import topology, write_text
 from kit.errors import UsageError
-from kit.plan.builder import cli_flag, parse_candidate, workload_from
+from kit.plan.builder import parse_candidate
 from kit.plan.compare import ComparePlan, PlanFile, load_plan_file, plan_from_settings
-from kit.plan.presets import MATRIX_ROUNDS, MATRIX_RTT, knee_plans, preset_plans
+from kit.plan.options import PlanOptions, Source, overlay
+from kit.plan.presets import knee_from, presets_from
 from kit.plan.units import parse_window_bytes, split_host_port
 from kit.report.compare import render_markdown, render_text, report_json
 from kit.report.knee import knee_json, render_knee
@@ -63,6 +64,8 @@ COMPARE_EXAMPLES = """Examples:
   kit compare --preset windows            (the window matrix at 10 ms, h2 client)
 """
 KNEE_EXAMPLES = "Example: kit knee --rtt 20ms --streams 32 --max-window 64MiB"
+# Plan-file settings `kit compare` has no flag for: its errors name them as the file does.
+FILE_ONLY = Source(spec_fields=frozenset({"timeout", "jitter_seed"}))
 
 
 def register(app: typer.Typer) -> None:
@@ -126,23 +129,24 @@ def compare(
     keep_awake: KeepAwake = False,
 ) -> None:
     """Is each candidate faster than the baseline beyond noise, on the link you describe?"""
-    settings: dict[str, Any] = {
-        "rtt": rtt,
-        "delay-up": delay_up,
-        "delay-down": delay_down,
-        "rate": rate,
-        "rate-up": rate_up,
-        "rate-down": rate_down,
-        "jitter": jitter,
-        "streams": streams,
-        "message-size": message_size,
-        "workload": workload,
-        "duration": duration,
-        "bytes": size,
-        "calls": calls,
-        "rounds": rounds,
-        "seed": seed,
-    }
+    settings = PlanOptions(
+        rtt=rtt,
+        delay_up=delay_up,
+        delay_down=delay_down,
+        rate=rate,
+        rate_up=rate_up,
+        rate_down=rate_down,
+        jitter=jitter,
+        streams=streams,
+        message_size=message_size,
+        workload=workload,
+        duration=duration,
+        transfer=size,
+        calls=calls,
+        rounds=rounds,
+        seed=seed,
+        source=FILE_ONLY,
+    )
     if preset is not None:
         plans = _preset_plans(preset, settings, baseline, candidate, file)
     else:
@@ -154,10 +158,10 @@ def compare(
 
 
 def _user_plan(
-    settings: dict[str, Any], baseline: str | None, candidates: list[str], file: Path | None
+    settings: PlanOptions, baseline: str | None, candidates: list[str], file: Path | None
 ) -> ComparePlan:
     plan_file = load_plan_file(file) if file is not None else PlanFile()
-    merged = {**plan_file.settings, **{k: v for k, v in settings.items() if v is not None}}
+    merged = overlay(plan_file.settings, settings)
     base = (
         parse_candidate(baseline) if baseline else plan_file.baseline or parse_candidate("grpcio")
     )
@@ -168,7 +172,7 @@ def _user_plan(
 
 def _preset_plans(
     preset: str,
-    settings: dict[str, Any],
+    settings: PlanOptions,
     baseline: str | None,
     candidates: list[str] | None,
     file: Path | None,
@@ -179,13 +183,13 @@ def _preset_plans(
             ("--baseline", baseline),
             ("--candidate", candidates),
             ("--file", file),
-            ("--streams", settings["streams"]),
-            ("--workload", settings["workload"]),
-            ("--rate", settings["rate"]),
-            ("--rate-up", settings["rate-up"]),
-            ("--rate-down", settings["rate-down"]),
-            ("--jitter", settings["jitter"]),
-            ("--bytes", settings["bytes"]),
+            ("--streams", settings.streams),
+            ("--workload", settings.workload),
+            ("--rate", settings.rate),
+            ("--rate-up", settings.rate_up),
+            ("--rate-down", settings.rate_down),
+            ("--jitter", settings.jitter),
+            ("--bytes", settings.transfer),
         )
         if value not in (None, [], ())
     ]
@@ -194,15 +198,9 @@ def _preset_plans(
             f"--preset: {', '.join(given)} cannot be combined with a preset "
             "(it defines its own cells)"
         )
-    if settings["delay-up"] is not None or settings["delay-down"] is not None:
+    if settings.delay_up is not None or settings.delay_down is not None:
         raise UsageError("--preset: use --rtt (the matrix uses a symmetric link)")
-    return preset_plans(
-        preset,
-        rtt=settings["rtt"] or MATRIX_RTT,
-        rounds=MATRIX_ROUNDS if settings["rounds"] is None else settings["rounds"],
-        seed=1 if settings["seed"] is None else settings["seed"],
-        workload=workload_from(settings, cli_flag),
-    )
+    return presets_from(preset, settings)
 
 
 def _records_path(records: Path | None, resume: bool, name: str) -> Path:
@@ -291,14 +289,13 @@ def knee(
     csv: Csv = None,
 ) -> None:
     """Sweep h2 windows; the smallest reaching >= 90% of the best, for 1 and N streams."""
-    plans = knee_plans(
-        rtt=rtt,
+    plans = knee_from(
+        PlanOptions(
+            rtt=rtt, message_size=message_size, duration=duration, rounds=rounds, seed=seed
+        ),
         streams=streams,
         min_window=parse_window_bytes(min_window, option="--min-window"),
         max_window=parse_window_bytes(max_window, option="--max-window"),
-        rounds=rounds,
-        seed=1 if seed is None else seed,
-        workload=workload_from({"message-size": message_size, "duration": duration}, cli_flag),
     )
     reports = _run_plans(plans, records, resume, "knee", csv)
     sweeps = [analyse_sweep(p, r) for p, r in reports]

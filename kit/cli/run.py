@@ -44,8 +44,9 @@ from kit.cli.options import (
 from kit.cli.output import topology
 from kit.delayline.relay import run_proxy_blocking
 from kit.errors import Interrupted, UsageError
-from kit.plan.builder import cli_flag, client_from, link_from, server_from, workload_from
-from kit.plan.grpc_args import parse_option, server_notes
+from kit.plan.builder import link_from, server_from, trial_from
+from kit.plan.grpc_args import server_notes
+from kit.plan.options import ClientOptions, LinkOptions, ServerOptions, WorkloadOptions
 from kit.plan.processes import (
     DEFAULT_MAX_BUFFERED_BYTES,
     DEFAULT_MAX_CONNECTIONS,
@@ -153,44 +154,42 @@ def run(
     keep_awake: KeepAwake = False,
 ) -> None:
     """Run one client through a delay line to a server (ours, or --target), print the result."""
-    items = [
-        ("window", window),
-        ("conn-window", conn_window),
-        ("mode", mode),
-        ("credit", credit),
-        ("conn-credit", conn_credit),
-        ("window-policy", window_policy),
-        ("pool", pool),
-        ("max-frame", max_frame_size),
-        ("connections", connections),
-    ]
-    channel_options = [parse_option(o) for o in option or []]
-    settings = {
-        "rtt": rtt,
-        "delay-up": delay_up,
-        "delay-down": delay_down,
-        **_link_settings(rate, rate_up, rate_down, jitter, seed),
-        "workload": workload,
-        "streams": streams,
-        "slow-streams": slow_streams,
-        "read-rate": read_rate,
-        "message-size": message_size,
-        "duration": duration,
-        "bytes": size,
-        "calls": calls,
-        "timeout": timeout,
-        "server-window": server_window,
-        "server-mode": server_mode,
-        "server-option": server_option,
-    }
-    link = link_from(settings, cli_flag)
-    trial = Trial(
-        link=link,
-        client=client_from(
-            client, [(k, v) for k, v in items if v is not None], cli_flag, channel_options
+    trial = trial_from(
+        LinkOptions(
+            rtt=rtt,
+            delay_up=delay_up,
+            delay_down=delay_down,
+            rate=rate,
+            rate_up=rate_up,
+            rate_down=rate_down,
+            jitter=jitter,
+            jitter_seed=seed,
         ),
-        server=server_from(settings, cli_flag),
-        workload=workload_from(settings, cli_flag, link.rtt_ms),
+        ClientOptions(
+            client=client,
+            window=window,
+            conn_window=conn_window,
+            credit=credit,
+            max_frame=max_frame_size,
+            connections=connections,
+            mode=mode,
+            window_policy=window_policy,
+            conn_credit=conn_credit,
+            pool=pool,
+            option=tuple(option or ()),
+        ),
+        ServerOptions(window=server_window, mode=server_mode, option=tuple(server_option or ())),
+        WorkloadOptions(
+            streams=streams,
+            message_size=message_size,
+            workload=workload,
+            duration=duration,
+            transfer=size,
+            calls=calls,
+            timeout=timeout,
+            slow_streams=slow_streams,
+            read_rate=read_rate,
+        ),
     )
     if direct and (trial.link.rtt_ms > 0 or trial.link.limited or trial.link.jitter_ms):
         raise UsageError(
@@ -254,13 +253,16 @@ def proxy(
 ) -> None:
     """Run a standalone delay line (with frame tap) until Ctrl-C."""
     link = link_from(
-        {
-            "rtt": rtt,
-            "delay-up": delay_up,
-            "delay-down": delay_down,
-            **_link_settings(rate, rate_up, rate_down, jitter, seed),
-        },
-        cli_flag,
+        LinkOptions(
+            rtt=rtt,
+            delay_up=delay_up,
+            delay_down=delay_down,
+            rate=rate,
+            rate_up=rate_up,
+            rate_down=rate_down,
+            jitter=jitter,
+            jitter_seed=seed,
+        )
     )
     listen_host, listen_port = split_host_port(listen, "--listen")
     upstream_host, upstream_port = split_host_port(upstream, "--upstream")
@@ -275,22 +277,6 @@ def proxy(
         max_buffered_bytes=parse_size_bytes(max_buffered_bytes, option="--max-buffered-bytes"),
     )
     run_proxy_blocking(config, announce=typer.echo)
-
-
-def _link_settings(
-    rate: str | None,
-    rate_up: str | None,
-    rate_down: str | None,
-    jitter: str | None,
-    seed: int | None,
-) -> dict[str, object]:
-    return {
-        "rate": rate,
-        "rate-up": rate_up,
-        "rate-down": rate_down,
-        "jitter": jitter,
-        "jitter-seed": seed,
-    }
 
 
 def serve(
@@ -310,12 +296,11 @@ def serve(
     if window is not None and server_window is not None:
         raise UsageError("--window: give --server-window or --window, not both")
     config = server_from(
-        {
-            "server-window": server_window if server_window is not None else window,
-            "server-mode": server_mode,
-            "server-option": [*(server_option or []), *(option or [])],
-        },
-        cli_flag,
+        ServerOptions(
+            window=server_window if server_window is not None else window,
+            mode=server_mode,
+            option=(*(server_option or []), *(option or [])),
+        )
     )
     notes = server_notes(config)
     process = ServerProcess(config=config, listen_host=host, listen_port=port)

@@ -14,50 +14,43 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - the same parser, packaged for Python 3.10
     import tomli as tomllib
 
-from kit.errors import UsageError, prefixed
+from kit.errors import UsageError, named, prefixed
 from kit.plan.builder import (
     Candidate,
     candidate_from_items,
-    cli_flag,
     link_from,
+    link_names,
     parse_candidate,
     whole_number,
     workload_from,
 )
 from kit.plan.campaign import CampaignSpec, Cell
-from kit.plan.trial import CLIENT_KINDS, Link, Trial, Workload, fingerprint, link_text
+from kit.plan.options import PlanOptions, options_from_items
+from kit.plan.trial import (
+    CLIENT_KINDS,
+    Link,
+    Trial,
+    Workload,
+    check,
+    check_frame_time,
+    fingerprint,
+    link_text,
+)
 from kit.plan.units import format_bytes
 
 CompareMetric = Literal["throughput", "latency"]
 BASELINE_KEY = "baseline"
 COMPARE_WORKLOADS = ("download", "unary", "upload")
 DEFAULT_ROUNDS = 5
-SETTING_KEYS = (
-    "rtt",
-    "delay-up",
-    "delay-down",
-    "rate",
-    "rate-up",
-    "rate-down",
-    "jitter",
-    "jitter-seed",
-    "streams",
-    "message-size",
-    "workload",
-    "duration",
-    "bytes",
-    "calls",
-    "timeout",
-    "rounds",
-    "seed",
-)
+MAX_ROUNDS = 1000
+PLAN_UNKNOWN = "unknown setting {keys} (use {known}, baseline, [[candidate]])"
 
 
 # --- the plan -----------------------------------------------------------------------------
@@ -80,10 +73,12 @@ class ComparePlan:
             raise UsageError(
                 "compare: give at least one --candidate (or a plan file with [[candidate]])"
             )
-        if self.workload.kind not in COMPARE_WORKLOADS:
-            raise UsageError(
-                f"--workload: {self.workload.kind!r} is not one of {', '.join(COMPARE_WORKLOADS)}"
-            )
+        check(
+            self.workload.kind in COMPARE_WORKLOADS,
+            "{workload}: {0!r} is not one of {1}",
+            self.workload.kind,
+            ", ".join(COMPARE_WORKLOADS),
+        )
         names = [c.name for c in self.candidates]
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:
@@ -92,8 +87,12 @@ class ComparePlan:
             )
         if BASELINE_KEY in names:
             raise UsageError(f"candidate name {BASELINE_KEY!r} is reserved for the baseline")
-        if not 1 <= self.rounds <= 1000:
-            raise UsageError(f"--rounds: {self.rounds} is outside 1..1000")
+        check(
+            1 <= self.rounds <= MAX_ROUNDS,
+            "{rounds}: {0} is outside 1..{1}",
+            self.rounds,
+            MAX_ROUNDS,
+        )
 
     def trial(self, candidate: Candidate) -> Trial:
         return Trial(
@@ -157,7 +156,7 @@ def describe_setup(link: Link, workload: Workload) -> str:
 class PlanFile:
     """What a TOML plan file holds: settings, an optional baseline, candidates."""
 
-    settings: Mapping[str, Any] = field(default_factory=dict)
+    settings: PlanOptions = field(default_factory=PlanOptions)
     baseline: Candidate | None = None
     candidates: tuple[Candidate, ...] = ()
 
@@ -175,26 +174,22 @@ def load_plan_file(path: Path) -> PlanFile:
     return plan_file_from_dict(data, str(path))
 
 
-def plan_file_from_dict(data: Mapping[str, Any], where: str = "plan") -> PlanFile:
+def plan_file_from_dict(data: Mapping[str, object], where: str = "plan") -> PlanFile:
     data = dict(data)
     baseline_raw = data.pop("baseline", None)
     candidates_raw = data.pop("candidate", [])
-    unknown = sorted(set(data) - set(SETTING_KEYS))
-    if unknown:
-        raise UsageError(
-            f"{where}: unknown setting {', '.join(unknown)} "
-            f"(use {', '.join(SETTING_KEYS)}, baseline, [[candidate]])"
-        )
+    with prefixed(where):
+        settings = options_from_items(PlanOptions, data.items(), PLAN_UNKNOWN)
     if not isinstance(candidates_raw, list):
         raise UsageError(f"{where}: 'candidate' must be an array of tables ([[candidate]])")
     baseline = None if baseline_raw is None else _file_candidate(baseline_raw, f"{where}: baseline")
     candidates = tuple(
         _file_candidate(c, f"{where}: candidate {i + 1}") for i, c in enumerate(candidates_raw)
     )
-    return PlanFile(settings=data, baseline=baseline, candidates=candidates)
+    return PlanFile(settings=settings, baseline=baseline, candidates=candidates)
 
 
-def _file_candidate(raw: Any, where: str) -> Candidate:
+def _file_candidate(raw: object, where: str) -> Candidate:
     """A string spec, or a table: name + spec, or name + client + fields (+ options table)."""
     if isinstance(raw, str):
         return parse_candidate(raw)
@@ -219,20 +214,24 @@ def _file_candidate(raw: Any, where: str) -> Candidate:
 
 
 def plan_from_settings(
-    settings: Mapping[str, Any],
+    settings: PlanOptions,
     baseline: Candidate,
     candidates: Sequence[Candidate],
     title: str = "compare",
 ) -> ComparePlan:
-    """Settings (file values overridden by CLI flags; None = not given) -> ComparePlan."""
-    s = {k: v for k, v in settings.items() if v is not None}
-    link = link_from(s, cli_flag)
-    return ComparePlan(
-        link=link,
-        workload=workload_from(s, cli_flag, link.rtt_ms),
-        baseline=baseline,
-        candidates=tuple(candidates),
-        rounds=whole_number(s.get("rounds", DEFAULT_ROUNDS), "--rounds"),
-        seed=whole_number(s.get("seed", 1), "--seed"),
-        title=title,
-    )
+    """Settings (a plan file's under CLI flags: ``kit.plan.options.overlay``) -> ComparePlan."""
+    link = link_from(settings)
+    workload = workload_from(settings, link.rtt_ms)
+    rounds = settings.rounds if settings.rounds is not None else DEFAULT_ROUNDS
+    seed = settings.seed if settings.seed is not None else 1
+    with named(link_names(settings)):
+        check_frame_time(link, workload)  # every cell's trial would refuse it, but later
+        return ComparePlan(
+            link=link,
+            workload=workload,
+            baseline=baseline,
+            candidates=tuple(candidates),
+            rounds=whole_number(rounds, settings.name("rounds")),
+            seed=whole_number(seed, settings.name("seed")),
+            title=title,
+        )

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kit.errors import UsageError
-from kit.plan.builder import Candidate, cli_flag, h2_candidate, link_from
+from kit.errors import UsageError, named
+from kit.plan.builder import Candidate, h2_candidate, link_from, whole_number, workload_from
 from kit.plan.compare import ComparePlan
+from kit.plan.options import LinkOptions, PlanOptions
 from kit.plan.trial import Workload
 from kit.plan.units import KIB, MIB, format_bytes, size_spec
 
@@ -89,7 +90,7 @@ def window_matrix(
     """The window matrix as one comparison per download count."""
     placeholder = h2_candidate(DEFAULTS, DEFAULT_STREAM_WINDOW, DEFAULT_CONN_WINDOW)
     base = ComparePlan(
-        link=link_from({"rtt": rtt}, cli_flag),
+        link=link_from(LinkOptions(rtt=rtt)),
         workload=workload or Workload(),
         baseline=placeholder,
         candidates=(placeholder,),
@@ -109,6 +110,21 @@ def preset_plans(
     if name != "windows":
         raise UsageError(f"--preset: {name!r} is not one of {', '.join(PRESETS)}")
     return window_matrix(rtt=rtt, rounds=rounds, seed=seed, workload=workload)
+
+
+def presets_from(name: str, settings: PlanOptions) -> tuple[ComparePlan, ...]:
+    """``kit compare --preset``: its RTT, rounds, seed and workload from the options given."""
+    workload = workload_from(settings)
+    rounds = MATRIX_ROUNDS if settings.rounds is None else settings.rounds
+    seed = 1 if settings.seed is None else settings.seed
+    with named(settings.names()):
+        return preset_plans(
+            name,
+            rtt=str(settings.rtt or MATRIX_RTT),
+            rounds=whole_number(rounds, settings.name("rounds")),
+            seed=whole_number(seed, settings.name("seed")),
+            workload=workload,
+        )
 
 
 # --- the knee sweep -----------------------------------------------------------------------
@@ -168,7 +184,7 @@ def knee_plans(
         raise UsageError("knee: the sweep needs at least two windows (--max-window > --min-window)")
     placeholder = h2_candidate("x", ladder[0], ladder[0])
     base = ComparePlan(
-        link_from({"rtt": rtt}, cli_flag),
+        link_from(LinkOptions(rtt=rtt)),
         workload or Workload(),
         placeholder,
         (placeholder,),
@@ -177,3 +193,22 @@ def knee_plans(
     )
     counts = (1, streams) if streams > 1 else (1,)
     return tuple(knee_sweep(n, ladder, base) for n in counts)
+
+
+def knee_from(
+    settings: PlanOptions, streams: int, min_window: int, max_window: int
+) -> tuple[ComparePlan, ...]:
+    """``kit knee``: the sweeps at the RTT, rounds, seed and workload of the options given."""
+    workload = workload_from(settings)
+    rounds = KNEE_ROUNDS if settings.rounds is None else settings.rounds
+    seed = 1 if settings.seed is None else settings.seed
+    with named(settings.names()):
+        return knee_plans(
+            rtt=str(settings.rtt or KNEE_RTT),
+            streams=streams,
+            min_window=min_window,
+            max_window=max_window,
+            rounds=whole_number(rounds, settings.name("rounds")),
+            seed=whole_number(seed, settings.name("seed")),
+            workload=workload,
+        )

@@ -1,8 +1,11 @@
 """Frozen, validated plans: the link, the client and server windows, the workload, the trial.
 
-Everything here is plain data checked when built; an invalid value raises ``UsageError``
-naming the field and the allowed range. Trials travel to child processes as JSON
-(``kit.results.codec``, the one place that converts typed data to and from JSON).
+Everything here is plain data checked when built; an invalid value raises a ``FieldError``
+naming the field and the allowed range. A config names its own fields (``rate_up_bits_s``):
+it cannot know whether a value came from ``--rate-up`` or from a plan file's ``rate-up``,
+and the plan builder (``kit.plan.builder``), which does, spells them as the user wrote them.
+Trials travel to child processes as JSON (``kit.results.codec``, the one place that converts
+typed data to and from JSON).
 """
 
 from __future__ import annotations
@@ -11,14 +14,16 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Literal, TypeGuard
 
-from kit.errors import UsageError
+from kit.errors import FieldError, UsageError
 from kit.plan.units import (
     HTTP2_MAX_WINDOW_BYTES,
-    MAX_RATE_BITS_S,
     MIB,
-    MIN_RATE_BITS_S,
+    RATE_RANGE,
+    WINDOW_RANGE,
     format_bytes,
     format_rate,
+    rate_in_range,
+    window_in_range,
 )
 
 ClientKind = Literal["grpcio", "h2"]
@@ -49,6 +54,21 @@ MIN_TIMED_RTTS = 20
 DEFAULT_LINK_SEED = 1
 # The frame a peer must be able to send within the timeout: HTTP/2's default MAX_FRAME_SIZE.
 SLOWEST_FRAME_BYTES = 16_384
+MAX_SEED = 2**63 - 1
+MAX_CONNECTIONS = 256
+
+# What the grpcio client cannot do, by the field that would ask it to (it would ignore them
+# silently); the builder refuses the options that set them with the same words.
+H2_ONLY: dict[str, str] = {
+    "conn_window_bytes": "the grpcio client cannot set the connection window separately "
+    "(C-core derives it from the stream window); use the h2 client",
+    "credit_policy": "only the h2 client has a credit policy (C-core returns credit itself)",
+    "conn_credit": "only the h2 client chooses when connection credit goes back "
+    "(C-core returns it itself)",
+    "pool_bytes": "the receive pool is the h2 client's (use --client h2 --window-policy pool)",
+    "max_frame_bytes": "only the h2 client advertises it here; for grpcio pass the channel "
+    "argument grpc.http2.max_frame_size (honoured with grpc.http2.bdp_probe=0)",
+}
 
 
 def require(ok: bool, message: str) -> None:
@@ -56,11 +76,44 @@ def require(ok: bool, message: str) -> None:
         raise UsageError(message)
 
 
+def check(ok: bool, template: str, *values: object) -> None:
+    """``require`` for a message naming fields as ``{field}`` (see ``FieldError``)."""
+    if not ok:
+        raise FieldError(template, values)
+
+
+def _placeholder(name: str) -> str:
+    return "{" + name + "}"
+
+
 def _check_window(name: str, value: int | None) -> None:
     if value is not None:
-        require(
-            is_int(value) and 1 <= value <= HTTP2_MAX_WINDOW_BYTES,
-            f"{name}: {value} is outside HTTP/2's window range 1..{HTTP2_MAX_WINDOW_BYTES} (2^31-1)",
+        check(
+            is_int(value) and window_in_range(value),
+            _placeholder(name) + ": {0} bytes is outside " + WINDOW_RANGE,
+            value,
+        )
+
+
+def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    check(value in choices, name + ": {0!r} is not one of {1}", value, ", ".join(choices))
+
+
+def _check_delay(name: str, value: float, limit_ms: float = MAX_DELAY_MS) -> None:
+    check(
+        is_number(value) and 0.0 <= value <= limit_ms,
+        _placeholder(name) + ": {0} ms is outside 0..{1:g} ms",
+        value,
+        limit_ms,
+    )
+
+
+def _check_rate(name: str, value: float | None) -> None:
+    if value is not None:
+        check(
+            is_number(value) and rate_in_range(value),
+            _placeholder(name) + ": {0} bit/s is outside " + RATE_RANGE,
+            value,
         )
 
 
@@ -81,35 +134,15 @@ class Link:
     seed: int = DEFAULT_LINK_SEED
 
     def __post_init__(self) -> None:
-        for name in ("delay_up_ms", "delay_down_ms"):
-            value = getattr(self, name)
-            require(
-                is_number(value) and 0.0 <= value <= MAX_DELAY_MS,
-                f"{name}: {value} ms is outside 0..{MAX_DELAY_MS:g} ms",
-            )
-        for name, rate in (
-            ("--rate-up", self.rate_up_bits_s),
-            ("--rate-down", self.rate_down_bits_s),
-        ):
-            require(
-                rate is None or (is_number(rate) and MIN_RATE_BITS_S <= rate <= MAX_RATE_BITS_S),
-                f"{name}: {rate} bit/s is outside 1 kbit/s .. 1 Tbit/s",
-            )
-        require(
-            is_number(self.jitter_ms) and 0.0 <= self.jitter_ms <= MAX_DELAY_MS,
-            f"--jitter: {self.jitter_ms} ms is outside 0..{MAX_DELAY_MS:g} ms",
-        )
-        require(
-            is_int(self.seed) and 0 <= self.seed < 2**63,
-            f"--seed: {self.seed!r} is not a whole number >= 0",
+        _check_delay("delay_up_ms", self.delay_up_ms)
+        _check_delay("delay_down_ms", self.delay_down_ms)
+        _check_rate_jitter_seed(
+            self.rate_up_bits_s, self.rate_down_bits_s, self.jitter_ms, self.seed
         )
 
     @classmethod
     def from_rtt(cls, rtt_ms: float) -> Link:
-        require(
-            0.0 <= rtt_ms <= 2 * MAX_DELAY_MS,
-            f"rtt: {rtt_ms} ms is outside 0..{2 * MAX_DELAY_MS:g} ms",
-        )
+        _check_delay("rtt", rtt_ms, 2 * MAX_DELAY_MS)
         return cls(delay_up_ms=rtt_ms / 2, delay_down_ms=rtt_ms / 2)
 
     @property
@@ -140,6 +173,17 @@ def link_text(link: Link) -> str:
     return text
 
 
+def _check_rate_jitter_seed(
+    rate_up_bits_s: float | None, rate_down_bits_s: float | None, jitter_ms: float, seed: int
+) -> None:
+    _check_rate("rate_up_bits_s", rate_up_bits_s)
+    _check_rate("rate_down_bits_s", rate_down_bits_s)
+    _check_delay("jitter_ms", jitter_ms)
+    check(is_int(seed), "{seed}: {0!r} is not a whole number", seed)
+    check(seed >= 0, "{seed}: {0} is negative; a seed is a whole number >= 0", seed)
+    check(seed <= MAX_SEED, "{seed}: {0} is above 2^63-1", seed)
+
+
 @dataclass(frozen=True)
 class ClientConfig:
     """Which client, and how it sets its receive windows.
@@ -163,79 +207,82 @@ class ClientConfig:
     pool_bytes: int | None = None
 
     def __post_init__(self) -> None:
-        require(
-            self.kind in CLIENT_KINDS,
-            f"client: {self.kind!r} is not one of {', '.join(CLIENT_KINDS)}",
-        )
-        require(
-            self.window_mode in WINDOW_MODES,
-            f"window mode: {self.window_mode!r} is not one of {', '.join(WINDOW_MODES)}",
-        )
-        require(
-            self.credit_policy is None or self.credit_policy in CREDIT_POLICIES,
-            f"credit policy: {self.credit_policy!r} is not one of {', '.join(CREDIT_POLICIES)}",
-        )
-        require(
-            self.conn_credit in CONN_CREDITS,
-            f"--conn-credit: {self.conn_credit!r} is not one of {', '.join(CONN_CREDITS)}",
-        )
+        self._check_choices()
         self._check_pool()
-        _check_window("--window", self.window_bytes)
-        _check_window("--conn-window", self.conn_window_bytes)
-        require(
+        _check_window("window_bytes", self.window_bytes)
+        _check_window("conn_window_bytes", self.conn_window_bytes)
+        check(
             (self.window_mode == "static") == (self.window_bytes is not None),
-            "--window: a static window needs a size, and only a static window takes one",
+            "{window_bytes}: a static window needs a size, and only a static window takes one",
         )
-        require(
+        check(
             self.max_frame_bytes is None
             or (
                 is_int(self.max_frame_bytes)
                 and H2_MIN_FRAME_BYTES <= self.max_frame_bytes <= H2_MAX_FRAME_BYTES
             ),
-            f"max frame size: {self.max_frame_bytes} is outside HTTP/2's {H2_MIN_FRAME_BYTES}..{H2_MAX_FRAME_BYTES}",
+            "max frame size: {0} is outside HTTP/2's {1}..{2}",
+            self.max_frame_bytes,
+            H2_MIN_FRAME_BYTES,
+            H2_MAX_FRAME_BYTES,
         )
-        require(
-            is_int(self.connections) and 1 <= self.connections <= 256,
-            f"connections: {self.connections} is outside 1..256",
+        check(
+            is_int(self.connections) and 1 <= self.connections <= MAX_CONNECTIONS,
+            "{connections}: {0} is outside 1..{1}",
+            self.connections,
+            MAX_CONNECTIONS,
         )
         if self.kind == "grpcio":
-            require(
-                self.conn_window_bytes is None,
-                "--conn-window: the grpcio client cannot set the connection window separately "
-                "(C-core derives it from the stream window); use --client h2",
-            )
-            # "immediate": what records written before the policy defaults hold.
-            require(
-                self.credit_policy in (None, "immediate"),
-                "credit policy: only the h2 client has one",
-            )
-            require(
-                self.conn_credit == "receipt",
-                "--conn-credit: only the h2 client has one (C-core returns credit itself)",
-            )
-            require(
-                self.window_mode != "pool",
-                "--window-policy pool: the receive pool is the h2 client's (use --client h2)",
-            )
+            self._check_grpcio()
         else:
-            require(
-                not self.channel_options, "--option: channel options are for the grpcio client only"
-            )
-            require(
-                self.window_mode != "bdp-off",
-                "window mode: bdp-off is a grpcio mode; the h2 client is static or dynamic",
-            )
+            self._check_h2()
+
+    def _check_choices(self) -> None:
+        _check_choice("{client}", self.kind, CLIENT_KINDS)
+        _check_choice("window mode", self.window_mode, WINDOW_MODES)
+        if self.credit_policy is not None:
+            _check_choice("credit policy", self.credit_policy, CREDIT_POLICIES)
+        _check_choice("{conn_credit}", self.conn_credit, CONN_CREDITS)
+
+    def _check_grpcio(self) -> None:
+        check(
+            self.conn_window_bytes is None, "{conn_window_bytes}: " + H2_ONLY["conn_window_bytes"]
+        )
+        # "immediate": what records written before the policy defaults hold.
+        check(
+            self.credit_policy in (None, "immediate"),
+            "{credit_policy}: " + H2_ONLY["credit_policy"],
+        )
+        check(self.conn_credit == "receipt", "{conn_credit}: " + H2_ONLY["conn_credit"])
+        check(
+            self.window_mode != "pool",
+            "{window_policy} pool: the receive pool is the h2 client's (use --client h2)",
+        )
+
+    def _check_h2(self) -> None:
+        check(
+            not self.channel_options,
+            "{channel_options}: channel arguments ({0}) are for the grpcio client only "
+            "(the h2 client takes window, conn-window, credit, max-frame, connections)",
+            ", ".join(k for k, _ in self.channel_options[:1]),
+        )
+        check(
+            self.window_mode != "bdp-off",
+            "window mode: bdp-off is a grpcio mode; the h2 client is static or dynamic",
+        )
 
     def _check_pool(self) -> None:
         if self.pool_bytes is not None:
-            require(
+            check(
                 self.window_mode == "pool",
-                "--pool: only the pool window policy takes a pool (add --window-policy pool)",
+                "{pool_bytes}: only the pool window policy takes a pool (add {window_policy} pool)",
             )
-            require(
+            check(
                 is_int(self.pool_bytes)
                 and HTTP2_DEFAULT_FRAME_BYTES <= self.pool_bytes <= MAX_POOL_BYTES,
-                f"--pool: {self.pool_bytes} is outside {HTTP2_DEFAULT_FRAME_BYTES} B..1 GiB",
+                "{pool_bytes}: {0} is outside {1} B..1 GiB",
+                self.pool_bytes,
+                HTTP2_DEFAULT_FRAME_BYTES,
             )
 
     @property
@@ -294,14 +341,11 @@ class ServerConfig:
     channel_options: tuple[tuple[str, OptionValue], ...] = ()
 
     def __post_init__(self) -> None:
-        require(
-            self.window_mode in WINDOW_MODES,
-            f"server window mode: {self.window_mode!r} is not one of {', '.join(WINDOW_MODES)}",
-        )
-        _check_window("--server-window", self.window_bytes)
-        require(
+        _check_choice("server window mode", self.window_mode, WINDOW_MODES)
+        _check_window("window_bytes", self.window_bytes)
+        check(
             (self.window_mode == "static") == (self.window_bytes is not None),
-            "--server-window: a static window needs a size, and only a static window takes one",
+            "{window_bytes}: a static window needs a size, and only a static window takes one",
         )
 
     @property
@@ -335,64 +379,72 @@ class Workload:
     read_rate_bits_s: float | None = None
 
     def __post_init__(self) -> None:
-        require(
-            self.kind in WORKLOAD_KINDS,
-            f"workload: {self.kind!r} is not one of {', '.join(WORKLOAD_KINDS)}",
-        )
-        require(
+        _check_choice("{workload}", self.kind, WORKLOAD_KINDS)
+        check(
             is_int(self.message_bytes) and 1 <= self.message_bytes <= MAX_WORKLOAD_MESSAGE_BYTES,
-            f"--message-size: {self.message_bytes} is outside 1..64 MiB",
+            "{message_bytes}: {0} is outside 1..64 MiB",
+            self.message_bytes,
         )
-        require(
+        check(
             is_int(self.streams) and 1 <= self.streams <= MAX_STREAMS,
-            f"--streams: {self.streams} is outside 1..{MAX_STREAMS}",
+            "{streams}: {0} is outside 1..{1}",
+            self.streams,
+            MAX_STREAMS,
         )
-        require(
+        check(
             is_int(self.calls) and 1 <= self.calls <= 1_000_000,
-            f"--calls: {self.calls} is outside 1..1000000",
+            "{calls}: {0} is outside 1..1000000",
+            self.calls,
         )
         if self.duration_s is not None:
-            require(
+            check(
                 is_number(self.duration_s) and 0.01 <= self.duration_s <= 3600,
-                f"--duration: {self.duration_s} s is outside 0.01..3600 s",
+                "{duration_s}: {0} s is outside 0.01..3600 s",
+                self.duration_s,
             )
-        if self.bytes_per_stream is not None:
-            require(
-                is_int(self.bytes_per_stream) and 1 <= self.bytes_per_stream <= 2**40,
-                f"--bytes: {self.bytes_per_stream} is outside 1 B..1 TiB",
-            )
-            # A smaller transfer would still move one whole message and report nonsense.
-            require(
-                self.bytes_per_stream >= self.message_bytes,
-                f"--bytes: {self.bytes_per_stream} B per stream is less than one message "
-                f"({format_bytes(self.message_bytes)}); ask for at least the message size, "
-                "or a smaller --message-size",
-            )
+        self._check_transfer()
         require(isinstance(self.warmup, bool), f"warmup: {self.warmup!r} is not true or false")
-        require(
+        check(
             is_number(self.timeout_s) and 1.0 <= self.timeout_s <= 7200,
-            f"--timeout: {self.timeout_s} s is outside 1..7200 s",
+            "{timeout_s}: {0} s is outside 1..7200 s",
+            self.timeout_s,
         )
         self._check_slow_readers()
 
-    def _check_slow_readers(self) -> None:
-        require(
-            is_int(self.slow_streams) and 0 <= self.slow_streams <= self.streams,
-            f"--slow-streams: {self.slow_streams} is outside 0..{self.streams} (--streams)",
+    def _check_transfer(self) -> None:
+        if self.bytes_per_stream is None:
+            return
+        check(
+            is_int(self.bytes_per_stream) and 1 <= self.bytes_per_stream <= 2**40,
+            "{bytes_per_stream}: {0} is outside 1 B..1 TiB",
+            self.bytes_per_stream,
         )
-        require(
+        # A smaller transfer would still move one whole message and report nonsense.
+        check(
+            self.bytes_per_stream >= self.message_bytes,
+            "{bytes_per_stream}: {0} B per stream is less than one message ({1}); ask for at "
+            "least the message size, or a smaller {message_bytes}",
+            self.bytes_per_stream,
+            format_bytes(self.message_bytes),
+        )
+
+    def _check_slow_readers(self) -> None:
+        check(
+            is_int(self.slow_streams) and 0 <= self.slow_streams <= self.streams,
+            "{slow_streams}: {0} is outside 0..{1} ({streams})",
+            self.slow_streams,
+            self.streams,
+        )
+        check(
             (self.slow_streams > 0) == (self.read_rate_bits_s is not None),
-            "--read-rate: slow streams need a read rate, and only slow streams take one "
-            "(give --slow-streams and --read-rate together)",
+            "{read_rate_bits_s}: slow streams need a read rate, and only slow streams take one "
+            "(give {slow_streams} and {read_rate_bits_s} together)",
         )
         if self.read_rate_bits_s is not None:
-            require(
-                is_number(self.read_rate_bits_s) and self.read_rate_bits_s > 0,
-                f"--read-rate: {self.read_rate_bits_s} bit/s must be above 0",
-            )
-            require(
+            _check_rate("read_rate_bits_s", self.read_rate_bits_s)
+            check(
                 self.kind == "download",
-                "--slow-streams: slow readers are for downloads (--workload download)",
+                "{slow_streams}: slow readers are for downloads ({workload} download)",
             )
 
     @property
@@ -422,20 +474,7 @@ class Trial:
     label: str = ""
 
     def __post_init__(self) -> None:
-        for name, rate in (
-            ("--rate-up", self.link.rate_up_bits_s),
-            ("--rate-down", self.link.rate_down_bits_s),
-        ):
-            if rate is None:
-                continue
-            if self.link.rate_up_bits_s == self.link.rate_down_bits_s:
-                name = "--rate"
-            frame_s = SLOWEST_FRAME_BYTES * 8 / rate
-            require(
-                frame_s <= self.workload.timeout_s,
-                f"{name}: at {format_rate(rate)} one 16 KiB frame takes {frame_s:.0f} s, longer than "
-                f"the {self.workload.timeout_s:g} s timeout (raise the rate or --timeout)",
-            )
+        check_frame_time(self.link, self.workload)
 
     @property
     def streams_per_connection(self) -> int:
@@ -446,6 +485,25 @@ class Trial:
     def conn_window_bytes(self) -> int | None:
         """The connection window the client grants (h2), or None when it is not ours to set."""
         return self.client.conn_window_for(self.streams_per_connection)
+
+
+def check_frame_time(link: Link, workload: Workload) -> None:
+    """A rate at which one frame outlasts the timeout can never finish a call: refused."""
+    for name, rate in (
+        ("rate_up_bits_s", link.rate_up_bits_s),
+        ("rate_down_bits_s", link.rate_down_bits_s),
+    ):
+        if rate is None:
+            continue
+        frame_s = SLOWEST_FRAME_BYTES * 8 / rate
+        check(
+            frame_s <= workload.timeout_s,
+            _placeholder(name) + ": at {0} one 16 KiB frame takes {1:.0f} s, longer than the "
+            "{2:g} s timeout (raise the rate or {timeout_s})",
+            format_rate(rate),
+            frame_s,
+            workload.timeout_s,
+        )
 
 
 def theory_mib_s(trial: Trial) -> float | None:

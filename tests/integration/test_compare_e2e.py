@@ -16,6 +16,7 @@ from kit.analysis.compare import CompareMeta, build_report
 from kit.campaign.runner import run_campaigns
 from kit.plan.builder import parse_candidate
 from kit.plan.compare import plan_from_settings
+from kit.plan.options import PlanOptions
 
 pytestmark = pytest.mark.integration
 
@@ -35,7 +36,7 @@ def test_identical_candidate_is_within_noise_in_9_of_10_comparisons(tmp_path: Pa
     """
     spec = "h2:window=256KiB,conn-window=256KiB"
     same = [parse_candidate(spec, f"same-{i}") for i in range(10)]
-    settings = {"rtt": "4ms", "duration": "250ms", "rounds": 5, "seed": 7}
+    settings = PlanOptions(rtt="4ms", duration="250ms", rounds=5, seed=7)
     plan = plan_from_settings(settings, parse_candidate(spec), same, title="identical")
     records = tmp_path / "identical.jsonl"
     outcome = run_campaigns([plan.campaign()], records, progress=None)

@@ -179,7 +179,7 @@ def test_a_client_says_ready_then_one_result_that_decodes(kind: str, server_port
     [
         (["--config", "{not json"], "not JSON"),
         (["--config", '{"target_port": 1, "trial": {"client": {"kind": "h3"}}}'], "kind"),
-        (["--config", '{"target_port": 1, "trial": {"workload": {"streams": 0}}}'], "--streams"),
+        (["--config", '{"target_port": 1, "trial": {"workload": {"streams": 0}}}'], "streams"),
         (["--config", '{"target_port": 1, "nonsense": 1}'], "nonsense"),
         ([], "usage"),
     ],

@@ -16,6 +16,7 @@ from kit.plan.compare import (
     plan_file_from_dict,
     plan_from_settings,
 )
+from kit.plan.options import PlanOptions, Raw
 from kit.plan.presets import (
     BOTH,
     CONN_ONLY,
@@ -184,14 +185,14 @@ def test_plan_file_errors(tmp_path: Path) -> None:
 # --- plans --------------------------------------------------------------------------------
 
 
-def _plan(**settings: object) -> ComparePlan:
+def _plan(**settings: Raw | None) -> ComparePlan:
     return plan_from_settings(
-        settings, parse_candidate("grpcio"), [parse_candidate("h2:window=1MiB")]
+        PlanOptions(**settings), parse_candidate("grpcio"), [parse_candidate("h2:window=1MiB")]
     )
 
 
 def test_settings_build_link_and_workload() -> None:
-    plan = _plan(rtt="10ms", **{"delay-down": "8ms"}, streams=3, duration="500ms", rounds=4, seed=9)
+    plan = _plan(rtt="10ms", delay_down="8ms", streams=3, duration="500ms", rounds=4, seed=9)
     assert plan.link == Link(delay_up_ms=5.0, delay_down_ms=8.0)
     assert (plan.workload.streams, plan.workload.duration_s, plan.rounds, plan.seed) == (
         3,
@@ -227,7 +228,7 @@ def test_campaign_name_ignores_rounds_and_seed_but_not_cells() -> None:
     ("settings", "match"),
     [({"workload": "bogus"}, "not one of download, unary, upload"), ({"rounds": 0}, "--rounds: 0")],
 )
-def test_plan_validation(settings: dict[str, object], match: str) -> None:
+def test_plan_validation(settings: dict[str, Raw], match: str) -> None:
     with pytest.raises(UsageError, match=match):
         _plan(**settings)
 
@@ -235,15 +236,15 @@ def test_plan_validation(settings: dict[str, object], match: str) -> None:
 def test_candidates_need_distinct_names_and_not_baseline() -> None:
     base, h2 = parse_candidate("grpcio"), parse_candidate("h2")
     with pytest.raises(UsageError, match="given twice"):
-        plan_from_settings({}, base, [h2, h2])
+        plan_from_settings(PlanOptions(), base, [h2, h2])
     with pytest.raises(UsageError, match="reserved"):
-        plan_from_settings({}, base, [parse_candidate("h2", "baseline")])
+        plan_from_settings(PlanOptions(), base, [parse_candidate("h2", "baseline")])
     with pytest.raises(UsageError, match="at least one --candidate"):
-        plan_from_settings({}, base, [])
+        plan_from_settings(PlanOptions(), base, [])
 
 
 def test_identical_candidate_is_allowed_as_its_own_cell() -> None:
-    plan = plan_from_settings({}, parse_candidate("grpcio"), [parse_candidate("grpcio")])
+    plan = plan_from_settings(PlanOptions(), parse_candidate("grpcio"), [parse_candidate("grpcio")])
     cells = plan.cells()
     assert cells[0].trial.client == cells[1].trial.client and cells[0].key != cells[1].key
 

@@ -31,6 +31,7 @@ from kit.analysis.compare import CompareMeta, build_report
 from kit.analysis.flat import flat_row, flat_rows, parse_csv_row
 from kit.plan.builder import parse_candidate
 from kit.plan.compare import plan_from_settings
+from kit.plan.options import PlanOptions
 from kit.report.compare import render_markdown, render_text, report_json
 from kit.report.export import render_csv
 from kit.report.run import run_table
@@ -122,7 +123,7 @@ def test_tables_render_stably_and_fit_a_terminal() -> None:
 
 def test_compare_renders_stably_and_its_numbers_are_0_1s() -> None:
     plan = plan_from_settings(
-        {"rtt": "5ms", "rounds": 2, "duration": "0.3s"},
+        PlanOptions(rtt="5ms", rounds=2, duration="0.3s"),
         parse_candidate("grpcio"),
         [parse_candidate("h2:window=1MiB")],
     )

@@ -10,9 +10,10 @@ import pytest
 from kit.capture.frametap import FrameTap
 from kit.capture.summary import summarize
 from kit.errors import UsageError
-from kit.plan.builder import cli_flag, parse_candidate, server_from
+from kit.plan.builder import parse_candidate, server_from
 from kit.plan.compare import plan_file_from_dict, plan_from_settings
 from kit.plan.grpc_args import SERVER_EXTRA_CREDIT_NOTE, server_notes
+from kit.plan.options import PlanOptions, ServerOptions
 from kit.plan.tables import TablesSettings, plan_tables
 from kit.plan.tables.uploads import CLIENT_WINDOW_KEY, UPLOAD_CONTROL, server_key
 from kit.plan.trial import Link, ServerConfig, Trial, Workload, upload_call_timeout_s
@@ -21,32 +22,32 @@ from kit.results.records import TapConnection
 
 
 def test_server_flags() -> None:
-    static = server_from({"server-window": "64KiB"}, cli_flag)
+    static = server_from(ServerOptions(window="64KiB"))
     assert (static.window_mode, static.window_bytes) == ("static", 64 * KIB)
-    assert server_from({}, cli_flag) == ServerConfig()
-    off = server_from(
-        {"server-mode": "bdp-off", "server-option": ["grpc.http2.lookahead_bytes=262144"]},
-        cli_flag,
-    )
+    assert server_from(ServerOptions()) == ServerConfig()
+    off = server_from(ServerOptions(mode="bdp-off", option=("grpc.http2.lookahead_bytes=262144",)))
     assert off.window_mode == "bdp-off"
     assert off.channel_options == (("grpc.http2.lookahead_bytes", 262144),)
     assert static.label == "server static 64 KiB" and ServerConfig().label == "server dynamic"
 
 
 @pytest.mark.parametrize(
-    ("settings", "match"),
+    ("options", "match"),
     [
-        ({"server-window": "3GiB"}, "--server-window"),
-        ({"server-mode": "static"}, "--server-mode: a static server window needs --server-window"),
-        ({"server-mode": "bdp-off", "server-window": "1MiB"}, "does not take a window"),
-        ({"server-mode": "fast"}, "server window mode: 'fast' is not one of"),
-        ({"server-option": ["bdp_probe=0"]}, "--server-option: 'bdp_probe'"),
-        ({"server-option": ["grpc.x=1", "grpc.x=2"]}, "given twice"),
+        (ServerOptions(window="3GiB"), "--server-window"),
+        (
+            ServerOptions(mode="static"),
+            "--server-mode: a static server window needs --server-window",
+        ),
+        (ServerOptions(mode="bdp-off", window="1MiB"), "does not take a window"),
+        (ServerOptions(mode="fast"), "server window mode: 'fast' is not one of"),
+        (ServerOptions(option=("bdp_probe=0",)), "--server-option: 'bdp_probe'"),
+        (ServerOptions(option=("grpc.x=1", "grpc.x=2")), "given twice"),
     ],
 )
-def test_server_flags_refuse_bad_input(settings: dict[str, object], match: str) -> None:
+def test_server_flags_refuse_bad_input(options: ServerOptions, match: str) -> None:
     with pytest.raises(UsageError, match=match):
-        server_from(settings, cli_flag)
+        server_from(options)
 
 
 def test_server_candidates() -> None:
@@ -70,7 +71,7 @@ def test_server_candidates() -> None:
 
 def test_compare_plan_carries_the_server_into_each_trial() -> None:
     plan = plan_from_settings(
-        {"workload": "upload", "rtt": "50ms"},
+        PlanOptions(workload="upload", rtt="50ms"),
         parse_candidate("server:window=64KiB"),
         [parse_candidate("server:window=4MiB")],
     )
