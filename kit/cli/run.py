@@ -155,16 +155,7 @@ def run(
 ) -> None:
     """Run one client through a delay line to a server (ours, or --target), print the result."""
     trial = trial_from(
-        LinkOptions(
-            rtt=rtt,
-            delay_up=delay_up,
-            delay_down=delay_down,
-            rate=rate,
-            rate_up=rate_up,
-            rate_down=rate_down,
-            jitter=jitter,
-            jitter_seed=seed,
-        ),
+        link_options(rtt, delay_up, delay_down, rate, rate_up, rate_down, jitter, seed),
         ClientOptions(
             client=client,
             window=window,
@@ -253,16 +244,7 @@ def proxy(
 ) -> None:
     """Run a standalone delay line (with frame tap) until Ctrl-C."""
     link = link_from(
-        LinkOptions(
-            rtt=rtt,
-            delay_up=delay_up,
-            delay_down=delay_down,
-            rate=rate,
-            rate_up=rate_up,
-            rate_down=rate_down,
-            jitter=jitter,
-            jitter_seed=seed,
-        )
+        link_options(rtt, delay_up, delay_down, rate, rate_up, rate_down, jitter, seed)
     )
     listen_host, listen_port = split_host_port(listen, "--listen")
     upstream_host, upstream_port = split_host_port(upstream, "--upstream")
@@ -277,6 +259,29 @@ def proxy(
         max_buffered_bytes=parse_size_bytes(max_buffered_bytes, option="--max-buffered-bytes"),
     )
     run_proxy_blocking(config, announce=typer.echo)
+
+
+def link_options(
+    rtt: str,
+    delay_up: str | None,
+    delay_down: str | None,
+    rate: str | None,
+    rate_up: str | None,
+    rate_down: str | None,
+    jitter: str | None,
+    seed: int | None,
+) -> LinkOptions:
+    """The link flags ``kit run`` and ``kit proxy`` share, as one record."""
+    return LinkOptions(
+        rtt=rtt,
+        delay_up=delay_up,
+        delay_down=delay_down,
+        rate=rate,
+        rate_up=rate_up,
+        rate_down=rate_down,
+        jitter=jitter,
+        jitter_seed=seed,
+    )
 
 
 def serve(
