@@ -1,4 +1,5 @@
-"""Shared fixtures: no kit process may outlive the integration test that started it.
+"""Shared fixtures: no kit process may outlive the integration test that started it; property
+tests run without timing checks.
 
 The check is by PID: every descendant of the pytest process that exists after a test but
 did not exist before it must be gone within a few seconds. A survivor is killed (so one
@@ -14,6 +15,13 @@ from collections.abc import Iterator
 
 import psutil
 import pytest
+from hypothesis import HealthCheck, settings
+
+# These machines are shared and noisy: a property test is about its property, never about how
+# fast examples come (hypothesis's per-example deadline and its "too slow" health check both
+# failed here under load, with nothing wrong in the code).
+settings.register_profile("kit", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("kit")
 
 LEFTOVER_GRACE_S = 5.0
 
