@@ -193,14 +193,19 @@ def server_from(o: ServerOptions) -> ServerConfig:
         )
     if mode == "static" and window is None:
         raise UsageError(f"{o.name('mode')}: a static server window needs {o.name('window')}")
-    option = o.name("option")
-    pairs = [*(parse_option(str(text), option=option) for text in o.option), *o.channel_args]
     with named(o.names()):
         return ServerConfig(
             window_mode=cast(WindowMode, mode),
             window_bytes=window,
-            channel_options=channel_args(pairs, option),
+            channel_options=_channel_options(o),
         )
+
+
+def _channel_options(o: ClientOptions | ServerOptions) -> tuple[tuple[str, OptionValue], ...]:
+    """``--option key=value`` texts and a spec's dotted keys, as one checked tuple."""
+    option = o.name("option")
+    pairs = [*(parse_option(str(text), option=option) for text in o.option), *o.channel_args]
+    return channel_args(pairs, option)
 
 
 def channel_args(
@@ -254,8 +259,6 @@ def client_from(o: ClientOptions) -> ClientConfig:
             f"{o.name('conn_window')}: the {mode} h2 client grows its connection window itself; "
             + ("set " + o.name("window") + " too" if mode == "dynamic" else "it opens it to 2^31-1")
         )
-    option = o.name("option")
-    pairs = [*(parse_option(str(text), option=option) for text in o.option), *o.channel_args]
     with named(o.names()):
         return ClientConfig(
             kind=cast(ClientKind, kind),
@@ -264,7 +267,7 @@ def client_from(o: ClientOptions) -> ClientConfig:
             conn_window_bytes=conn,
             credit_policy=None if o.credit is None else cast(CreditPolicy, str(o.credit)),
             max_frame_bytes=_size(o.max_frame, o.name("max_frame")),
-            channel_options=channel_args(pairs, option),
+            channel_options=_channel_options(o),
             connections=whole_number(_given(o.connections, 1), o.name("connections")),
             conn_credit=cast(ConnCredit, str(_given(o.conn_credit, "receipt"))),
             pool_bytes=_size(o.pool, o.name("pool")),

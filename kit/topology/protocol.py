@@ -40,7 +40,6 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BAD_CONFIG = UsageError.exit_code
 EXIT_CANNOT_START = TopologyError.exit_code
-EXIT_MEASUREMENT = MeasurementError.exit_code
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
