@@ -21,14 +21,18 @@ from kit.plan.units import (
     format_rate,
 )
 
-ClientKind = Literal["grpcio", "h2"]
+ClientKind = Literal["grpcio", "h2", "grpc-go", "grpc-java", "grpc-js"]
+ServerKind = Literal["grpcio", "grpc-go", "grpc-java", "grpc-js"]
 WindowMode = Literal["dynamic", "static", "bdp-off", "pool"]
 CreditPolicy = Literal["immediate", "half", "quarter"]
 ConnCredit = Literal["receipt", "read"]
 WorkloadKind = Literal["download", "unary", "upload"]
 OptionValue = int | str
 
-CLIENT_KINDS: tuple[str, ...] = ("grpcio", "h2")
+CLIENT_KINDS: tuple[str, ...] = ("grpcio", "h2", "grpc-go", "grpc-java", "grpc-js")
+# The stacks users run, each a client and a server program of its own (``stacks/``).
+STACK_KINDS: tuple[str, ...] = ("grpc-go", "grpc-java", "grpc-js")
+SERVER_KINDS: tuple[str, ...] = ("grpcio", *STACK_KINDS)
 WINDOW_MODES: tuple[str, ...] = ("dynamic", "static", "bdp-off", "pool")
 CREDIT_POLICIES: tuple[str, ...] = ("immediate", "half", "quarter")
 CONN_CREDITS: tuple[str, ...] = ("receipt", "read")
@@ -217,6 +221,8 @@ class ClientConfig:
                 self.window_mode != "pool",
                 "--window-policy pool: the receive pool is the h2 client's (use --client h2)",
             )
+        elif self.kind in STACK_KINDS:
+            self._check_stack()
         else:
             require(
                 not self.channel_options, "--option: channel options are for the grpcio client only"
@@ -225,6 +231,17 @@ class ClientConfig:
                 self.window_mode != "bdp-off",
                 "window mode: bdp-off is a grpcio mode; the h2 client is static or dynamic",
             )
+
+    def _check_stack(self) -> None:
+        """A stack's client has its own knobs: static or dynamic windows and named options."""
+        require(
+            self.window_mode in ("dynamic", "static"),
+            f"window mode: {self.kind} is static or dynamic, not {self.window_mode}",
+        )
+        require(
+            self.credit_policy in (None, "immediate"), "credit policy: only the h2 client has one"
+        )
+        require(self.conn_credit == "receipt", "--conn-credit: only the h2 client has one")
 
     def _check_pool(self) -> None:
         if self.pool_bytes is not None:
@@ -287,13 +304,18 @@ class ClientConfig:
 
 @dataclass(frozen=True)
 class ServerConfig:
-    """The grpcio server's own receive window (it governs uploads)."""
+    """Which server, and its own receive window (it governs uploads)."""
 
+    kind: ServerKind = "grpcio"
     window_mode: WindowMode = "dynamic"
     window_bytes: int | None = None
     channel_options: tuple[tuple[str, OptionValue], ...] = ()
 
     def __post_init__(self) -> None:
+        require(
+            self.kind in SERVER_KINDS,
+            f"server: {self.kind!r} is not one of {', '.join(SERVER_KINDS)}",
+        )
         require(
             self.window_mode in WINDOW_MODES,
             f"server window mode: {self.window_mode!r} is not one of {', '.join(WINDOW_MODES)}",
@@ -561,4 +583,6 @@ def fingerprint(trial: Trial) -> dict[str, object]:
         for f in dataclasses.fields(part):
             if f.name in _LATER_FIELDS and getattr(part, f.name) == f.default:
                 del value[f.name]
+    if trial.server.kind == "grpcio":  # servers of other stacks came later too
+        del data["server"]["kind"]
     return data
