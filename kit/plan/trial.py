@@ -26,14 +26,18 @@ from kit.plan.units import (
     window_in_range,
 )
 
-ClientKind = Literal["grpcio", "h2"]
+ClientKind = Literal["grpcio", "h2", "grpc-go", "grpc-java", "grpc-js"]
+ServerKind = Literal["grpcio", "grpc-go", "grpc-java", "grpc-js"]
 WindowMode = Literal["dynamic", "static", "bdp-off", "pool"]
 CreditPolicy = Literal["immediate", "half", "quarter"]
 ConnCredit = Literal["receipt", "read"]
 WorkloadKind = Literal["download", "unary", "upload"]
 OptionValue = int | str
 
-CLIENT_KINDS: tuple[str, ...] = ("grpcio", "h2")
+CLIENT_KINDS: tuple[str, ...] = ("grpcio", "h2", "grpc-go", "grpc-java", "grpc-js")
+# The stacks users run, each a client and a server program of its own (``stacks/``).
+STACK_KINDS: tuple[str, ...] = ("grpc-go", "grpc-java", "grpc-js")
+SERVER_KINDS: tuple[str, ...] = ("grpcio", *STACK_KINDS)
 WINDOW_MODES: tuple[str, ...] = ("dynamic", "static", "bdp-off", "pool")
 CREDIT_POLICIES: tuple[str, ...] = ("immediate", "half", "quarter")
 CONN_CREDITS: tuple[str, ...] = ("receipt", "read")
@@ -234,6 +238,8 @@ class ClientConfig:
         )
         if self.kind == "grpcio":
             self._check_grpcio()
+        elif self.kind in STACK_KINDS:
+            self._check_stack()
         else:
             self._check_h2()
 
@@ -270,6 +276,20 @@ class ClientConfig:
             self.window_mode != "bdp-off",
             "window mode: bdp-off is a grpcio mode; the h2 client is static or dynamic",
         )
+
+    def _check_stack(self) -> None:
+        """A stack's client has its own knobs: static or dynamic windows and named options."""
+        check(
+            self.window_mode in ("dynamic", "static"),
+            "window mode: {0} is static or dynamic, not {1}",
+            self.kind,
+            self.window_mode,
+        )
+        check(
+            self.credit_policy in (None, "immediate"),
+            "{credit_policy}: " + H2_ONLY["credit_policy"],
+        )
+        check(self.conn_credit == "receipt", "{conn_credit}: " + H2_ONLY["conn_credit"])
 
     def _check_pool(self) -> None:
         if self.pool_bytes is not None:
@@ -334,13 +354,15 @@ class ClientConfig:
 
 @dataclass(frozen=True)
 class ServerConfig:
-    """The grpcio server's own receive window (it governs uploads)."""
+    """Which server, and its own receive window (it governs uploads)."""
 
+    kind: ServerKind = "grpcio"
     window_mode: WindowMode = "dynamic"
     window_bytes: int | None = None
     channel_options: tuple[tuple[str, OptionValue], ...] = ()
 
     def __post_init__(self) -> None:
+        _check_choice("{server}", self.kind, SERVER_KINDS)
         _check_choice("server window mode", self.window_mode, WINDOW_MODES)
         _check_window("window_bytes", self.window_bytes)
         check(
@@ -619,4 +641,6 @@ def fingerprint(trial: Trial) -> dict[str, object]:
         for f in dataclasses.fields(part):
             if f.name in _LATER_FIELDS and getattr(part, f.name) == f.default:
                 del value[f.name]
+    if trial.server.kind == "grpcio":  # servers of other stacks came later too
+        del data["server"]["kind"]
     return data

@@ -45,13 +45,25 @@ CHILD_ENV = {
 
 @dataclass(frozen=True)
 class Program:
-    """How to start one kind of process: everything on its command line before ``--config``."""
+    """How to start one kind of process: everything on its command line before ``--config``.
+
+    ``needs`` are files that must exist first (a built binary, a jar, installed modules);
+    ``hint`` says how to get them, for the one-line refusal when they are missing."""
 
     argv: tuple[str, ...]
+    needs: tuple[str, ...] = ()
+    hint: str = ""
 
     @classmethod
     def python_module(cls, module: str) -> Program:
         return cls((sys.executable, "-m", module))
+
+    def missing(self) -> str | None:
+        """Why it cannot start on this machine (None: it can)."""
+        absent = [path for path in self.needs if not os.path.exists(path)]
+        if not absent:
+            return None
+        return f"{absent[0]} is missing" + (f" ({self.hint})" if self.hint else "")
 
 
 def _die_with_parent() -> None:
@@ -72,7 +84,11 @@ class Child:
 
     @classmethod
     def start(cls, role: str, program: Program, config: Any) -> Child:
-        """Start ``program --config <config as JSON>``; its ready line is not awaited here."""
+        """Start ``program --config <config as JSON>``; its ready line is not awaited here.
+        ``TopologyError`` when the program is not there to start (not built)."""
+        why = program.missing()
+        if why is not None:
+            raise TopologyError(f"{role} cannot start: {why}")
         # Closed by close(): its tail explains a failed start.
         stderr_file = tempfile.TemporaryFile(mode="w+", prefix=f"kit-{role}-")  # noqa: SIM115
         popen = subprocess.Popen(

@@ -1,17 +1,58 @@
 """Which program runs each kind of process. A new stack is one entry here: a program that
 speaks the process protocol (``docs/process-protocol.md``) and passes its conformance test
-(``tests/integration/test_conformance.py``, parametrised over these tables)."""
+(``tests/integration/test_conformance.py``, parametrised over these tables).
+
+The stacks users run live in ``stacks/<stack>/`` and are built by ``make install``
+(``make stacks``); a stack whose toolchain is missing is not built, and starting it is
+refused with one line saying what to install.
+"""
 
 from __future__ import annotations
 
-from kit.plan.trial import ClientKind
+from pathlib import Path
+
+from kit.plan.trial import ClientKind, ServerKind
 from kit.topology.processes import Program
+
+REPO = Path(__file__).resolve().parents[2]
+STACKS = REPO / "stacks"
+
+
+def _go(role: str) -> Program:
+    binary = str(STACKS / "grpc-go" / "bin" / role)
+    return Program((binary,), needs=(binary,), hint="make stacks builds it; it needs Go")
+
+
+def _java(role: str) -> Program:
+    jar = str(STACKS / "grpc-java" / "target" / "kit-grpc-java.jar")
+    return Program(
+        ("java", "-jar", jar, role),
+        needs=(jar,),
+        hint="make stacks builds it; it needs JDK 17+ and Maven",
+    )
+
+
+def _js(role: str) -> Program:
+    folder = STACKS / "grpc-js"
+    script, modules = str(folder / f"{role}.js"), str(folder / "node_modules")
+    return Program(
+        ("node", script),
+        needs=(script, modules),
+        hint="make stacks installs it; it needs Node 20 and npm",
+    )
+
 
 CLIENT_PROGRAMS: dict[ClientKind, Program] = {
     "grpcio": Program.python_module("kit.clients.grpcio_client"),
     "h2": Program.python_module("kit.clients.h2"),
+    "grpc-go": _go("client"),
+    "grpc-java": _java("client"),
+    "grpc-js": _js("client"),
 }
-SERVER_PROGRAMS: dict[str, Program] = {
+SERVER_PROGRAMS: dict[ServerKind, Program] = {
     "grpcio": Program.python_module("servers.grpcio_server"),
+    "grpc-go": _go("server"),
+    "grpc-java": _java("server"),
+    "grpc-js": _js("server"),
 }
 PROXY_PROGRAM = Program.python_module("kit.delayline")

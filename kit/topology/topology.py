@@ -168,7 +168,7 @@ class Topology:
     def server(self, config: ServerConfig) -> Child:
         if config not in self._servers:
             process = ServerProcess(config=config, listen_host=LOOPBACK, listen_port=0)
-            program = SERVER_PROGRAMS["grpcio"]
+            program = SERVER_PROGRAMS[config.kind]
             self._servers[config] = self._track(spawn("server", program, process))
         return self._servers[config]
 

@@ -26,7 +26,7 @@ from relay_support import kill_and_reap
 
 from kit._proto import throughput_pb2 as pb
 from kit.plan.processes import ClientProcess, ProxyConfig, ServerProcess
-from kit.plan.trial import ClientConfig, Link, Trial, Workload
+from kit.plan.trial import ClientConfig, Link, ServerConfig, Trial, Workload
 from kit.plan.units import KIB, MIB
 from kit.results.client import ClientResult
 from kit.results.codec import from_json, to_json
@@ -223,7 +223,7 @@ def test_sigterm_ends_a_client_within_a_second_with_one_error_line(
 def _listening(role: str, kind: str, upstream: int) -> tuple[Program, Any]:
     if role == "proxy":
         return PROXY_PROGRAM, ProxyConfig(upstream_port=upstream, link=Link.from_rtt(2))
-    return SERVER_PROGRAMS[kind], ServerProcess()
+    return SERVER_PROGRAMS[kind], ServerProcess(config=ServerConfig(kind=kind))  # type: ignore[arg-type]
 
 
 LISTENERS = [("server", k) for k in SERVER_KINDS] + [("proxy", "kit.delayline")]
