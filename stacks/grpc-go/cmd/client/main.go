@@ -177,7 +177,7 @@ func run(proc kit.ClientProcess, settings *kit.Settings) (kit.ClientResult, erro
 		}
 		channels[i] = ch
 	}
-	waitS := min(connectTimeoutS, left())
+	waitS := min(connectTimeoutS, w.TimeoutS) // the overall deadline starts now
 	errs := make([]error, count)
 	var wg sync.WaitGroup
 	for i, ch := range channels {
@@ -368,7 +368,7 @@ func (d *download) stream(ch *channel, t *tally) {
 		now := d.r.clock.Now()
 		t.messages++
 		t.bytes += int64(m.Payload)
-		t.lastNS = now
+		t.lastNS = now // a stream's finish: its last message, or when a slow reader was stopped
 		if d.fixed == 0 && now >= d.endNS {
 			return
 		}
@@ -376,6 +376,7 @@ func (d *download) stream(ch *channel, t *tally) {
 			continue // the trailers come next: io.EOF
 		}
 		if t.pacer != nil && d.pacedStop(t) {
+			t.lastNS = d.r.clock.Now()
 			return
 		}
 	}
@@ -440,12 +441,15 @@ func (r *runner) windowNotes() []string {
 	calls := r.settings.Calls()
 	c := r.trial.Client
 	if c.WindowMode == "static" {
-		notes := []string{fmt.Sprintf("grpc-go %s: %s; BDP estimator off", grpc.Version, strings.Join(calls, ", "))}
-		if w := c.WindowBytes.V; int64(r.trial.Workload.MessageBytes) > w/2 {
+		notes := []string{fmt.Sprintf("grpc-go %s: %s; BDP estimator off; credit goes back a quarter "+
+			"window at a time (stream: as read, connection: as received)", grpc.Version, strings.Join(calls, ", "))}
+		w := c.WindowBytes.V
+		conn, _ := r.settings.Get("InitialConnWindowSize")
+		if msg := int64(r.trial.Workload.MessageBytes); msg > w/2 && conn.Int > w {
 			notes = append(notes, fmt.Sprintf("grpc-go grants a stream extra credit for a message being read "+
-				"that its window cannot cover (transport inFlow.maybeAdjust): with %s messages a static %s "+
-				"window can exceed window/RTT", kit.FormatBytes(float64(r.trial.Workload.MessageBytes)),
-				kit.FormatBytes(float64(w))))
+				"that its window cannot cover (transport inFlow.maybeAdjust): with %s messages and a %s "+
+				"connection window, a static %s stream window can exceed window/RTT",
+				kit.FormatBytes(float64(msg)), kit.FormatBytes(float64(conn.Int)), kit.FormatBytes(float64(w))))
 		}
 		return notes
 	}
@@ -555,11 +559,9 @@ func uploadNotes(t kit.Trial) []string {
 	notes := []string{}
 	switch t.Server.Kind {
 	case "grpc-go":
+		// The server's connection window is its stream window (an upload is one stream), so
+		// its extra credit for a message being read (inFlow.maybeAdjust) cannot show here.
 		notes = append(notes, kit.ServerWindowNote(t.Server))
-		if t.Server.WindowMode == "static" && int64(t.Workload.MessageBytes) > t.Server.WindowBytes.V/2 {
-			notes = append(notes, "grpc-go's server grants a stream extra credit for a message being read "+
-				"that its window cannot cover (transport inFlow.maybeAdjust), so a static server window can exceed window/RTT")
-		}
 	case "grpcio":
 		if t.Server.WindowMode != "dynamic" {
 			notes = append(notes, ccoreServerNote)
