@@ -160,7 +160,7 @@ func ClientSettings(t Trial) (*Settings, error) {
 		return nil, usage("%s: window mode '%s' is not grpc-go's (static or dynamic)", who, c.WindowMode)
 	case c.MaxFrameBytes != nil:
 		return nil, usage("%s: max_frame_bytes is the kit's h2 client's; grpc-go has no knob for it "+
-			"(it never advertises SETTINGS_MAX_FRAME_SIZE, so its peer sends 16 KiB DATA frames)", who)
+			"(its client advertises no SETTINGS_MAX_FRAME_SIZE, so its peer sends DATA frames of 16 KiB at most)", who)
 	case c.PoolBytes != nil:
 		return nil, usage("%s: pool_bytes is the kit's h2 client's receive pool; grpc-go has none", who)
 	case c.CreditPolicy != nil:
