@@ -51,7 +51,8 @@ final class Client {
   private final long deadlineNs;
   private final List<ManagedChannel> channels = new ArrayList<>();
   private final List<String> notes = new ArrayList<>();
-  private ConnWindow connWindow;
+  private NettyFlow nettyFlow;
+  private EventLoops loops;
 
   private Client(Config.ClientProcess process, long startedNs) {
     this.process = process;
@@ -65,7 +66,7 @@ final class Client {
         signal -> Protocol.die(WHO + ": interrupted by SIG" + signal.name(), 128 + signal.number()));
     long started = System.nanoTime();
     Config.ClientProcess process;
-    Map<String, Long> options;
+    Options.Checked options;
     try {
       process = Config.clientProcess(Config.parseArgv(args, "ClientProcess"));
       options = checkForStack(process.trial());
@@ -74,10 +75,10 @@ final class Client {
       return;
     }
     Protocol.ready(ProcessHandle.current().pid(), 0, Main.STACK, Main.version());
-    Client client = new Client(process, started);
+    Main.trace("ready");
     try {
-      JsonObject result = client.run(options);
-      client.close();
+      JsonObject result = measure(process, options, started);
+      Main.trace("channels closed");
       Protocol.result(result);
       Protocol.halt(Protocol.finalCode());
     } catch (Protocol.Failure f) {
@@ -89,8 +90,20 @@ final class Client {
     }
   }
 
+  /** Connect, warm, run the workload, close the channels: the result. */
+  static JsonObject measure(Config.ClientProcess process, Options.Checked options, long startedNs)
+      throws Exception {
+    Client client = new Client(process, startedNs);
+    try {
+      return client.run(options);
+    } finally {
+      Main.trace("workload done");
+      client.close();
+    }
+  }
+
   /** What grpc-java cannot do is refused here (exit 2), never ignored. */
-  static Map<String, Long> checkForStack(Config.Trial trial) {
+  static Options.Checked checkForStack(Config.Trial trial) {
     Config.ClientConfig c = trial.client();
     Config.require(
         c.kind().equals(Main.STACK),
@@ -107,29 +120,40 @@ final class Client {
         c.windowMode().equals("static") || c.connWindowBytes() == null,
         "conn_window_bytes needs a static window: in dynamic mode grpc-java's BDP pinger moves "
             + "the connection window with the stream window");
-    return Options.check(Options.CLIENT, c.channelOptions(), WHO, c.windowMode());
+    return Options.check(Options.CLIENT, c.channelOptions(), c.windowMode());
   }
 
   // --- channels ----------------------------------------------------------------------------
 
-  private JsonObject run(Map<String, Long> options) throws Exception {
+  private JsonObject run(Options.Checked options) throws Exception {
     int count = Math.min(trial.client().connections(), workload.streams());
+    Integer connTarget = connWindowTarget();
+    boolean ownConnWindow =
+        connTarget != null && connTarget.longValue() != trial.client().windowBytes();
+    if (ownConnWindow || options.windowUpdateRatio() != null) {
+      nettyFlow = new NettyFlow(ownConnWindow ? connTarget : null, options.windowUpdateRatio());
+    }
+    loops = EventLoops.client(options.values().getOrDefault("useNioTransport", 0L) == 1);
     List<String> applied = new ArrayList<>();
     for (int i = 0; i < count; i++) {
-      applied = openChannel(options);
+      applied = openChannel(options.values());
     }
-    notes.addAll(Notes.client(trial, applied, connWindowTarget()));
+    Main.trace("channels built");
+    notes.addAll(Notes.client(trial, applied, connTarget, options.windowUpdateRatio()));
+    Main.trace("notes");
     waitReady();
+    Main.trace("connected");
     if (workload.warmup()) {
       byte[] warm = Wire.bytesField1("warm".getBytes(), 4);
       for (ManagedChannel channel : channels) {
         ClientCalls.blockingUnaryCall(channel, PING, callOptions(leftNs()), warm);
       }
     }
-    if (connWindow != null && connWindow.applied.get() < channels.size()) {
+    Main.trace("warmed");
+    if (nettyFlow != null && nettyFlow.applied.get() < channels.size()) {
       throw Protocol.fail(
           Protocol.FAILED,
-          "the connection window was set on " + connWindow.applied.get() + " of "
+          "Netty's flow controller was tuned on " + nettyFlow.applied.get() + " of "
               + channels.size() + " connections only");
     }
     return switch (workload.kind()) {
@@ -157,19 +181,14 @@ final class Client {
     NettyChannelBuilder builder =
         NettyChannelBuilder.forAddress(
                 new InetSocketAddress(process.targetHost(), process.targetPort()))
-            .maxInboundMessageSize(MAX_MESSAGE_BYTES);
+            .maxInboundMessageSize(MAX_MESSAGE_BYTES)
+            .eventLoopGroup(loops.worker)
+            .channelType(loops.channelType(), InetSocketAddress.class);
     if (c.windowMode().equals("static")) {
-      int window = c.windowBytes().intValue();
-      builder.flowControlWindow(window);
-      Integer target = connWindowTarget();
-      if (target != null && target != window) {
-        if (connWindow == null) {
-          connWindow = new ConnWindow(target);
-        }
-        InternalNettyChannelBuilder.setProtocolNegotiatorFactory(builder, connWindow);
-      } else {
-        builder.usePlaintext();
-      }
+      builder.flowControlWindow(c.windowBytes().intValue());
+    }
+    if (nettyFlow != null) {
+      InternalNettyChannelBuilder.setProtocolNegotiatorFactory(builder, nettyFlow.clientFactory());
     } else {
       builder.usePlaintext();
     }

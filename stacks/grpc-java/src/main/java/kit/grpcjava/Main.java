@@ -18,6 +18,10 @@ public final class Main {
   // Held: java.util.logging keeps loggers weakly, and a collected one loses its level.
   private static final Logger GRPC_LOG = Logger.getLogger("io.grpc");
   private static final Logger NETTY_LOG = Logger.getLogger("io.netty");
+  // Logs a WARNING with a stack trace for every stream a client resets while data is queued
+  // (every timed download ends so): noise here, so only its SEVERE lines are kept.
+  private static final Logger SERVER_HANDLER_LOG =
+      Logger.getLogger("io.grpc.netty.NettyServerHandler");
 
   private Main() {}
 
@@ -26,12 +30,17 @@ public final class Main {
     // grpc-java and Netty log through java.util.logging to stderr: warnings and worse only.
     GRPC_LOG.setLevel(Level.WARNING);
     NETTY_LOG.setLevel(Level.WARNING);
+    SERVER_HANDLER_LOG.setLevel(Level.SEVERE);
     String role = args.length > 0 ? args[0] : "";
     String[] rest = Arrays.copyOfRange(args, Math.min(1, args.length), args.length);
     try {
       switch (role) {
         case "client" -> Client.main(rest);
         case "server" -> Server.main(rest);
+        case "train" -> {
+          Train.main();
+          Protocol.halt(0);
+        }
         default ->
             Protocol.die(
                 STACK + ": usage: java -jar kit-grpc-java.jar client|server --config '<JSON>'",
@@ -57,6 +66,17 @@ public final class Main {
   static long cpuNs() {
     return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
         .getProcessCpuTime();
+  }
+
+  private static final boolean TRACE = System.getenv("KIT_JAVA_TRACE") != null;
+  private static final long T0 = System.nanoTime();
+
+  /** KIT_JAVA_TRACE=1: phase times on stderr (ms since the JVM reached main). */
+  static void trace(String what) {
+    if (TRACE) {
+      System.err.printf("[%.1f ms since main, %d ms since JVM start] %s%n", (System.nanoTime() - T0) / 1e6,
+          ManagementFactory.getRuntimeMXBean().getUptime(), what);
+    }
   }
 
   private static ScheduledExecutorService timer;

@@ -19,7 +19,7 @@ final class Notes {
   static String transport(List<String> applied) {
     boolean nio =
         applied.stream().anyMatch(a -> a.startsWith("useNioTransport"))
-            || !io.netty.channel.epoll.Epoll.isAvailable();
+            || !io.netty.channel.epoll.Epoll.isAvailable(); // as EventLoops chooses
     return nio ? "NIO" : "epoll";
   }
 
@@ -49,7 +49,8 @@ final class Notes {
     return rest;
   }
 
-  static List<String> client(Config.Trial trial, List<String> applied, Integer connTarget) {
+  static List<String> client(
+      Config.Trial trial, List<String> applied, Integer connTarget, Float ratio) {
     Config.ClientConfig c = trial.client();
     String text;
     if (c.windowMode().equals("static")) {
@@ -77,6 +78,9 @@ final class Notes {
     List<String> notes = new ArrayList<>();
     notes.add(head(applied) + text);
     List<String> rest = others(applied);
+    if (ratio != null) {
+      rest.add(0, ratioText(ratio));
+    }
     String second = rest.isEmpty() ? "" : "options: " + String.join(", ", rest);
     if (trial.workload().kind().equals("upload")) {
       second += (second.isEmpty() ? "" : "; ")
@@ -90,7 +94,12 @@ final class Notes {
     return notes;
   }
 
-  static String server(Config.ServerConfig config, List<String> applied) {
+  static String ratioText(float ratio) {
+    return "windowUpdateRatio " + ratio + " on Netty's local flow controller (grpc-java's: 0.5):"
+        + " a WINDOW_UPDATE once the unconsumed window is down to " + ratio + " x window";
+  }
+
+  static String server(Config.ServerConfig config, List<String> applied, Float ratio) {
     String text;
     if (config.windowMode().equals("static")) {
       long w = config.windowBytes();
@@ -104,6 +113,9 @@ final class Notes {
               + DEFAULT_WINDOW + " and grow to at most " + BDP_MAX;
     }
     List<String> rest = others(applied);
+    if (ratio != null) {
+      rest.add(0, ratioText(ratio));
+    }
     return head(applied) + text + (rest.isEmpty() ? "" : "; options: " + String.join(", ", rest));
   }
 }

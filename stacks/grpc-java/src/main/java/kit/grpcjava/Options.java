@@ -1,7 +1,5 @@
 package kit.grpcjava;
 
-import io.grpc.netty.InternalNettyChannelBuilder;
-import io.grpc.netty.InternalNettyServerBuilder;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.NettyServerBuilder;
 import io.netty.channel.ChannelOption;
@@ -74,8 +72,7 @@ final class Options {
       if (v == 0) {
         return "";
       }
-      InternalNettyChannelBuilder.useNioTransport(b);
-      return "useNioTransport (NIO, not epoll)";
+      return "useNioTransport (NIO, not epoll)"; // the event loops are made for it (EventLoops)
     }));
 
     add(SERVER, new Knob<>("flowControlWindow", "bytes", 1, INT_MAX, (b, v) -> {
@@ -110,23 +107,35 @@ final class Options {
       if (v == 0) {
         return "";
       }
-      InternalNettyServerBuilder.useNioTransport(b);
-      return "useNioTransport (NIO, not epoll)";
+      return "useNioTransport (NIO, not epoll)"; // the event loops are made for it (EventLoops)
     }));
   }
 
   /** The window knobs: they are the window mode's in static mode. */
   static final List<String> WINDOW_KNOBS = List.of("flowControlWindow", "initialFlowControlWindow");
 
-  /** Checked option values, later ones winning (as the kit's grpcio programs merge them). */
-  static <B> Map<String, Long> check(
-      Map<String, Knob<B>> table, List<Config.Option> options, String who, String windowMode) {
+  /** Netty's DefaultHttp2LocalFlowController.windowUpdateRatio: set by NettyFlow, not a builder
+   * method (grpc-java fixes it at 0.5); a string, for the kit's options are integers or text. */
+  static final String WINDOW_UPDATE_RATIO = "windowUpdateRatio";
+
+  /** The checked options: builder values (later ones winning, as the kit's grpcio programs
+   * merge them) and Netty's window-update ratio, if given. */
+  record Checked(Map<String, Long> values, Float windowUpdateRatio) {}
+
+  static <B> Checked check(
+      Map<String, Knob<B>> table, List<Config.Option> options, String windowMode) {
     Map<String, Long> values = new LinkedHashMap<>();
+    Float ratio = null;
     for (Config.Option option : options) {
+      if (option.key().equals(WINDOW_UPDATE_RATIO)) {
+        ratio = ratio(option);
+        continue;
+      }
       Knob<B> knob = table.get(option.key());
       if (knob == null) {
         throw Config.usage(
-            "option '" + option.key() + "' is not one of " + String.join(", ", table.keySet()));
+            "option '" + option.key() + "' is not one of " + String.join(", ", table.keySet())
+                + ", " + WINDOW_UPDATE_RATIO);
       }
       long value;
       try {
@@ -153,7 +162,28 @@ final class Options {
       values.remove(knob.name());
       values.put(knob.name(), value);
     }
-    return values;
+    return new Checked(values, ratio);
+  }
+
+  private static Float ratio(Config.Option option) {
+    String text = option.value().getAsString().trim();
+    float value;
+    try {
+      if (!option.value().isString()) {
+        throw new NumberFormatException();
+      }
+      value = Float.parseFloat(text);
+    } catch (NumberFormatException e) {
+      throw Config.usage(
+          "option " + WINDOW_UPDATE_RATIO + " takes a ratio in (0, 1) as text, e.g. \"0.75\", not "
+              + Config.repr(option.value()));
+    }
+    if (!(value > 0 && value < 1)) {
+      throw Config.usage(
+          "option " + WINDOW_UPDATE_RATIO + "=" + text + " is outside (0, 1) (Netty sends a "
+              + "WINDOW_UPDATE once the unconsumed window falls to ratio x window)");
+    }
+    return value;
   }
 
   /** Apply checked values; what each call was, for the notes. */

@@ -5,6 +5,7 @@ import io.grpc.MethodDescriptor;
 import io.grpc.MethodDescriptor.MethodType;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
+import io.grpc.netty.InternalNettyServerCredentials;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.ServerCalls;
@@ -46,41 +47,19 @@ final class Server {
     CountDownLatch stop = new CountDownLatch(1);
     Main.onStopSignals(signal -> stop.countDown());
     Config.ServerProcess process;
-    Map<String, Long> options;
+    Options.Checked options;
     try {
       process = Config.serverProcess(Config.parseArgv(args, "ServerProcess"));
-      Config.ServerConfig c = process.config();
-      Config.require(
-          c.kind().equals(Main.STACK),
-          "config.kind is '" + c.kind() + "'; this program is the " + Main.STACK + " server");
-      Config.require(
-          c.windowMode().equals("dynamic") || c.windowMode().equals("static"),
-          "window mode: " + Main.STACK + " is static or dynamic, not " + c.windowMode());
-      options = Options.check(Options.SERVER, c.channelOptions(), WHO, c.windowMode());
+      options = checkForStack(process.config());
     } catch (Protocol.Failure f) {
       Protocol.die(WHO + ": " + f.getMessage(), f.exitCode);
       return;
     }
-    String address = hostPort(process.listenHost(), process.listenPort());
     io.grpc.Server server;
     try {
-      NettyServerBuilder builder =
-          NettyServerBuilder.forAddress(
-                  new InetSocketAddress(process.listenHost(), process.listenPort()))
-              .maxInboundMessageSize(MAX_MESSAGE_BYTES)
-              .addService(service());
-      if (process.config().windowMode().equals("static")) {
-        builder.flowControlWindow(process.config().windowBytes().intValue());
-      }
-      List<String> applied = Options.apply(Options.SERVER, options, builder);
-      System.err.println(WHO + ": " + Notes.server(process.config(), applied));
-      server = builder.build().start();
-    } catch (IOException | RuntimeException e) {
-      Throwable cause = e.getCause() != null ? e.getCause() : e;
-      String hint = process.listenPort() != 0 ? "; is the port in use?" : "";
-      Protocol.die(
-          WHO + ": cannot listen on " + address + " (" + cause.getMessage() + ")" + hint,
-          Protocol.CANNOT_START);
+      server = start(process, options);
+    } catch (Protocol.Failure f) {
+      Protocol.die(WHO + ": " + f.getMessage(), f.exitCode);
       return;
     }
     if (!Config.isLoopback(process.listenHost())) {
@@ -91,7 +70,66 @@ final class Server {
     Protocol.ready(ProcessHandle.current().pid(), server.getPort(), Main.STACK, Main.version());
     try {
       stop.await();
-      // SIGTERM/SIGINT: stop accepting, a short grace for the calls, then force.
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    stop(server);
+    JsonObject result = new JsonObject();
+    result.addProperty("rpcs", RPCS.get());
+    Protocol.result(result);
+    Protocol.halt(Protocol.finalCode());
+  }
+
+  /** The configs a server must refuse (exit 2); its checked options. */
+  static Options.Checked checkForStack(Config.ServerConfig c) {
+    Config.require(
+        c.kind().equals(Main.STACK),
+        "config.kind is '" + c.kind() + "'; this program is the " + Main.STACK + " server");
+    Config.require(
+        c.windowMode().equals("dynamic") || c.windowMode().equals("static"),
+        "window mode: " + Main.STACK + " is static or dynamic, not " + c.windowMode());
+    return Options.check(Options.SERVER, c.channelOptions(), c.windowMode());
+  }
+
+  /** Build and start the server; a failure to listen is exit 3. */
+  static io.grpc.Server start(Config.ServerProcess process, Options.Checked options) {
+    String address = hostPort(process.listenHost(), process.listenPort());
+    try {
+      InetSocketAddress listen = new InetSocketAddress(process.listenHost(), process.listenPort());
+      Float ratio = options.windowUpdateRatio();
+      NettyServerBuilder builder =
+          (ratio == null
+                  ? NettyServerBuilder.forAddress(listen)
+                  : NettyServerBuilder.forAddress(
+                      listen,
+                      InternalNettyServerCredentials.create(
+                          new NettyFlow(null, ratio).serverFactory())))
+              .maxInboundMessageSize(MAX_MESSAGE_BYTES)
+              .addService(service());
+      EventLoops loops =
+          EventLoops.server(options.values().getOrDefault("useNioTransport", 0L) == 1);
+      builder
+          .bossEventLoopGroup(loops.boss)
+          .workerEventLoopGroup(loops.worker)
+          .channelType(loops.serverChannelType());
+      if (process.config().windowMode().equals("static")) {
+        builder.flowControlWindow(process.config().windowBytes().intValue());
+      }
+      List<String> applied = Options.apply(Options.SERVER, options.values(), builder);
+      System.err.println(WHO + ": " + Notes.server(process.config(), applied, ratio));
+      return builder.build().start();
+    } catch (IOException | RuntimeException e) {
+      Throwable cause = e.getCause() != null ? e.getCause() : e;
+      String hint = process.listenPort() != 0 ? "; is the port in use?" : "";
+      throw Protocol.fail(
+          Protocol.CANNOT_START,
+          "cannot listen on " + address + " (" + cause.getMessage() + ")" + hint);
+    }
+  }
+
+  /** SIGTERM/SIGINT: stop accepting, a short grace for the calls, then force. */
+  static void stop(io.grpc.Server server) {
+    try {
       server.shutdown();
       if (!server.awaitTermination(300, TimeUnit.MILLISECONDS)) {
         server.shutdownNow();
@@ -100,10 +138,6 @@ final class Server {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    JsonObject result = new JsonObject();
-    result.addProperty("rpcs", RPCS.get());
-    Protocol.result(result);
-    Protocol.halt(Protocol.finalCode());
   }
 
   static String hostPort(String host, int port) {
