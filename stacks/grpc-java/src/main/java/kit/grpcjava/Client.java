@@ -193,7 +193,9 @@ final class Client {
       builder.usePlaintext();
     }
     List<String> applied = Options.apply(Options.CLIENT, options, builder);
-    channels.add(builder.build());
+    ManagedChannel channel = builder.build();
+    channel.getState(true); // start connecting now
+    channels.add(channel);
     return applied;
   }
 

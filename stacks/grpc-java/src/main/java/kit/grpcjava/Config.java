@@ -5,7 +5,7 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonPrimitive;
 import com.google.gson.Strictness;
-import com.google.gson.TypeAdapter;
+import com.google.gson.JsonParser;
 import com.google.gson.stream.JsonReader;
 import com.google.gson.stream.JsonToken;
 import java.io.IOException;
@@ -125,8 +125,8 @@ final class Config {
     try {
       JsonReader reader = new JsonReader(new StringReader(text));
       reader.setStrictness(Strictness.STRICT);
-      TypeAdapter<JsonElement> adapter = Protocol.GSON.getAdapter(JsonElement.class);
-      JsonElement value = adapter.read(reader);
+      // parseReader keeps a STRICT reader strict (it relaxes only the legacy default).
+      JsonElement value = JsonParser.parseReader(reader);
       if (reader.peek() != JsonToken.END_DOCUMENT) {
         throw new IOException("extra data after the JSON value");
       }

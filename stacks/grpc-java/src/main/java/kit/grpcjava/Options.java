@@ -181,7 +181,7 @@ final class Options {
     if (!(value > 0 && value < 1)) {
       throw Config.usage(
           "option " + WINDOW_UPDATE_RATIO + "=" + text + " is outside (0, 1) (Netty sends a "
-              + "WINDOW_UPDATE once the unconsumed window falls to ratio x window)");
+              + "WINDOW_UPDATE once 1 - ratio of a window has been consumed; grpc-java's is 0.5)");
     }
     return value;
   }

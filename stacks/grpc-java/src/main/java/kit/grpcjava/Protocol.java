@@ -1,7 +1,5 @@
 package kit.grpcjava;
 
-import com.google.gson.Gson;
-import com.google.gson.GsonBuilder;
 import com.google.gson.JsonObject;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
@@ -20,8 +18,6 @@ final class Protocol {
   static final int BAD_CONFIG = 2;
   static final int CANNOT_START = 3;
   static final int MEASUREMENT = 4;
-
-  static final Gson GSON = new GsonBuilder().disableHtmlEscaping().create();
 
   private static final Object LOCK = new Object();
   private static PrintStream protocolOut;
@@ -61,7 +57,7 @@ final class Protocol {
     line.addProperty("version", version);
     synchronized (LOCK) {
       if (!finalSent) {
-        write(GSON.toJson(line));
+        write(line.toString());
       }
     }
   }
@@ -70,7 +66,7 @@ final class Protocol {
   static boolean result(JsonObject result) {
     JsonObject line = new JsonObject();
     line.add("result", result);
-    return finalLine(GSON.toJson(line), OK);
+    return finalLine(line.toString(), OK);
   }
 
   static boolean error(String message, int exitCode) {
@@ -78,7 +74,7 @@ final class Protocol {
     String text = String.join(" ", message.trim().split("\\s+"));
     line.addProperty("error", text.isEmpty() ? "failed" : text);
     line.addProperty("exit_code", exitCode);
-    return finalLine(GSON.toJson(line), exitCode);
+    return finalLine(line.toString(), exitCode);
   }
 
   private static boolean finalLine(String text, int exitCode) {

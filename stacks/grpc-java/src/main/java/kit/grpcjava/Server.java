@@ -131,9 +131,9 @@ final class Server {
   static void stop(io.grpc.Server server) {
     try {
       server.shutdown();
-      if (!server.awaitTermination(300, TimeUnit.MILLISECONDS)) {
+      if (!server.awaitTermination(250, TimeUnit.MILLISECONDS)) {
         server.shutdownNow();
-        server.awaitTermination(400, TimeUnit.MILLISECONDS);
+        server.awaitTermination(250, TimeUnit.MILLISECONDS);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
