@@ -98,10 +98,10 @@ final class Notes {
     return notes;
   }
 
-  /** What a reader of a static-window result must know (measured: 0.46-0.52 x window/RTT). */
+  /** What a reader of a static-window result must know (measured: 0.41-0.54 x window/RTT). */
   static final String HALF_WINDOW =
       "Netty returns credit once half a window is consumed (windowUpdateRatio 0.5, grpc-java's"
-          + " fixed choice): with 16 KiB frames a static window moves about 0.5-0.75 of it per RTT";
+          + " fixed choice): with 16 KiB frames a static window moves about half of it per RTT";
 
   static String ratioText(float ratio) {
     return "windowUpdateRatio " + ratio + " set on Netty's flow controller (grpc-java's: 0.5):"
