@@ -68,7 +68,7 @@ function plan(trial) {
   }
   if (c.pool_bytes !== null) throw bad("pool_bytes is the kit's h2 client's receive pool");
   if (c.conn_credit !== 'receipt') throw bad(`conn_credit ${c.conn_credit} is the kit's h2 client's`);
-  const options = checkOptions(WHO, c.channel_options, CLIENT_OPTIONS, CLIENT_REFUSED);
+  const options = checkOptions(c.channel_options, CLIENT_OPTIONS, CLIENT_REFUSED);
   const fcw = options['grpc-node.flow_control_window'];
   if (c.window_mode === 'dynamic' && fcw !== undefined) {
     throw bad(

@@ -47,7 +47,7 @@ function plan(processConfig) {
   if (c.window_mode !== 'static' && c.window_mode !== 'dynamic') {
     throw bad(`window mode ${c.window_mode}: the grpc-js server is static or dynamic`);
   }
-  return checkOptions(WHO, c.channel_options, SERVER_OPTIONS, SERVER_REFUSED);
+  return checkOptions(c.channel_options, SERVER_OPTIONS, SERVER_REFUSED);
 }
 
 // grpc-js 1.14's Server has no receive-window option (its client has

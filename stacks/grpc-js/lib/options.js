@@ -39,19 +39,20 @@ const SERVER_REFUSED = {
     'the server receive window is set with window_mode static',
 };
 
-function checkOptions(stack, options, table, refused) {
+// Errors are UsageErrors; the program puts its name in front ("grpc-js client: option ...").
+function checkOptions(options, table, refused) {
   const out = {};
   for (const [key, value] of options) {
-    if (key in refused) throw new UsageError(`${stack}: option '${key}': ${refused[key]}`);
+    if (key in refused) throw new UsageError(`option '${key}': ${refused[key]}`);
     if (!(key in table)) {
-      throw new UsageError(`${stack}: option '${key}' is not one of ${Object.keys(table).join(', ')}`);
+      throw new UsageError(`option '${key}' is not one of ${Object.keys(table).join(', ')}`);
     }
     const [low, high] = table[key];
     if (!Number.isInteger(value) || value < low || value > high) {
-      throw new UsageError(`${stack}: option '${key}' takes an integer in ${low}..${high}, not ${pyRepr(value)}`);
+      throw new UsageError(`option '${key}' takes an integer in ${low}..${high}, not ${pyRepr(value)}`);
     }
     if (key in out && out[key] !== value) {
-      throw new UsageError(`${stack}: option '${key}' is given twice (${out[key]}, ${value})`);
+      throw new UsageError(`option '${key}' is given twice (${out[key]}, ${value})`);
     }
     out[key] = value;
   }
