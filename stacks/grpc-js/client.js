@@ -33,7 +33,7 @@ const MIB = config.MIB;
 const MAX_MESSAGE_BYTES = 128 * MIB;
 const CONNECT_TIMEOUT_S = 10.0;
 const NODE_DEFAULT_WINDOW = 65535;
-const UPLOAD_IN_FLIGHT = 2; // messages handed to grpc-js and not yet written to HTTP/2
+const UPLOAD_IN_FLIGHT = 1; // messages handed to grpc-js and not yet written into HTTP/2 (more only adds tail)
 
 const now = () => process.hrtime.bigint(); // uv_hrtime: CLOCK_MONOTONIC on Linux
 const nsToS = (ns) => Number(ns) / 1e9;
@@ -96,32 +96,39 @@ function streamsPerConnection(trial) {
   return Math.max(1, Math.ceil(trial.workload.streams / trial.client.connections));
 }
 
+const CREDIT_NOTE =
+  'Node http2 (nghttp2) returns credit only in steps of half a window or more, one WINDOW_UPDATE at a time: ' +
+  'up to half the window stays unreturned, expect about 0.5-0.6 x window/RTT';
+
 function notes(trial, version, extra) {
   const c = trial.client;
   const w = trial.workload;
   const out = [];
   if (w.kind === 'upload') {
     const s = trial.server;
+    const size = s.window_bytes !== null ? ` ${s.window_bytes}` : '';
     out.push(
-      `grpc-js ${version} upload: the server's receive window governs it (server ${s.kind} ${s.window_mode}` +
-        `${s.window_bytes !== null ? ' ' + s.window_bytes : ''}); grpc-js buffers the first 1 MiB of the call ` +
-        'for retries (grpc.enable_retries)'
+      `grpc-js ${version} upload: the server's receive window governs it (server ${s.kind} ${s.window_mode}${size}); ` +
+        'grpc-js takes up to 1 MiB of messages ahead of HTTP/2 (grpc.per_rpc_retry_buffer_size, retries on or off): ' +
+        'the call ends up to 1 MiB of sending after its deadline'
     );
   } else if (c.window_mode === 'static') {
     const W = c.window_bytes;
-    const conn = W > NODE_DEFAULT_WINDOW ? `connection window ${W} (session.setLocalWindowSize)` : 'connection window 65535 (Node default: grpc-js raises it only above 65535)';
-    let text = `grpc-js ${version}: grpc-node.flow_control_window=${W}: SETTINGS_INITIAL_WINDOW_SIZE ${W}, ${conn}; grpc-js has no BDP estimator`;
+    const conn = W > NODE_DEFAULT_WINDOW ? `connection window ${W} (session.setLocalWindowSize)` : 'connection window 65535 (raised only above 65535)';
+    out.push(`grpc-js ${version}: grpc-node.flow_control_window=${W}: SETTINGS_INITIAL_WINDOW_SIZE ${W}, ${conn}; no BDP estimator`);
     const spc = Math.min(streamsPerConnection(trial), w.streams);
+    let second = CREDIT_NOTE;
     if (spc > 1) {
       const rule = Math.min(W * spc, config.HTTP2_MAX_WINDOW_BYTES);
-      text += `; connection window not settable apart from the stream window: ${Math.max(W, NODE_DEFAULT_WINDOW)}, not ${W} x ${spc} streams = ${rule}`;
+      second = `the connection window cannot be set apart: ${Math.max(W, NODE_DEFAULT_WINDOW)}, not ${W} x ${spc} streams = ${rule}; ${CREDIT_NOTE}`;
     }
-    out.push(text);
+    out.push(second);
   } else {
     out.push(
-      `grpc-js ${version} as shipped: Node ${process.versions.node} http2 defaults, stream and connection ` +
-        'windows 65535, no BDP estimator (the windows never grow)'
+      `grpc-js ${version} as shipped (Node ${process.versions.node}): stream and connection windows 65535, ` +
+        'no BDP estimator: they never grow'
     );
+    out.push(CREDIT_NOTE);
   }
   const user = c.channel_options.map(([k, v]) => `${k}=${v}`);
   if (user.length) out.push(`channel options: ${user.join(', ')}`);

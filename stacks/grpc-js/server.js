@@ -197,7 +197,13 @@ function startupWarning(host) {
 function serve(processConfig, options, version) {
   const http2 = require('http2');
   const c = processConfig.config;
-  if (c.window_mode === 'static') applyStaticWindow(http2, c.window_bytes);
+  if (c.window_mode === 'static') {
+    applyStaticWindow(http2, c.window_bytes);
+    process.stderr.write(
+      `${WHO}: static receive window ${c.window_bytes}: node:http2 settings.initialWindowSize and ` +
+        'session.setLocalWindowSize under grpc-js (its Server has no window option)\n'
+    );
+  }
   const grpc = require('@grpc/grpc-js');
   const wire = require('./lib/wire');
   const counter = { rpcs: 0 };

@@ -17,7 +17,12 @@ const CLIENT_OPTIONS = {
   'grpc-node.max_session_memory': [1, MAX_SAFE, 'Node http2 maxSessionMemory (MB); grpc-js default: no limit'],
   'grpc.max_receive_message_length': [-1, HTTP2_MAX_WINDOW_BYTES, 'largest message received (-1: no limit)'],
   'grpc.max_send_message_length': [-1, HTTP2_MAX_WINDOW_BYTES, 'largest message sent (-1: no limit)'],
-  'grpc.enable_retries': [0, 1, 'retry layer (1, the default: the first 1 MiB of a call is buffered)'],
+  'grpc.enable_retries': [0, 1, 'the retry layer (1, the default)'],
+  'grpc.per_rpc_retry_buffer_size': [
+    0,
+    HTTP2_MAX_WINDOW_BYTES,
+    'bytes of a call\'s messages the retry layer takes ahead of HTTP/2 (default 1 MiB, retries on or off)',
+  ],
   'grpc.enable_channelz': [0, 1, 'channelz accounting (1, the default)'],
 };
 
