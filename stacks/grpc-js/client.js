@@ -216,7 +216,8 @@ function download(grpc, wire, clients, trial, version) {
       if (w.slow_streams) {
         extra.push(
           `streams 1..${w.slow_streams} read one message per ${((w.message_bytes * 8) / w.read_rate_bits_s * 1000).toFixed(0)} ms ` +
-            `(${w.read_rate_bits_s / 1e6} Mbit/s); grpc-js buffers up to 16 messages per stream beyond the window (Readable highWaterMark)`
+            `(${w.read_rate_bits_s / 1e6} Mbit/s); grpc-js holds what they have not read (its stream buffer, up to 16 messages, ` +
+            'and the window; not counted here)'
         );
       }
       resolve({
