@@ -281,6 +281,13 @@ def knee(
     message_size: MessageSize = None,
     duration: Duration = None,
     rounds: Annotated[int, typer.Option("--rounds", help="Rounds per sweep.")] = 3,
+    client: Annotated[
+        str,
+        typer.Option(
+            "--client",
+            help="Whose static windows: h2 (default), grpcio, grpc-go, grpc-java, grpc-js.",
+        ),
+    ] = "h2",
     seed: Seed = None,
     records: Records = None,
     resume: Resume = False,
@@ -288,7 +295,7 @@ def knee(
     markdown: Markdown = None,
     csv: Csv = None,
 ) -> None:
-    """Sweep h2 windows; the smallest reaching >= 90% of the best, for 1 and N streams."""
+    """Sweep static windows; the smallest reaching >= 90% of the best, for 1 and N streams."""
     plans = knee_from(
         PlanOptions(
             rtt=rtt, message_size=message_size, duration=duration, rounds=rounds, seed=seed
@@ -296,6 +303,7 @@ def knee(
         streams=streams,
         min_window=parse_window_bytes(min_window, option="--min-window"),
         max_window=parse_window_bytes(max_window, option="--max-window"),
+        client=client,
     )
     reports = _run_plans(plans, records, resume, "knee", csv)
     sweeps = [analyse_sweep(p, r) for p, r in reports]

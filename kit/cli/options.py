@@ -71,6 +71,13 @@ ServerWindow = Annotated[
         help="The server's static receive window (it governs uploads): 64KiB, 4MiB.",
     ),
 ]
+ServerStack = Annotated[
+    str | None,
+    typer.Option(
+        "--server",
+        help="The server: grpcio (default), grpc-go, grpc-java, grpc-js (stacks/, built by make).",
+    ),
+]
 ServerMode = Annotated[
     str | None,
     typer.Option(
@@ -80,7 +87,10 @@ ServerMode = Annotated[
 ]
 ServerOption = Annotated[
     list[str] | None,
-    typer.Option("--server-option", help="grpcio server channel arg key=value (repeatable)."),
+    typer.Option(
+        "--server-option",
+        help="Server option key=value (repeatable): a grpcio channel arg, or the stack's own.",
+    ),
 ]
 Rate = Annotated[
     str | None,

@@ -35,6 +35,7 @@ from kit.cli.options import (
     Rtt,
     ServerMode,
     ServerOption,
+    ServerStack,
     ServerWindow,
     Target,
     TransferSize,
@@ -73,7 +74,10 @@ def run(
         typer.Option(help="Static connection window (h2 client only); default window x streams."),
     ] = None,
     client: Annotated[
-        str, typer.Option(help="grpcio (C-core) or h2 (ours: exact windows).")
+        str,
+        typer.Option(
+            help="grpcio (C-core), h2 (ours: exact windows, models), grpc-go, grpc-java, grpc-js."
+        ),
     ] = "grpcio",
     mode: Annotated[
         str | None,
@@ -81,7 +85,11 @@ def run(
     ] = None,
     option: Annotated[
         list[str] | None,
-        typer.Option("--option", "-o", help="grpcio channel arg key=value (repeatable)."),
+        typer.Option(
+            "--option",
+            "-o",
+            help="key=value (repeatable): a grpcio channel arg, or the stack's named option.",
+        ),
     ] = None,
     credit: Annotated[
         str | None,
@@ -122,6 +130,7 @@ def run(
     ] = None,
     size: TransferSize = None,
     calls: Annotated[int, typer.Option(help="Unary calls (workload unary).")] = 200,
+    server: ServerStack = None,
     server_window: ServerWindow = None,
     server_mode: ServerMode = None,
     server_option: ServerOption = None,
@@ -169,7 +178,12 @@ def run(
             pool=pool,
             option=tuple(option or ()),
         ),
-        ServerOptions(window=server_window, mode=server_mode, option=tuple(server_option or ())),
+        ServerOptions(
+            kind=server,
+            window=server_window,
+            mode=server_mode,
+            option=tuple(server_option or ()),
+        ),
         WorkloadOptions(
             streams=streams,
             message_size=message_size,

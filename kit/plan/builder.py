@@ -37,10 +37,13 @@ from kit.plan.options import (
     options_from_items,
     spellings,
 )
+from kit.plan.stack_options import STACK_OPTIONS
 from kit.plan.trial import (
     CLIENT_KINDS,
     DEFAULT_LINK_SEED,
     H2_ONLY,
+    SERVER_KINDS,
+    STACK_KINDS,
     ClientConfig,
     ClientKind,
     ConnCredit,
@@ -48,6 +51,7 @@ from kit.plan.trial import (
     Link,
     OptionValue,
     ServerConfig,
+    ServerKind,
     Trial,
     WindowMode,
     Workload,
@@ -193,19 +197,47 @@ def server_from(o: ServerOptions) -> ServerConfig:
         )
     if mode == "static" and window is None:
         raise UsageError(f"{o.name('mode')}: a static server window needs {o.name('window')}")
+    kind = str(_given(o.kind, "grpcio"))
+    if kind not in SERVER_KINDS:
+        raise UsageError(f"{o.name('kind')}: {kind!r} is not one of {', '.join(SERVER_KINDS)}")
     with named(o.names()):
         return ServerConfig(
+            kind=cast(ServerKind, kind),
             window_mode=cast(WindowMode, mode),
             window_bytes=window,
-            channel_options=_channel_options(o),
+            channel_options=_channel_options(o, kind),
         )
 
 
-def _channel_options(o: ClientOptions | ServerOptions) -> tuple[tuple[str, OptionValue], ...]:
-    """``--option key=value`` texts and a spec's dotted keys, as one checked tuple."""
+def _channel_options(
+    o: ClientOptions | ServerOptions, kind: str
+) -> tuple[tuple[str, OptionValue], ...]:
+    """``--option key=value`` texts and a spec's dotted keys, as one checked tuple: grpcio
+    channel arguments, or a stack's named options (its config checks those by name)."""
     option = o.name("option")
     pairs = [*(parse_option(str(text), option=option) for text in o.option), *o.channel_args]
+    if kind in STACK_KINDS:
+        return tuple((k, _stack_value(k, v, option)) for k, v in pairs)
     return channel_args(pairs, option)
+
+
+def _stack_value(key: str, value: Raw, option: str) -> OptionValue:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        try:
+            return int(value, 0)
+        except ValueError:
+            return value
+    if isinstance(value, int):
+        return value
+    raise UsageError(f"{option} {key}: {value!r} must be an integer or a text")
+
+
+def _raw_item(key: str, value: object) -> Raw:
+    if isinstance(value, str | int | float | bool):
+        return value
+    raise UsageError(f"{key}: {value!r} must be an integer or a text")
 
 
 def channel_args(
@@ -249,6 +281,8 @@ def client_from(o: ClientOptions) -> ClientConfig:
     """A ClientConfig from the client's options: kit settings and grpcio channel arguments
     (``--option`` on the command line; dotted keys in a spec or a plan file)."""
     kind = str(_given(o.client, "grpcio"))
+    if kind not in CLIENT_KINDS:
+        raise UsageError(f"{o.name('client')}: {kind!r} is not one of {', '.join(CLIENT_KINDS)}")
     if kind == "grpcio":
         _refuse_h2_only(o)
     window = _window(o.window, o.name("window"))
@@ -267,7 +301,7 @@ def client_from(o: ClientOptions) -> ClientConfig:
             conn_window_bytes=conn,
             credit_policy=None if o.credit is None else cast(CreditPolicy, str(o.credit)),
             max_frame_bytes=_size(o.max_frame, o.name("max_frame")),
-            channel_options=_channel_options(o),
+            channel_options=_channel_options(o, kind),
             connections=whole_number(_given(o.connections, 1), o.name("connections")),
             conn_credit=cast(ConnCredit, str(_given(o.conn_credit, "receipt"))),
             pool_bytes=_size(o.pool, o.name("pool")),
@@ -356,6 +390,9 @@ _UNKNOWN = {
 }
 
 
+_UNKNOWN_STACK = "unknown setting {keys} (use {known}, or one of the stack's named options)"
+
+
 def _candidate(kind: str, items: Sequence[tuple[str, object]], name: str, spec: str) -> Candidate:
     """A client spec's items: its own settings and channel arguments, and ``server-`` ones."""
     if kind == SERVER_KIND:
@@ -364,8 +401,13 @@ def _candidate(kind: str, items: Sequence[tuple[str, object]], name: str, spec: 
     mine = [(k, v) for k, v in items if not k.startswith(SERVER_PREFIX)]
     theirs = [(k, v) for k, v in items if k.startswith(SERVER_PREFIX)]
     server = options_from_items(ServerOptions, theirs, _UNKNOWN[SERVER_PREFIX], SERVER_PREFIX)
-    client = options_from_items(ClientOptions, mine, _UNKNOWN[kind])
-    return Candidate(name, client_from(replace(client, client=kind)), spec, server_from(server))
+    # A stack's named options are its own keys (``grpc-go:ReadBufferSize=65536``).
+    named_options = STACK_OPTIONS[kind]["client"] if kind in STACK_KINDS else {}
+    own = [(k, _raw_item(k, v)) for k, v in mine if k in named_options]
+    mine = [(k, v) for k, v in mine if k not in named_options]
+    client = options_from_items(ClientOptions, mine, _UNKNOWN.get(kind, _UNKNOWN_STACK))
+    client = replace(client, client=kind, channel_args=(*client.channel_args, *own))
+    return Candidate(name, client_from(client), spec, server_from(server))
 
 
 def split_items(rest: str) -> list[tuple[str, str]]:

@@ -172,12 +172,13 @@ class ClientOptions(Options):
 
 @dataclass(frozen=True)
 class ServerOptions(Options):
-    """The grpcio server's receive window; a client spec gives these as ``server-window``..."""
+    """Which server and its receive window; a client spec gives these as ``server-window``..."""
 
     window: Raw | None = option_field("window", "--server-window", sets="window_bytes")
     mode: Raw | None = option_field("mode", "--server-mode")
     option: tuple[Raw, ...] = list_field("option", "--server-option")
     channel_args: ChannelArgs = dotted_field("option", "--server-option", sets="channel_options")
+    kind: Raw | None = option_field("stack", "--server", sets="kind")
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,17 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kit.errors import UsageError, named
-from kit.plan.builder import Candidate, h2_candidate, link_from, whole_number, workload_from
+from kit.plan.builder import (
+    Candidate,
+    h2_candidate,
+    link_from,
+    parse_candidate,
+    whole_number,
+    workload_from,
+)
 from kit.plan.compare import ComparePlan
 from kit.plan.options import LinkOptions, PlanOptions
-from kit.plan.trial import Workload
+from kit.plan.trial import CLIENT_KINDS, Workload
 from kit.plan.units import KIB, MIB, format_bytes, size_spec
 
 DEFAULT_STREAM_WINDOW = 256 * KIB  # undici's default stream window
@@ -153,11 +160,17 @@ def knee_key(window_bytes: int) -> str:
     return size_spec(window_bytes)
 
 
-def knee_sweep(streams: int, ladder: tuple[int, ...], base: ComparePlan) -> ComparePlan:
-    """One sweep: the largest window is the baseline/control, the others candidates."""
+def knee_sweep(
+    streams: int, ladder: tuple[int, ...], base: ComparePlan, client: str = "h2"
+) -> ComparePlan:
+    """One sweep: the largest window is the baseline/control, the others candidates. The h2
+    client's connection window is the stream window (the sweep finds the one window both
+    share); another client's is its own rule for a static window (its README)."""
 
     def cand(w: int) -> Candidate:
-        return h2_candidate(knee_key(w), w, w)
+        if client == "h2":
+            return h2_candidate(knee_key(w), w, w)
+        return parse_candidate(f"{client}:window={size_spec(w)}", knee_key(w))
 
     largest, *others = sorted(ladder, reverse=True)
     return replace(
@@ -165,7 +178,8 @@ def knee_sweep(streams: int, ladder: tuple[int, ...], base: ComparePlan) -> Comp
         workload=replace(base.workload, kind="download", streams=streams),
         baseline=cand(largest),
         candidates=tuple(cand(w) for w in sorted(others)),
-        title=f"knee-{streams}stream{'s' if streams > 1 else ''}",
+        title=f"knee-{'' if client == 'h2' else client + '-'}{streams}stream"
+        + ("s" if streams > 1 else ""),
     )
 
 
@@ -177,11 +191,15 @@ def knee_plans(
     rounds: int = KNEE_ROUNDS,
     seed: int = 1,
     workload: Workload | None = None,
+    client: str = "h2",
 ) -> tuple[ComparePlan, ...]:
-    """The 1-stream sweep and, when ``streams`` > 1, the N-stream sweep."""
+    """The 1-stream sweep and, when ``streams`` > 1, the N-stream sweep, of ``client``'s
+    static windows."""
     ladder = window_ladder(min_window, max_window)
     if len(ladder) < 2:
         raise UsageError("knee: the sweep needs at least two windows (--max-window > --min-window)")
+    if client not in CLIENT_KINDS:
+        raise UsageError(f"--client: {client!r} is not one of {', '.join(CLIENT_KINDS)}")
     placeholder = h2_candidate("x", ladder[0], ladder[0])
     base = ComparePlan(
         link_from(LinkOptions(rtt=rtt)),
@@ -192,11 +210,11 @@ def knee_plans(
         seed,
     )
     counts = (1, streams) if streams > 1 else (1,)
-    return tuple(knee_sweep(n, ladder, base) for n in counts)
+    return tuple(knee_sweep(n, ladder, base, client) for n in counts)
 
 
 def knee_from(
-    settings: PlanOptions, streams: int, min_window: int, max_window: int
+    settings: PlanOptions, streams: int, min_window: int, max_window: int, client: str = "h2"
 ) -> tuple[ComparePlan, ...]:
     """``kit knee``: the sweeps at the RTT, rounds, seed and workload of the options given."""
     workload = workload_from(settings)
@@ -211,4 +229,5 @@ def knee_from(
             rounds=whole_number(rounds, settings.name("rounds")),
             seed=whole_number(seed, settings.name("seed")),
             workload=workload,
+            client=client,
         )

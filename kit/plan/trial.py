@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeGuard
 
 from kit.errors import FieldError, UsageError
+from kit.plan.stack_options import check_stack_options
 from kit.plan.units import (
     HTTP2_MAX_WINDOW_BYTES,
     MIB,
@@ -101,6 +102,18 @@ def _check_window(name: str, value: int | None) -> None:
 
 def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
     check(value in choices, name + ": {0!r} is not one of {1}", value, ", ".join(choices))
+
+
+GO_MIN_WINDOW = 65_535  # grpc-go ignores a smaller window without a word (dialoptions.go)
+
+
+def _check_go_window(name: str, value: int | None) -> None:
+    check(
+        value is None or value >= GO_MIN_WINDOW,
+        _placeholder(name) + ": grpc-go's lower bound for a window is 64K (65535); it would "
+        "run with 65535, not {0}",
+        value,
+    )
 
 
 def _check_delay(name: str, value: float, limit_ms: float = MAX_DELAY_MS) -> None:
@@ -279,17 +292,36 @@ class ClientConfig:
 
     def _check_stack(self) -> None:
         """A stack's client has its own knobs: static or dynamic windows and named options."""
+        who = f"{self.kind} client"
         check(
             self.window_mode in ("dynamic", "static"),
-            "window mode: {0} is static or dynamic, not {1}",
-            self.kind,
+            "window mode: " + who + " is static or dynamic, not {0}",
             self.window_mode,
         )
         check(
-            self.credit_policy in (None, "immediate"),
-            "{credit_policy}: " + H2_ONLY["credit_policy"],
+            self.credit_policy is None,
+            "{credit_policy}: " + who + " returns credit its own way (see its README)",
         )
-        check(self.conn_credit == "receipt", "{conn_credit}: " + H2_ONLY["conn_credit"])
+        check(self.conn_credit == "receipt", "{conn_credit}: " + who + " credits on receipt")
+        check(
+            self.max_frame_bytes is None,
+            "{max_frame_bytes}: " + who + " has no knob for the MAX_FRAME_SIZE it advertises",
+        )
+        if self.conn_window_bytes is not None:
+            check(
+                self.window_mode == "static",
+                "{conn_window_bytes}: a dynamic " + who + " grows its connection window itself "
+                "(set {window_bytes} too)",
+            )
+            check(
+                self.kind != "grpc-js" or self.conn_window_bytes == self.window_bytes,
+                "{conn_window_bytes}: grpc-js sets one window for the stream and the connection "
+                "(grpc-node.flow_control_window)",
+            )
+        if self.kind == "grpc-go":
+            for name in ("window_bytes", "conn_window_bytes"):
+                _check_go_window(name, getattr(self, name))
+        check_stack_options(self.kind, "client", self.channel_options)
 
     def _check_pool(self) -> None:
         if self.pool_bytes is not None:
@@ -356,14 +388,23 @@ class ClientConfig:
 class ServerConfig:
     """Which server, and its own receive window (it governs uploads)."""
 
-    kind: ServerKind = "grpcio"
     window_mode: WindowMode = "dynamic"
     window_bytes: int | None = None
     channel_options: tuple[tuple[str, OptionValue], ...] = ()
+    kind: ServerKind = "grpcio"
 
     def __post_init__(self) -> None:
         _check_choice("{server}", self.kind, SERVER_KINDS)
         _check_choice("server window mode", self.window_mode, WINDOW_MODES)
+        if self.kind in STACK_KINDS:
+            check(
+                self.window_mode in ("dynamic", "static"),
+                "server window mode: the " + self.kind + " server is static or dynamic, not {0}",
+                self.window_mode,
+            )
+            if self.kind == "grpc-go":
+                _check_go_window("window_bytes", self.window_bytes)
+            check_stack_options(self.kind, "server", self.channel_options)
         _check_window("window_bytes", self.window_bytes)
         check(
             (self.window_mode == "static") == (self.window_bytes is not None),

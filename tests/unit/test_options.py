@@ -150,7 +150,7 @@ def test_an_unknown_key_is_one_line_naming_it_as_written(key: str) -> None:
         ("h2:win_dow=1MiB", "unknown h2 setting win_dow (use window, conn-window, credit,"),
         ("h2:server_window=1MiB", "unknown h2 setting server_window"),
         ("h2:server-windw=1MiB", "unknown server setting server-windw (use server-window,"),
-        ("server:windw=1", "unknown server setting windw (use window, mode, option, or a"),
+        ("server:windw=1", "unknown server setting windw (use window, mode, option, stack, or a"),
         ("grpcio:bdp_probe=0", "bdp_probe: not a grpcio channel argument or kit key"),
         ("h2:window=1MiB,window=2MiB", "window given twice"),
         ("h2:conn-window=1MiB,conn_window=2MiB", "conn-window given twice"),  # an alias too

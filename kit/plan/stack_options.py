@@ -1,0 +1,133 @@
+"""The named options of the stacks users run (``--option key=value`` with ``--client grpc-go``...).
+
+Each stack's program checks its own options too (``stacks/<stack>/``) and refuses what it does
+not have in one line; this table lets the kit refuse the same options before it starts
+anything, with the same words (``grpc-go client: option 'Foo' is not one of ...``). The
+conformance test reads each program's own list from that refusal and checks it against this
+table, so the two cannot drift apart. What each knob does, and where the stack reads it, is in
+``stacks/<stack>/README.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from kit.errors import UsageError
+
+Side = Literal["client", "server"]
+INT32_MAX = 2**31 - 1
+GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class Knob:
+    """An option's values: an integer in ``low..high``, ``bool`` (0/1/true/false) or a
+    ``ratio`` (a decimal text strictly between 0 and 1)."""
+
+    low: int = 0
+    high: int = INT32_MAX
+    kind: Literal["int", "bool", "ratio"] = "int"
+
+    def check(self, who: str, key: str, value: int | str) -> None:
+        if self.kind == "bool":
+            if value not in (0, 1, "true", "false"):
+                raise UsageError(f"{who}: option {key} takes 0, 1, true or false, not {value!r}")
+            return
+        if self.kind == "ratio":
+            try:
+                ratio = float(str(value))
+            except ValueError:
+                ratio = -1.0
+            if isinstance(value, int) or not 0.0 < ratio < 1.0:
+                raise UsageError(
+                    f"{who}: option {key} takes a ratio between 0 and 1 (e.g. 0.75), not {value!r}"
+                )
+            return
+        if not isinstance(value, int) or not self.low <= value <= self.high:
+            raise UsageError(
+                f"{who}: option {key} takes an integer in {self.low}..{self.high}, not {value!r}"
+            )
+
+
+_WINDOW_GO = Knob(65_535, INT32_MAX)
+_BUFFER_GO = Knob(0, GIB)
+_GO_BOTH: dict[str, Knob] = {
+    "InitialWindowSize": _WINDOW_GO,
+    "InitialConnWindowSize": _WINDOW_GO,
+    "ReadBufferSize": _BUFFER_GO,
+    "WriteBufferSize": _BUFFER_GO,
+    "SharedWriteBuffer": Knob(kind="bool"),
+}
+_JAVA_BOTH: dict[str, Knob] = {
+    "flowControlWindow": Knob(1),
+    "initialFlowControlWindow": Knob(1),
+    "maxInboundMessageSize": Knob(1),
+    "maxInboundMetadataSize": Knob(1),
+    "SO_RCVBUF": Knob(1),
+    "SO_SNDBUF": Knob(1),
+    "useNioTransport": Knob(0, 1),
+    "windowUpdateRatio": Knob(kind="ratio"),
+}
+_JS_BOTH: dict[str, Knob] = {
+    "grpc-node.max_session_memory": Knob(1, 2**53 - 1),
+    "grpc.max_receive_message_length": Knob(-1),
+    "grpc.max_send_message_length": Knob(-1),
+    "grpc.enable_channelz": Knob(0, 1),
+}
+
+STACK_OPTIONS: Mapping[str, Mapping[Side, Mapping[str, Knob]]] = {
+    "grpc-go": {
+        "client": _GO_BOTH,
+        "server": {**_GO_BOTH, "MaxConcurrentStreams": Knob(0, 2**32 - 1)},
+    },
+    "grpc-java": {
+        "client": {
+            **_JAVA_BOTH,
+            "keepAliveTime": Knob(1, 1 << 40),
+            "keepAliveTimeout": Knob(1, 1 << 40),
+        },
+        "server": {**_JAVA_BOTH, "maxConcurrentCallsPerConnection": Knob(1)},
+    },
+    "grpc-js": {
+        "client": {
+            "grpc-node.flow_control_window": Knob(1),
+            **_JS_BOTH,
+            "grpc.enable_retries": Knob(0, 1),
+            "grpc.per_rpc_retry_buffer_size": Knob(0),
+        },
+        "server": {**_JS_BOTH, "grpc.max_concurrent_streams": Knob(0, 2**32 - 1)},
+    },
+}
+
+# Options a stack has but the kit sets itself (or its side does not read): refused with why.
+STACK_REFUSED: Mapping[str, Mapping[Side, Mapping[str, str]]] = {
+    "grpc-js": {
+        "client": {
+            "grpc.use_local_subchannel_pool": "the kit sets it (1) so that each connection "
+            "is a TCP connection of its own",
+        },
+        "server": {
+            "grpc-node.flow_control_window": "grpc-js's Server does not read it; the server "
+            "receive window is --server-window",
+        },
+    },
+}
+
+
+def check_stack_options(stack: str, side: Side, options: tuple[tuple[str, int | str], ...]) -> None:
+    """Refuse, in one line naming the stack, an option ``stack`` does not have on ``side``."""
+    who = f"{stack} {side}"
+    table = STACK_OPTIONS[stack][side]
+    refused = STACK_REFUSED.get(stack, {}).get(side, {})
+    seen: set[str] = set()
+    for key, value in options:
+        if key in refused:
+            raise UsageError(f"{who}: option '{key}': {refused[key]}")
+        if key not in table:
+            raise UsageError(f"{who}: option '{key}' is not one of {', '.join(sorted(table))}")
+        if key in seen:
+            raise UsageError(f"{who}: option {key} given twice")
+        seen.add(key)
+        table[key].check(who, key, value)
