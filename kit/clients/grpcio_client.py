@@ -20,7 +20,7 @@ from kit.clients.pacing import ReadPacer
 from kit.clients.process import client_main
 from kit.errors import MeasurementError
 from kit.plan.grpc_args import STATIC_WINDOW_NOTE, merge_options, server_notes, window_options
-from kit.plan.trial import ClientConfig, Trial, Workload, upload_call_timeout_s
+from kit.plan.trial import ClientConfig, Trial, upload_call_timeout_s
 from kit.plan.units import MIB
 from kit.results.client import ClientResult, now_ns
 
@@ -86,13 +86,9 @@ def _as_bytes(message: bytes) -> bytes:
     return message
 
 
-def _warm(ch: _Channel, workload: Workload, timeout_s: float) -> None:
+def _warm(ch: _Channel, timeout_s: float) -> None:
+    """One Ping call (``kit.plan.trial.WARMUP``): the channel connected, SETTINGS exchanged."""
     ch.ping(pb.PingRequest(payload=b"warm"), timeout=timeout_s)
-    if workload.kind == "upload":  # a download warms the wrong direction
-        return
-    request = pb.DownloadRequest(message_count=2, message_bytes=workload.message_bytes)
-    for _ in ch.download(request, timeout=timeout_s):
-        pass
 
 
 @dataclass
@@ -278,7 +274,7 @@ def run_grpcio(host: str, port: int, trial: Trial) -> ClientResult:
             channels.append(_open_channel(target, trial.client, index, left_s()))
         if trial.workload.warmup:
             for ch in channels:
-                _warm(ch, trial.workload, left_s())
+                _warm(ch, left_s())
         # The workload gets what is left (the plan's floor for a timeout is 1 s).
         remaining = replace(trial.workload, timeout_s=max(1.0, left_s()))
         trial = replace(trial, workload=remaining)

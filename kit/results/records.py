@@ -293,6 +293,11 @@ class RunMeta:
     machine: MachineLoad | None = None
     target: str = ""  # HOST:PORT of a server the kit did not start ("" = its own)
     keep_awake: bool = False  # nice-19 busy loops kept every vCPU awake (--keep-awake)
+    # What ran, as each process said in its ready line ("grpc-go 1.85.0"; "" when unknown:
+    # a record from before, a target the kit did not start, a client that never started).
+    client_stack: str = ""
+    server_stack: str = ""
+    warmup: str = ""  # what each connection did before the timed phase
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from kit.capture.summary import summarize
 from kit.capture.tapfile import link_connections, parse_tap_lines
 from kit.errors import KitError, MeasurementError, TopologyError
 from kit.plan.processes import LOOPBACK, ClientProcess, ProxyConfig, ServerProcess
-from kit.plan.trial import Link, ServerConfig, Trial, theory_mib_s
+from kit.plan.trial import WARMUP, Link, ServerConfig, Trial, theory_mib_s
 from kit.results.client import ClientResult, now_ns
 from kit.results.records import (
     FrameSummary,
@@ -47,6 +47,7 @@ from kit.topology.awake import KeepAwake
 from kit.topology.cpu import CpuSampler, machine_load
 from kit.topology.processes import Child, spawn
 from kit.topology.programs import CLIENT_PROGRAMS, PROXY_PROGRAM, SERVER_PROGRAMS
+from kit.topology.protocol import Ready
 
 CLIENT_GRACE_S = 20.0
 TAP_SETTLE_S = 3.0
@@ -207,6 +208,7 @@ class Topology:
                 _meta(time.strftime("%Y-%m-%dT%H:%M:%S%z"), self.direct),
                 target="" if self.target is None else _address(*self.target),
                 keep_awake=self.keep_awake,
+                warmup=WARMUP if trial.workload.warmup else "none",
             ),
             tags=tags or RunTags(),
         )
@@ -244,11 +246,17 @@ class Topology:
             return replace(base, error=no_answer)
         self._enter("the timed phase")
         since = now_ns()
+        if self.target is None:
+            base = replace(
+                base, meta=replace(base.meta, server_stack=_stack(self.server(trial.server).ready))
+            )
+        ran: list[Ready] = []
         try:
             with CpuSampler(pids, filler=self._awake.pids) as sampler:
-                result = self._run_client(trial, address)
+                result = self._run_client(trial, address, ran)
         except MeasurementError as exc:
-            return replace(base, error=str(exc))
+            return replace(base, error=str(exc), meta=replace(base.meta, client_stack=_stack(*ran)))
+        base = replace(base, meta=replace(base.meta, client_stack=_stack(*ran)))
         self._enter("collecting the frame summary")
         cpu = _cpu(result, sampler.fractions(result.t_start_ns, result.t_end_ns))
         path_cores = sum(c.cpu_fraction for c in cpu)
@@ -289,7 +297,10 @@ class Topology:
                 return f"no answer within the {trial.workload.timeout_s:g} s timeout: {exc}"
         return None
 
-    def _run_client(self, trial: Trial, address: tuple[str, int]) -> ClientResult:
+    def _run_client(
+        self, trial: Trial, address: tuple[str, int], ran: list[Ready] | None = None
+    ) -> ClientResult:
+        """The client's result; its ready line (what stack it is) is appended to ``ran``."""
         process = ClientProcess(target_host=address[0], target_port=address[1], trial=trial)
         child = Child.start("client", CLIENT_PROGRAMS[trial.client.kind], process)
         try:
@@ -300,6 +311,8 @@ class Topology:
             dead = self._dead()
             raise MeasurementError(str(exc) + (f"; {dead}" if dead else "")) from None
         finally:
+            if ran is not None and child.ready is not None:
+                ran.append(child.ready)
             child.close()
 
     def _dead(self) -> str:
@@ -372,6 +385,12 @@ def _cpu(result: ClientResult, others: dict[str, float]) -> tuple[ProcessCpu, ..
         ProcessCpu("client", result.cpu_fraction),
         *(ProcessCpu(r, f) for r, f in sorted(others.items())),
     )
+
+
+def _stack(*ready: Ready | None) -> str:
+    """ "grpc-go 1.85.0" from a ready line ("" without one)."""
+    line = next((r for r in ready if r is not None), None)
+    return "" if line is None else f"{line.stack} {line.version}".strip()
 
 
 def _meta(started_at: str, direct: bool) -> RunMeta:

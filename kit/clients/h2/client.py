@@ -42,7 +42,6 @@ READ_BUFFER_BYTES = 4 * MIB
 CONNECT_TIMEOUT_S = 10.0
 FEED_SLICE_BYTES = 64 * 1024  # four default frames: threshold credit leaves between slices
 PROBE_INTERVAL_NS = 50_000_000  # RTT probes during a static-window transfer
-WARMUP_MESSAGES = 2
 NS_PER_S = 1_000_000_000
 
 
@@ -178,14 +177,9 @@ class Session:
             self._selector.close()
 
     def warm_up(self) -> None:
-        """Settle SETTINGS, then one Ping call and a short download on every connection."""
+        """Settle SETTINGS, then one Ping call on every connection (``kit.plan.trial.WARMUP``)."""
         self.drive(lambda: all(c.settings_acked for c in self.conns))
         self.call_all(wire.PING_PATH, wire.ping_body(b"warm"))
-        if self.trial.workload.kind == "upload":  # a download warms the wrong direction
-            return
-        message_bytes = self.trial.workload.message_bytes
-        body = wire.download_body(WARMUP_MESSAGES, message_bytes)
-        self.call_all(wire.DOWNLOAD_PATH, body, expected_bytes(WARMUP_MESSAGES, message_bytes))
 
     def call_all(self, path: str, body: bytes, expected: int | None = None) -> None:
         """One call on every connection at once; wait for all of them."""
