@@ -4,9 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test lint protos bench tables tables-quick soak clean
+.PHONY: install stacks test-stacks run test lint protos bench tables tables-quick soak clean
 
-install: $(STAMP)
+install: $(STAMP) stacks
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -17,6 +17,31 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m compileall -q kit servers
 	touch $(STAMP)
 
+# The stacks users run (stacks/<stack>/build.sh, pinned by go.sum, pom.xml, package-lock.json).
+# A stack whose toolchain is missing is not built: one line says what to install, and the
+# kit refuses that stack in one line while everything else works.
+GO_STAMP := stacks/grpc-go/bin/.built
+JAVA_STAMP := stacks/grpc-java/target/.built
+JS_STAMP := stacks/grpc-js/node_modules/.built
+stacks: $(GO_STAMP) $(JAVA_STAMP) $(JS_STAMP)
+
+$(GO_STAMP): $(wildcard stacks/grpc-go/go.* stacks/grpc-go/*.sh stacks/grpc-go/cmd/*/*.go stacks/grpc-go/internal/*/*.go)
+	@if command -v go >/dev/null; then stacks/grpc-go/build.sh && touch $@; \
+	else echo "grpc-go: not built: install Go 1.26+ (https://go.dev/dl) and run make stacks"; fi
+
+$(JAVA_STAMP): $(shell find stacks/grpc-java/src stacks/grpc-java/pom.xml stacks/grpc-java/build.sh -type f 2>/dev/null)
+	@if command -v java >/dev/null && command -v mvn >/dev/null; then stacks/grpc-java/build.sh && touch $@; \
+	else echo "grpc-java: not built: install JDK 17+ and Maven 3.8+ and run make stacks"; fi
+
+$(JS_STAMP): $(wildcard stacks/grpc-js/*.js stacks/grpc-js/lib/*.js stacks/grpc-js/package*.json stacks/grpc-js/build.sh)
+	@if command -v node >/dev/null && command -v npm >/dev/null; then stacks/grpc-js/build.sh && touch $@; \
+	else echo "grpc-js: not built: install Node 20+ with npm and run make stacks"; fi
+
+# The stacks' own unit tests (Go's and Node's; grpc-java is covered by the kit's tests).
+test-stacks: stacks
+	@if [ -f $(GO_STAMP) ]; then cd stacks/grpc-go && go test -count=1 ./...; fi
+	@if [ -f $(JS_STAMP) ]; then cd stacks/grpc-js && node --test --test-reporter=dot test/; fi
+
 # The main job: real measurements through the delay line at 20 ms RTT.
 run: install
 	$(BIN)/kit run --rtt 20ms --window 4MiB --client h2
@@ -24,7 +49,7 @@ run: install
 	$(BIN)/kit run --rtt 20ms
 
 # Unit tests are pure: two workers. Integration tests measure real processes: one at a time.
-test: install
+test: install test-stacks
 	$(BIN)/python -m pytest -q -n 2 tests/unit
 	$(BIN)/python -m pytest -q tests/integration
 
@@ -59,3 +84,4 @@ tables-quick: install
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf stacks/grpc-go/bin stacks/grpc-java/target stacks/grpc-js/node_modules

@@ -23,9 +23,11 @@ import grpc
 import psutil
 import pytest
 from relay_support import kill_and_reap
+from stacks_support import need_built
 
 from kit._proto import throughput_pb2 as pb
 from kit.plan.processes import ClientProcess, ProxyConfig, ServerProcess
+from kit.plan.stack_options import STACK_OPTIONS
 from kit.plan.trial import ClientConfig, Link, ServerConfig, Trial, Workload
 from kit.plan.units import KIB, MIB
 from kit.results.client import ClientResult
@@ -158,6 +160,7 @@ def client_config(kind: str, port: int, workload: Workload) -> list[str]:
 
 @pytest.mark.parametrize("kind", CLIENT_KINDS)
 def test_a_client_says_ready_then_one_result_that_decodes(kind: str, server_port: int) -> None:
+    need_built(kind)
     workload = Workload(message_bytes=64 * KIB, bytes_per_stream=MIB, timeout_s=30)
     with started(CLIENT_PROGRAMS[kind], client_config(kind, server_port, workload)) as proc:
         out, err = proc.communicate(timeout=60)
@@ -187,6 +190,7 @@ def test_a_client_says_ready_then_one_result_that_decodes(kind: str, server_port
 def test_a_client_refuses_a_bad_config_with_one_line_and_exit_2(
     kind: str, config: list[str], says: str
 ) -> None:
+    need_built(kind)
     code, lines, err = run_to_end(CLIENT_PROGRAMS[kind], config)
     assert code == 2 and len(lines) == 1, (lines, err)
     assert says in assert_one_error(lines, 2, err)["error"]
@@ -194,6 +198,7 @@ def test_a_client_refuses_a_bad_config_with_one_line_and_exit_2(
 
 @pytest.mark.parametrize("kind", CLIENT_KINDS)
 def test_a_client_that_cannot_reach_its_target_exits_4_with_one_line(kind: str) -> None:
+    need_built(kind)
     workload = Workload(bytes_per_stream=MIB, timeout_s=2)
     started_at = time.monotonic()
     code, lines, err = run_to_end(CLIENT_PROGRAMS[kind], client_config(kind, free_port(), workload))
@@ -206,6 +211,7 @@ def test_a_client_that_cannot_reach_its_target_exits_4_with_one_line(kind: str) 
 def test_sigterm_ends_a_client_within_a_second_with_one_error_line(
     kind: str, server_port: int
 ) -> None:
+    need_built(kind)
     workload = Workload(duration_s=30, timeout_s=60)
     with started(CLIENT_PROGRAMS[kind], client_config(kind, server_port, workload)) as proc:
         read_ready(proc)
@@ -233,6 +239,7 @@ LISTENERS = [("server", k) for k in SERVER_KINDS] + [("proxy", "kit.delayline")]
 def test_a_listener_serves_then_stops_on_sigterm_with_its_result(
     role: str, kind: str, server_port: int
 ) -> None:
+    need_built(kind)
     program, config = _listening(role, kind, server_port)
     with started(program, config_argv(config)) as proc:
         ready = read_ready(proc)
@@ -250,6 +257,7 @@ def test_a_listener_serves_then_stops_on_sigterm_with_its_result(
 
 @pytest.mark.parametrize(("role", "kind"), LISTENERS)
 def test_a_listener_refuses_a_bad_config_with_one_line_and_exit_2(role: str, kind: str) -> None:
+    need_built(kind)
     program, _ = _listening(role, kind, 1)
     code, lines, err = run_to_end(program, ["--config", '{"listen_port": -1}'])
     assert code == 2 and len(lines) == 1, (lines, err)
@@ -258,6 +266,7 @@ def test_a_listener_refuses_a_bad_config_with_one_line_and_exit_2(role: str, kin
 
 @pytest.mark.parametrize(("role", "kind"), LISTENERS)
 def test_a_listener_that_cannot_listen_exits_3_with_one_line(role: str, kind: str) -> None:
+    need_built(kind)
     program, config = _listening(role, kind, free_port())
     with socket.create_server(("127.0.0.1", 0)) as busy:
         port = busy.getsockname()[1]
@@ -272,6 +281,7 @@ def test_a_listener_that_cannot_listen_exits_3_with_one_line(role: str, kind: st
 
 @pytest.mark.parametrize("kind", CLIENT_KINDS)
 def test_the_driver_reads_a_clients_result_and_its_failures(kind: str, server_port: int) -> None:
+    need_built(kind)
     workload = Workload(message_bytes=64 * KIB, bytes_per_stream=MIB, timeout_s=30)
     trial = Trial(client=ClientConfig(kind=kind), workload=workload)  # type: ignore[arg-type]
     child = Child.start(
@@ -282,3 +292,34 @@ def test_the_driver_reads_a_clients_result_and_its_failures(kind: str, server_po
         assert child.lines[0].pid == child.pid  # type: ignore[union-attr]
     finally:
         child.close()
+
+
+# -- the stacks' named options -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("side", ["client", "server"])
+@pytest.mark.parametrize("kind", sorted(STACK_OPTIONS))
+def test_a_stacks_own_option_list_is_the_kits(kind: str, side: str, server_port: int) -> None:
+    """The kit refuses a stack's unknown option before it starts anything
+    (``kit.plan.stack_options``); the stack's program refuses it too, naming the options it
+    has. The two lists must be the same, or the kit would refuse what the stack takes, or
+    pass on what it refuses."""
+    need_built(kind)
+    bogus = [["NoSuchOption", 1]]
+    if side == "client":
+        trial = to_json(Trial(client=ClientConfig(kind=kind)))  # type: ignore[arg-type]
+        trial["client"]["channel_options"] = bogus
+        config: dict[str, Any] = {"target_host": "127.0.0.1", "target_port": server_port}
+        config["trial"] = trial
+        program = CLIENT_PROGRAMS[kind]  # type: ignore[index]
+    else:
+        config = to_json(ServerProcess(config=ServerConfig(kind=kind)))  # type: ignore[arg-type]
+        config["config"]["channel_options"] = bogus
+        program = SERVER_PROGRAMS[kind]  # type: ignore[index]
+    code, lines, err = run_to_end(program, ["--config", json.dumps(config)])
+    assert code == 2, (lines, err)
+    error = assert_one_error(lines, 2, err)["error"]
+    assert kind in error, error
+    listed = error.split("is not one of ", 1)[1]
+    theirs = {name.strip() for name in listed.split(",")}
+    assert theirs == set(STACK_OPTIONS[kind][side]), error  # type: ignore[index]
