@@ -68,14 +68,23 @@ def _machine_busy_s() -> float:
     return sum(times) - times.idle - getattr(times, "iowait", 0.0)
 
 
+def _process(pid: int) -> psutil.Process | None:
+    try:
+        return psutil.Process(pid)
+    except psutil.Error:
+        return None
+
+
 class CpuSampler:
     """Samples the CPU time of some PIDs, and of the whole machine, until stopped."""
 
     def __init__(self, pids: dict[str, int], filler: Sequence[int] = ()) -> None:
-        self._procs = {role: psutil.Process(pid) for role, pid in pids.items()}
+        # A process already gone (a server that died in the warm-up) is not sampled: the
+        # client's run then fails and says why.
+        self._procs = {r: p for r, p in ((r, _process(pid)) for r, pid in pids.items()) if p}
         self.samples: dict[str, list[Sample]] = {role: [] for role in pids}
         # The keep-awake loops: sampled apart, so their CPU can be left out of the machine's.
-        self._filler = [psutil.Process(pid) for pid in filler]
+        self._filler = [p for p in (_process(pid) for pid in filler) if p]
         self.filler: list[Sample] = []
         self.machine: list[Sample] = []
         self._stop = threading.Event()

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any, TypeVar
 
@@ -140,15 +141,23 @@ class Child:
         tail = self.stderr_tail()
         return reason + (f" ({tail})" if tail else "")
 
-    def finish(self, timeout_s: float) -> Result | Failure | None:
+    def finish(
+        self, timeout_s: float, abandon: Callable[[], str] | None = None
+    ) -> Result | Failure | None:
         """Wait for the process to end by itself (a client); its final line, if it wrote one.
-        Past the deadline it is stopped and ``MeasurementError`` says so."""
+        Past the deadline it is stopped and ``MeasurementError`` says so; likewise as soon as
+        ``abandon()`` gives a reason (a process it depends on died: why wait for its own
+        timeouts to notice)."""
         deadline = time.monotonic() + timeout_s
         while not self._eof and time.monotonic() < deadline:
             self._read(deadline)
             if self.popen.poll() is not None:
                 self._drain()
                 break
+            reason = abandon() if abandon is not None else ""
+            if reason:
+                self.stop()
+                raise MeasurementError(f"{self.role} stopped: {reason}")
         if self.popen.poll() is None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
@@ -157,10 +166,10 @@ class Child:
             raise MeasurementError(f"{self.role} timed out after {timeout_s:g} s and was stopped")
         return self.final
 
-    def result(self, cls: type[T], timeout_s: float) -> T:
+    def result(self, cls: type[T], timeout_s: float, abandon: Callable[[], str] | None = None) -> T:
         """``finish``, then the result line decoded as ``cls``; a failure becomes the kit's own
         error for its exit code (``MeasurementError`` when the child said nothing)."""
-        final = self.finish(timeout_s)
+        final = self.finish(timeout_s, abandon)
         if isinstance(final, Result):
             try:
                 return from_json(cls, final.data, f"{self.role} result")
@@ -245,9 +254,13 @@ class Child:
         if not text:
             return
         try:
-            self.lines.append(parse_line(text))
+            line = parse_line(text)
         except KitError:
             self.unexpected.append(text)
+            return
+        self.lines.append(line)
+        if isinstance(line, Ready) and self.ready is None and len(self.lines) == 1:
+            self.ready = line  # also when read by ``finish`` without ``wait_ready``
 
 
 def spawn(role: str, program: Program, config: Any, *, timeout_s: float = READY_TIMEOUT_S) -> Child:

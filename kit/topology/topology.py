@@ -304,12 +304,15 @@ class Topology:
         process = ClientProcess(target_host=address[0], target_port=address[1], trial=trial)
         child = Child.start("client", CLIENT_PROGRAMS[trial.client.kind], process)
         try:
-            return child.result(ClientResult, trial.workload.timeout_s + self.client_grace_s)
+            return child.result(
+                ClientResult, trial.workload.timeout_s + self.client_grace_s, abandon=self._dead
+            )
         except KitError as exc:
             # A failed client is a failed cell, recorded (a hung or frozen server too); a dead
             # server or proxy is named here and stops the campaign at its next cell.
             dead = self._dead()
-            raise MeasurementError(str(exc) + (f"; {dead}" if dead else "")) from None
+            told = not dead or dead in str(exc)
+            raise MeasurementError(str(exc) + ("" if told else f"; {dead}")) from None
         finally:
             if ran is not None and child.ready is not None:
                 ran.append(child.ready)

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
-from kit.topology.cpu import cpu_fraction, machine_load
+from kit.topology.cpu import CpuSampler, cpu_fraction, machine_load
 
 
 def test_cpu_fraction_interpolates_between_samples() -> None:
@@ -35,3 +37,18 @@ def test_keep_awake_loops_are_not_the_machines_load() -> None:
     load = machine_load(samples, 0, 1_000_000_000, path_cores=0.7, filler_cores=1.2)
     assert load is not None
     assert load.busy_cores == pytest.approx(0.7) and load.other_cores == pytest.approx(0.0)
+
+
+def test_a_process_gone_before_sampling_is_left_out() -> None:
+    """A server that died in the warm-up: the sampler starts anyway (the client's run then
+    fails and says why) instead of raising psutil's NoSuchProcess."""
+    pid = _exited_pid()
+    with CpuSampler({"server": pid}) as sampler:
+        pass
+    assert "server" not in sampler.fractions(0, 10**18)
+
+
+def _exited_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid

@@ -1,0 +1,194 @@
+"""The stacks users run (grpc-go, grpc-java, grpc-js), end to end through the real delay line:
+a static window bounds throughput, the dynamic window behaves as shipped (the tap sees it), an
+upload's confirmed bytes are the bytes sent, a refused option is one line and exit 2, a killed
+server fails the run within seconds with its record saved. No process is left behind (the
+shared fixture checks every test).
+
+Physics, not speed: a static window W at RTT R moves at most W per R plus what one more
+window and the stack's credit rules let through; each stack's README says how it returns
+credit, which these bounds allow for.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+from cli_support import REPO, kit, kit_here
+from stacks_support import need_built
+
+from kit.plan.trial import STACK_KINDS, ClientConfig, Link, ServerConfig, Trial, Workload
+from kit.plan.units import KIB, MIB
+from kit.results.store import read_records
+from kit.topology.topology import Topology
+
+pytestmark = pytest.mark.integration
+
+RTT_MS = 20.0
+STACKS = list(STACK_KINDS)
+# Where each stack returns stream credit (its README, from its sources): the share of a
+# static window that moves per RTT is below 1 by about that much; the floor below is loose.
+LOWEST_EFFICIENCY = {"grpc-go": 0.35, "grpc-java": 0.25, "grpc-js": 0.25}
+
+
+@pytest.fixture
+def topo() -> Iterator[Topology]:
+    with Topology() as topology:
+        yield topology
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_a_static_window_bounds_the_stacks_throughput(stack: str, topo: Topology) -> None:
+    need_built(stack)
+    window = 256 * KIB
+    client = ClientConfig(kind=stack, window_mode="static", window_bytes=window)  # type: ignore[arg-type]
+    trial = Trial(link=Link.from_rtt(RTT_MS), client=client, workload=Workload(duration_s=1.0))
+    m = topo.measure(trial)
+    assert m.ok, m.error
+    assert m.frames is not None and m.result is not None
+    assert m.frames.client.settings["INITIAL_WINDOW_SIZE"] == window  # on the wire, as asked
+    assert m.frames.window_final_bytes == window  # static: it never moved
+    assert m.meta.client_stack.startswith(stack + " ")
+    # At most one window per RTT, plus the window in flight when the clock started (5%
+    # for the delay line's timer lateness): the window binds.
+    rtt_s = RTT_MS / 1000
+    ceiling = window * (m.result.elapsed_s / rtt_s + 1) * 1.05
+    assert m.result.bytes <= ceiling, (m.result.bytes, ceiling)
+    theory = window / rtt_s / MIB
+    assert m.throughput_mib_s is not None
+    assert m.throughput_mib_s >= LOWEST_EFFICIENCY[stack] * theory, (m.throughput_mib_s, theory)
+    assert any(stack in note for note in m.result.notes)  # the note says what was applied
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_stacks_dynamic_window_is_as_shipped(stack: str, topo: Topology) -> None:
+    """grpc-go's BDP estimator and grpc-java's auto flow control grow the stream window (SETTINGS
+    on the wire, ever larger); grpc-js has no estimator: 65535 throughout."""
+    need_built(stack)
+    client = ClientConfig(kind=stack)  # type: ignore[arg-type]
+    workload = Workload(bytes_per_stream=16 * MIB)
+    m = topo.measure(Trial(link=Link.from_rtt(RTT_MS), client=client, workload=workload))
+    assert m.ok, m.error
+    assert m.frames is not None
+    steps = [s.window_bytes for s in m.frames.client.window_growth]
+    final = m.frames.window_final_bytes
+    assert final is not None
+    if stack == "grpc-js":
+        assert m.frames.client.settings_changes == 0 and final == 65535
+        assert m.frames.client.pings_sent == 0
+        return
+    assert len(steps) >= 2 and steps == sorted(steps) and steps[-1] > steps[0], steps
+    assert m.frames.client.pings_sent > 0  # the estimator's PINGs
+    start = 65535 if stack == "grpc-go" else MIB  # grpc-java starts auto flow control at 1 MiB
+    assert final > start and final <= 16 * MIB, final  # both cap their window (16 / 8 MiB)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_an_upload_to_the_stacks_server_confirms_every_byte(stack: str, topo: Topology) -> None:
+    need_built(stack)
+    server = ServerConfig(kind=stack, window_mode="static", window_bytes=64 * KIB)  # type: ignore[arg-type]
+    client = ClientConfig(kind=stack)  # type: ignore[arg-type]
+    workload = Workload(kind="upload", duration_s=0.6)
+    m = topo.measure(
+        Trial(link=Link.from_rtt(RTT_MS), client=client, server=server, workload=workload)
+    )
+    assert m.ok, m.error
+    assert m.result is not None and m.frames is not None
+    assert m.result.bytes == m.result.sent_bytes > 0
+    assert m.frames.server.settings["INITIAL_WINDOW_SIZE"] == 64 * KIB
+    assert m.meta.server_stack.startswith(stack + " ")
+    rtt_s = RTT_MS / 1000
+    # The server's window bounds it (plus a message the server may credit extra: grpc-go's
+    # and C-core's large-message rule, at most one 256 KiB message per RTT).
+    ceiling = (64 * KIB + 256 * KIB) * (m.result.elapsed_s / rtt_s + 1) * 1.05
+    assert m.result.bytes <= ceiling
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ["--client", "grpc-go", "--option", "Foo=1"],
+            "grpc-go client: option 'Foo' is not one of",
+        ),
+        (["--client", "grpc-java", "--option", "windowUpdateRatio=2"], "grpc-java client"),
+        (["--client", "grpc-js", "--option", "grpc.use_local_subchannel_pool=0"], "grpc-js client"),
+        (["--server", "grpc-go", "--server-option", "Bar=1"], "grpc-go server: option 'Bar'"),
+        (["--server", "grpc-js", "--server-mode", "bdp-off"], "the grpc-js server is static or"),
+        (["--client", "grpc-go", "--window", "16KiB"], "grpc-go's lower bound"),
+        (["--client", "grpc-js", "--window", "1MiB", "--conn-window", "4MiB"], "grpc-js sets one"),
+        (["--client", "grpc-java", "--max-frame-size", "1MiB"], "grpc-java client has no knob"),
+        (["--client", "grpc-rust"], "--client: 'grpc-rust' is not one of"),
+        (["--server", "h2"], "--server: 'h2' is not one of"),
+    ],
+)
+def test_an_option_a_stack_does_not_have_is_one_line_and_exit_2(args: list[str], says: str) -> None:
+    out = kit_here("run", "--rtt", "5ms", "--no-records", *args)
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert says in out.stderr and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+
+
+def test_a_named_option_reaches_the_stack(tmp_path: Path) -> None:
+    """``--option`` with a stack's own name is applied and said (grpc-java's update ratio)."""
+    need_built("grpc-java")
+    out = kit("run", "--client", "grpc-java", "--rtt", "10ms", "--duration", "0.5s",
+              "--option", "windowUpdateRatio=0.75", "--json",
+              "--records", str(tmp_path / "r.jsonl"))  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    row = json.loads(out.stdout)
+    assert row["client_channel_options"] == [["windowUpdateRatio", "0.75"]]
+    assert any("0.75" in note for note in row["result_notes"]), row["result_notes"]
+
+
+def _child(parent: int, needle: str, timeout_s: float) -> psutil.Process:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for proc in psutil.Process(parent).children(recursive=True):
+            try:
+                if needle in " ".join(proc.cmdline()):
+                    return proc
+            except psutil.Error:
+                continue
+        time.sleep(0.05)
+    raise AssertionError(f"no {needle} process within {timeout_s} s")
+
+
+SERVER_NEEDLE = {"grpc-go": "grpc-go/bin/server", "grpc-java": "kit-grpc-java.jar server",
+                 "grpc-js": "grpc-js/server.js"}  # fmt: skip
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_a_killed_stack_server_fails_the_run_within_seconds_with_its_record(
+    stack: str, tmp_path: Path
+) -> None:
+    need_built(stack)
+    records = tmp_path / "runs.jsonl"
+    cmd = [sys.executable, "-m", "kit.cli", "run", "--client", stack, "--server", stack,
+           "--rtt", "20ms", "--duration", "30s", "--records", str(records)]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        server = _child(proc.pid, SERVER_NEEDLE[stack], 30.0)
+        time.sleep(3.0)  # the warm-up run (0.3 s) is over; the measured run is under way
+        server.send_signal(signal.SIGKILL)
+        killed = time.monotonic()
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - killed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 4, (out, err)
+    assert took < 10.0, f"failed {took:.1f} s after the server was killed"
+    assert "Traceback" not in out + err
+    saved = read_records(records).measurements
+    assert len(saved) == 1 and saved[0].status == "failed" and saved[0].error
+    assert "\n" not in saved[0].error
