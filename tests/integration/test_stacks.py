@@ -192,3 +192,43 @@ def test_a_killed_stack_server_fails_the_run_within_seconds_with_its_record(
     saved = read_records(records).measurements
     assert len(saved) == 1 and saved[0].status == "failed" and saved[0].error
     assert "\n" not in saved[0].error
+
+
+def test_compare_the_stacks_from_the_example_plan(tmp_path: Path) -> None:
+    """``examples/stacks.toml``: every stack as a candidate (one a grpc-go server), each run
+    ok, each record naming the stack that ran; a static window's theory beside it."""
+    for stack in STACKS:
+        need_built(stack)
+    records = tmp_path / "c.jsonl"
+    out = kit("compare", "--file", "examples/stacks.toml", "--rounds", "1", "--bytes", "1MiB",
+              "--json", "--records", str(records), timeout_s=240)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    runs = read_records(records).measurements
+    assert runs and all(m.ok for m in runs), [m.error for m in runs if not m.ok]
+    ran = {(m.trial.client.kind, m.meta.client_stack.split()[0], m.meta.server_stack.split()[0])
+           for m in runs}  # fmt: skip
+    assert ("grpc-go", "grpc-go", "grpc-go") in ran and ("grpc-js", "grpc-js", "grpcio") in ran
+    assert {k for k, _, _ in ran} == {"grpcio", *STACKS}
+    for m in runs:  # a static window bounds it: at most about a window per RTT
+        if m.trial.client.window_bytes is not None and m.throughput_mib_s is not None:
+            assert m.throughput_mib_s <= 1.1 * m.theory_mib_s  # type: ignore[operator]
+
+
+def test_knee_sweeps_a_stacks_static_windows(tmp_path: Path) -> None:
+    need_built("grpc-go")
+    out = kit("knee", "--client", "grpc-go", "--rtt", "20ms", "--streams", "1",
+              "--min-window", "64KiB", "--max-window", "256KiB", "--rounds", "1",
+              "--duration", "0.5s", "--json", "--records", str(tmp_path / "k.jsonl"),
+              timeout_s=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    runs = read_records(tmp_path / "k.jsonl").measurements
+    assert {m.trial.client.kind for m in runs} == {"grpc-go"}
+    by_window: dict[int, list[float]] = {}
+    for m in runs:
+        assert m.ok and m.trial.client.window_bytes and m.throughput_mib_s is not None
+        by_window.setdefault(m.trial.client.window_bytes, []).append(m.throughput_mib_s)
+    assert sorted(by_window) == [64 * KIB, 128 * KIB, 256 * KIB]
+    # Window-bound: 4x the window moves clearly more (2x at least), never above window/RTT.
+    assert max(by_window[256 * KIB]) > 2 * max(by_window[64 * KIB])
+    for window, speeds in by_window.items():
+        assert max(speeds) <= 1.1 * window / (RTT_MS / 1000) / MIB
