@@ -232,6 +232,7 @@ class Topology:
         """Run one client for one trial. A failure of the trial becomes a failed record."""
         base = self._base(trial, tags)
         self._check_alive()
+        self._check_programs(trial)
         self._enter("start-up (server and delay line)")
         if self.keep_awake:
             self._awake.start()
@@ -325,6 +326,16 @@ class Topology:
             for c in self._children
             if c.popen.poll() is not None
         )
+
+    def _check_programs(self, trial: Trial) -> None:
+        """A stack that is not built is refused before anything of this trial starts."""
+        needed = [("client", CLIENT_PROGRAMS[trial.client.kind])]
+        if self.target is None:
+            needed.append(("server", SERVER_PROGRAMS[trial.server.kind]))
+        for role, program in needed:
+            why = program.missing()
+            if why is not None:
+                raise TopologyError(f"{role} cannot start: {why}")
 
     def _check_alive(self) -> None:
         dead = self._dead()

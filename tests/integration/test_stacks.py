@@ -27,6 +27,8 @@ from stacks_support import need_built
 from kit.plan.trial import STACK_KINDS, ClientConfig, Link, ServerConfig, Trial, Workload
 from kit.plan.units import KIB, MIB
 from kit.results.store import read_records
+from kit.topology.processes import Program
+from kit.topology.programs import CLIENT_PROGRAMS, SERVER_PROGRAMS
 from kit.topology.topology import Topology
 
 pytestmark = pytest.mark.integration
@@ -232,3 +234,22 @@ def test_knee_sweeps_a_stacks_static_windows(tmp_path: Path) -> None:
     assert max(by_window[256 * KIB]) > 2 * max(by_window[64 * KIB])
     for window, speeds in by_window.items():
         assert max(speeds) <= 1.1 * window / (RTT_MS / 1000) / MIB
+
+
+@pytest.mark.parametrize("role", ["client", "server"])
+def test_a_stack_that_is_not_built_is_refused_in_one_line_before_anything_starts(
+    role: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As on a machine without Node: the stack's program is missing. One line saying what to
+    install, exit 3, and no server or delay line was started for it (none is left over: the
+    shared fixture checks)."""
+    table = CLIENT_PROGRAMS if role == "client" else SERVER_PROGRAMS
+    absent = Program(("node", "nowhere.js"), needs=("/nonexistent/node_modules",),
+                     hint="make stacks installs it; it needs Node 20 and npm")  # fmt: skip
+    monkeypatch.setitem(table, "grpc-js", absent)  # type: ignore[arg-type]
+    out = kit_here("run", "--rtt", "5ms", "--no-records", f"--{role}", "grpc-js")
+    assert out.returncode == 3, (out.stdout, out.stderr)
+    assert out.stderr == (
+        f"kit: error: {role} cannot start: /nonexistent/node_modules is missing "
+        "(make stacks installs it; it needs Node 20 and npm)\n"
+    )
