@@ -362,8 +362,12 @@ class ClientConfig:
         return self.pool_bytes if self.pool_bytes is not None else DEFAULT_POOL_BYTES
 
     def conn_window_for(self, streams_per_connection: int) -> int | None:
-        """The connection window the client will grant (h2), or None when it is not ours to set."""
-        if self.kind != "h2" or self.window_bytes is None:
+        """The connection window a static client grants: h2's and the stacks' (grpc-js has one
+        window for both: its stream window); None when it is not ours to set (grpcio,
+        dynamic windows)."""
+        if self.kind == "grpc-js" and self.window_bytes is not None:
+            return self.window_bytes
+        if self.kind not in ("h2", *STACK_KINDS) or self.window_bytes is None:
             return self.conn_window_bytes
         if self.conn_window_bytes is not None:
             return self.conn_window_bytes
