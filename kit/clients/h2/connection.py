@@ -321,6 +321,8 @@ class H2GrpcConnection:
     def start_timing(self, now_ns: int) -> None:
         """The timed phase starts: the window trace starts here, and the PING RTTs kept are
         the ones measured during the transfer (the warm-up's BDP PING is not one)."""
+        if self.bdp is None:
+            return
         self.window_trace.append((now_ns, self._stream_window))
         self.ping_rtt_ns.clear()
 
