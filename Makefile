@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install stacks test-stacks run test lint protos bench tables tables-quick soak clean
+.PHONY: install stacks test-stacks run test lint protos bench modelcheck tables tables-quick soak clean
 
 install: $(STAMP) stacks
 
@@ -67,6 +67,12 @@ protos: install
 # Speed and accuracy of the measurement path, as ratios measured side by side.
 bench: install
 	$(BIN)/python -m kit.tools.bench
+	$(BIN)/python -m kit.tools.modelcheck --rounds 1
+
+# The h2 client's grpc-go model beside real grpc-go (stacks/grpc-go/build.sh first), quiet
+# and with one core busy: ~5 minutes. MODELCHECK_ARGS="--rounds 5" for more rounds.
+modelcheck: install
+	$(BIN)/python -m kit.tools.modelcheck $(MODELCHECK_ARGS)
 
 # Minutes of mixed traffic through the delay line, checksummed end to end (not in CI).
 # SOAK_ARGS="--duration 30s" for a short run.

@@ -319,7 +319,8 @@ def test_dynamic_window_grows_by_settings_and_connection_update(
     pair: tuple[H2GrpcConnection, Peer],
 ) -> None:
     client, peer = pair
-    client.start_bdp(0)
+    client.start_bdp()
+    client.start_timing(0)
     call = open_call(client, peer)
     for _ in range(4):
         peer.h2.send_data(call.stream_id, b"z" * 15_000)
@@ -351,5 +352,40 @@ def test_rtt_probe_one_at_a_time(pair: tuple[H2GrpcConnection, Peer]) -> None:
 
 def test_no_rtt_probe_while_bdp_pings_measure_rtt(pair: tuple[H2GrpcConnection, Peer]) -> None:
     client, _ = pair
-    client.start_bdp(0)
+    client.start_bdp()
+    client.start_timing(0)
     assert not client.probe_rtt(0)
+
+
+@pytest.mark.parametrize("pair", [ConnOptions(65_535, 65_535, 16_384, dynamic=True)], indirect=True)
+def test_bdp_rtt_counts_from_when_the_ping_was_written(
+    pair: tuple[H2GrpcConnection, Peer],
+) -> None:
+    """grpc-go's timesnap: the RTT clock starts at the write, not at the DATA that asked."""
+    client, peer = pair
+    client.start_bdp()
+    call = open_call(client, peer)
+    for _ in range(4):
+        peer.h2.send_data(call.stream_id, b"z" * 15_000)
+    peer.say(client, 1 * MS)  # the first DATA frame asks for a BDP PING ...
+    client.sent(3 * MS)  # ... which the shell writes 2 ms later
+    peer.hear(client)
+    ours = peer.say(client, 13 * MS)
+    assert ours[0] == RttMeasured(10 * MS, "bdp")
+
+
+@pytest.mark.parametrize("pair", [ConnOptions(65_535, 65_535, 16_384, dynamic=True)], indirect=True)
+def test_bdp_runs_from_the_connection_start_as_grpc_go(
+    pair: tuple[H2GrpcConnection, Peer],
+) -> None:
+    """A small reply before the timed phase (the warm-up) already sends a BDP PING and
+    flushes the connection credit it used, as grpc-go's first WINDOW_UPDATE shows."""
+    client, peer = pair
+    client.start_bdp()
+    call = open_call(client, peer)
+    peer.h2.send_data(call.stream_id, b"w" * 11)
+    peer.say(client, 1 * MS)
+    events = peer.hear(client)
+    assert [p.ping_data for p in of_type(events, h2.events.PingReceived)] == [BDP_PING_DATA]
+    assert [d for s, d in updates(events) if s == 0] == [11]
+    assert client.bdp is not None and client.bdp.sample_count == 1

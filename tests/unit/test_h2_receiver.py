@@ -190,7 +190,8 @@ def test_connection_credit_is_never_lost_across_bdp_pings(policy: str) -> None:
     """Every byte received goes back (or is still pending), plus every growth."""
     options = ConnOptions(65_535, 65_535, FRAME, credit_policy=policy, dynamic=True)  # type: ignore[arg-type]
     client, server = connect(options)
-    client.start_bdp(0)
+    client.start_bdp()
+    client.start_timing(0)
     (call,) = server.open(client, 2 * MIB)
     run(client, server, 60, step_ns=5 * MS)
     assert call.finished

@@ -10,6 +10,12 @@ received until the ack, then:
   BDP = min(2 x sample, 16 MiB) and the caller grows both windows to it;
 - once the cap is reached it stops asking for PINGs.
 
+The RTT clock starts when the PING is written (grpc-go's ``timesnap``, called by its
+writer): ``on_data`` stamps the request provisionally, ``ping_written`` re-stamps it once
+the shell has sent it, so time spent handling the rest of a read is not counted as path RTT.
+It runs from the connection's start, as grpc-go's does: the warm-up call's reply is its
+first sample (too small to grow anything, but it is the first RTT of the average).
+
 It never shrinks. Window sizes follow grpc-go: the stream window through
 SETTINGS_INITIAL_WINDOW_SIZE, the connection window through a stream-0 WINDOW_UPDATE of
 the difference (see ``kit.clients.h2.connection``).
@@ -75,6 +81,11 @@ class BdpEstimator:
         self.sample_count += 1
         self._sent_ns = now_ns
         return True
+
+    def ping_written(self, now_ns: int) -> None:
+        """The outstanding PING left the process now: its RTT is measured from here."""
+        if self.ping_outstanding:
+            self._sent_ns = now_ns
 
     def on_ping_ack(self, now_ns: int) -> WindowGrew | None:
         """Close the sample; return the new window when the estimate grows."""

@@ -124,6 +124,7 @@ class _Endpoint:
         data = self.conn.data_to_send()
         if data:
             self.sock.sendall(data)
+            self.conn.sent(now_ns())
 
     def close(self) -> None:
         """GOAWAY, best effort (the measurement is already taken), then the socket."""
@@ -162,6 +163,8 @@ class Session:
             sock.settimeout(max(1.0, self.trial.workload.timeout_s))
             self._selector.register(sock, selectors.EVENT_READ, endpoint)
             endpoint.conn.initiate()
+            if self.options.dynamic:
+                endpoint.conn.start_bdp()
             endpoint.send_pending()
 
     def send_pending(self) -> None:
@@ -269,9 +272,8 @@ def _run_download(session: Session) -> ClientResult:
     body = wire.download_body(count or 0, workload.message_bytes)
     t_start = now_ns()
     cpu_start = time.process_time()
-    if session.options.dynamic:
-        for conn in session.conns:
-            conn.start_bdp(t_start)
+    for conn in session.conns:
+        conn.start_timing(t_start)
     session.start_probing(t_start)
     calls = _start_streams(session, body, t_start)
     duration_ns = int(workload.timed_duration_s(trial.link.rtt_ms) * NS_PER_S)

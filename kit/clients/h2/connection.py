@@ -193,6 +193,7 @@ class H2GrpcConnection:
         self._paced: list[Call] = []  # calls a paced reader reads (the loop asks them often)
         self._probe_sent: dict[bytes, int] = {}
         self._probe_count = 0
+        self._bdp_ping_unsent = False  # a BDP PING is queued, not yet written
         self._h2 = self._new_h2()
 
     def _new_h2(self) -> h2.connection.H2Connection:
@@ -310,10 +311,27 @@ class H2GrpcConnection:
             self._h2.reset_stream(call.stream_id, h2.errors.ErrorCodes.CANCEL)
         self._pool_dirty = self.options.pool_bytes is not None
 
-    def start_bdp(self, now_ns: int) -> None:
-        """Dynamic windows: start estimating (at the timed phase, from grpc-go's 65535)."""
+    def start_bdp(self) -> None:
+        """Dynamic windows: start estimating from grpc-go's 65535. grpc-go's estimator runs
+        from the connection's start, so the shell calls this right after ``initiate``: the
+        warm-up call's reply triggers the first BDP PING (the first RTT sample) and flushes
+        the connection credit it used (grpc-go's first WINDOW_UPDATE: the warm-up's bytes)."""
         self.bdp = BdpEstimator(initial_bytes=INITIAL_BDP_BYTES)
+
+    def start_timing(self, now_ns: int) -> None:
+        """The timed phase starts: the window trace starts here, and the PING RTTs kept are
+        the ones measured during the transfer (the warm-up's BDP PING is not one)."""
+        if self.bdp is None:
+            return
         self.window_trace.append((now_ns, self._stream_window))
+        self.ping_rtt_ns.clear()
+
+    def sent(self, now_ns: int) -> None:
+        """The shell wrote everything ``data_to_send`` returned, at ``now_ns``: a BDP PING
+        among it starts its RTT clock now (grpc-go stamps it as its writer sends it)."""
+        if self._bdp_ping_unsent and self.bdp is not None:
+            self.bdp.ping_written(now_ns)
+        self._bdp_ping_unsent = False
 
     def probe_rtt(self, now_ns: int) -> bool:
         """Queue an RTT-probe PING; True if queued.
@@ -389,6 +407,7 @@ class H2GrpcConnection:
             # count PINGs without data moving (and the sample is not credit-starved).
             self._conn_flush()
             self._h2.ping(BDP_PING_DATA)
+            self._bdp_ping_unsent = True
         if call is None or not live:
             return
         call.data_bytes += len(data)
