@@ -15,8 +15,11 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+
+import psutil
 
 from kit.cli import main
 
@@ -101,3 +104,19 @@ def _environment(env: Mapping[str, str] | None) -> Iterator[None]:
     finally:
         os.environ.clear()
         os.environ.update(saved)
+
+
+def child_of(
+    kit_pid: int, needle: str, timeout_s: float, not_pid: int | None = None
+) -> psutil.Process:
+    """The first process below ``kit_pid`` whose command line holds ``needle`` (bounded wait)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for proc in psutil.Process(kit_pid).children(recursive=True):
+            try:
+                if proc.pid != not_pid and needle in " ".join(proc.cmdline()):
+                    return proc
+            except psutil.Error:
+                continue
+        time.sleep(0.05)
+    raise AssertionError(f"no {needle} process within {timeout_s} s")

@@ -19,9 +19,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import pytest
-from cli_support import REPO, kit, kit_here
+from cli_support import REPO, child_of, kit, kit_here
 from stacks_support import need_built
 
 from kit.plan.trial import STACK_KINDS, ClientConfig, Link, ServerConfig, Trial, Workload
@@ -149,19 +148,6 @@ def test_a_named_option_reaches_the_stack(tmp_path: Path) -> None:
     assert any("0.75" in note for note in row["result_notes"]), row["result_notes"]
 
 
-def _child(parent: int, needle: str, timeout_s: float) -> psutil.Process:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        for proc in psutil.Process(parent).children(recursive=True):
-            try:
-                if needle in " ".join(proc.cmdline()):
-                    return proc
-            except psutil.Error:
-                continue
-        time.sleep(0.05)
-    raise AssertionError(f"no {needle} process within {timeout_s} s")
-
-
 SERVER_NEEDLE = {"grpc-go": "grpc-go/bin/server", "grpc-java": "kit-grpc-java.jar server",
                  "grpc-js": "grpc-js/server.js"}  # fmt: skip
 
@@ -178,7 +164,7 @@ def test_a_killed_stack_server_fails_the_run_within_seconds_with_its_record(
         cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        server = _child(proc.pid, SERVER_NEEDLE[stack], 30.0)
+        server = child_of(proc.pid, SERVER_NEEDLE[stack], 30.0)
         time.sleep(3.0)  # the warm-up run (0.3 s) is over; the measured run is under way
         server.send_signal(signal.SIGKILL)
         killed = time.monotonic()

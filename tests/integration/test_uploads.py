@@ -15,9 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
-from cli_support import kit_here
+from cli_support import child_of, kit_here
 from hyperframe.frame import Frame, SettingsFrame
 from tables_resume import resume_quick_table
 
@@ -157,21 +156,6 @@ def test_the_servers_extra_credit_lifts_a_64KiB_window_with_256KiB_messages() ->
     assert any("extra credit" in n for n in m.result.notes)
 
 
-def _child(
-    kit_pid: int, needle: str, timeout_s: float, not_pid: int | None = None
-) -> psutil.Process:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        for proc in psutil.Process(kit_pid).children(recursive=True):
-            try:
-                if proc.pid != not_pid and any(needle in part for part in proc.cmdline()):
-                    return proc
-            except psutil.Error:
-                continue
-        time.sleep(0.05)
-    raise AssertionError(f"no {needle} process within {timeout_s} s")
-
-
 @pytest.mark.parametrize(
     ("client", "how"), [("h2", "kill"), ("grpcio", "kill"), ("h2", "freeze"), ("grpcio", "freeze")]
 )
@@ -191,11 +175,11 @@ def test_an_upload_to_a_server_that_dies_fails_in_seconds(
         cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        server = _child(proc.pid, "servers.grpcio_server", 20.0)
+        server = child_of(proc.pid, "servers.grpcio_server", 20.0)
         role = f"kit.clients.{'h2' if client == 'h2' else 'grpcio_client'}"
-        warm_up = _child(proc.pid, role, 20.0)  # the discarded warm-up run's client
+        warm_up = child_of(proc.pid, role, 20.0)  # the discarded warm-up run's client
         warm_up.wait(20.0)
-        _child(proc.pid, role, 20.0, not_pid=warm_up.pid)  # the measured run's client
+        child_of(proc.pid, role, 20.0, not_pid=warm_up.pid)  # the measured run's client
         time.sleep(1.0)  # it has connected and warmed its connection; the upload is under way
         if how == "kill":
             server.send_signal(signal.SIGKILL)
