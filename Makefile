@@ -47,6 +47,7 @@ run: install
 	$(BIN)/kit run --rtt 20ms --window 4MiB --client h2
 	$(BIN)/kit run --rtt 20ms --window 64KiB --client h2
 	$(BIN)/kit run --rtt 20ms
+	@if [ -f $(GO_STAMP) ]; then $(BIN)/kit run --rtt 20ms --window 4MiB --client grpc-go; fi
 
 # Unit tests are pure: two workers. Integration tests measure real processes: one at a time.
 test: install test-stacks
