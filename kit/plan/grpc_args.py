@@ -32,8 +32,11 @@ SERVER_EXTRA_CREDIT_NOTE = (
 
 def server_notes(server: ServerConfig) -> tuple[str, ...]:
     """What an upload's output says about the server's receive window (C-core's extra credit
-    matters whenever the window is not the dynamic one, which is large anyway)."""
-    return (SERVER_EXTRA_CREDIT_NOTE,) if server.window_mode != "dynamic" else ()
+    matters whenever the window is not the dynamic one, which is large anyway). Only a grpcio
+    server is C-core; another stack's server rules are in its README."""
+    if server.kind != "grpcio" or server.window_mode == "dynamic":
+        return ()
+    return (SERVER_EXTRA_CREDIT_NOTE,)
 
 
 def window_options(mode: WindowMode, window_bytes: int | None) -> OptionList:

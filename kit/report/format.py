@@ -65,12 +65,20 @@ def cpu_warning(limit: CpuLimit | None) -> str:
     )
 
 
+# What each client's dynamic window is (as shipped; h2's is the kit's model of grpc-go).
+DYNAMIC_LABELS = {
+    "h2": "dynamic (grpc-go-style BDP)",
+    "grpcio": "dynamic (C-core BDP)",
+    "grpc-go": "dynamic (BDP estimator)",
+    "grpc-java": "dynamic (Netty auto flow control)",
+    "grpc-js": "dynamic (no estimator: 65535)",
+}
+
+
 def mode_label(trial: Trial) -> str:
     mode = trial.client.window_mode
     if mode == "dynamic":
-        return (
-            "dynamic (grpc-go-style BDP)" if trial.client.kind == "h2" else "dynamic (C-core BDP)"
-        )
+        return DYNAMIC_LABELS.get(trial.client.kind, "dynamic")
     return mode
 
 

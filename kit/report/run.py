@@ -44,8 +44,11 @@ def run_table(m: Measurement, verbose: bool = False, unit: str = "MiB/s") -> str
     """The ``kit run`` table; ``verbose`` shows every SETTING and increment, ``unit`` is the
     throughput unit (MiB/s, MB/s, Mbit/s)."""
     trial = m.trial
-    rows: list[Row] = [
-        ("client", f"{trial.client.kind} {mode_label(trial)}"),
+    ran = f" ({m.meta.client_stack})" if m.meta.client_stack else ""
+    rows: list[Row] = [("client", f"{trial.client.kind} {mode_label(trial)}{ran}")]
+    if trial.server.kind != "grpcio":
+        rows.append(("server", m.meta.server_stack or trial.server.kind))
+    rows += [
         ("workload", _workload_text(trial)),
         ("RTT", _rtt_text(trial.link)),
         _window_row(trial),
