@@ -58,6 +58,7 @@ from kit.plan.trial import ServerConfig, Trial
 from kit.plan.units import parse_size_bytes, size_spec, split_host_port
 from kit.report.run import run_table
 from kit.results.records import RunTags
+from kit.topology.foreground import serve_stack
 from servers.grpcio_server import serve_until_signal, startup_warnings
 
 DEFAULT_RECORDS = Path("results/runs.jsonl")
@@ -300,6 +301,7 @@ def link_options(
 
 def serve(
     listen: Annotated[str, typer.Option(help="HOST:PORT to listen on.")] = "127.0.0.1:50051",
+    server: ServerStack = None,
     server_window: ServerWindow = None,
     server_mode: ServerMode = None,
     server_option: ServerOption = None,
@@ -316,6 +318,7 @@ def serve(
         raise UsageError("--window: give --server-window or --window, not both")
     config = server_from(
         ServerOptions(
+            kind=server,
             window=server_window if server_window is not None else window,
             mode=server_mode,
             option=(*(server_option or []), *(option or [])),
@@ -325,11 +328,11 @@ def serve(
     process = ServerProcess(config=config, listen_host=host, listen_port=port)
     for line in startup_warnings(process):
         typer.echo(line)
-    serve_until_signal(
+    label = config.label if config.kind == "grpcio" else f"{config.kind} {config.label}"
+    serve_in_foreground = serve_until_signal if config.kind == "grpcio" else serve_stack
+    serve_in_foreground(
         process,
-        on_ready=lambda port: typer.echo(
-            "\n".join([serve_banner(host, port, config.label), *notes])
-        ),
+        lambda port: typer.echo("\n".join([serve_banner(host, port, label), *notes])),
     )
 
 
