@@ -311,8 +311,10 @@ class Topology:
             dead = self._dead()
             raise MeasurementError(str(exc) + (f"; {dead}" if dead else "")) from None
         finally:
-            if ran is not None and child.ready is not None:
-                ran.append(child.ready)
+            # A client's ready line is read with its result (wait_ready is for servers).
+            ready = child.ready or next((x for x in child.lines if isinstance(x, Ready)), None)
+            if ran is not None and ready is not None:
+                ran.append(ready)
             child.close()
 
     def _dead(self) -> str:
