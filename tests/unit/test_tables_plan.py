@@ -208,3 +208,11 @@ def test_stacks_cells_cover_every_stack_with_its_own_knobs() -> None:
         control = next(c for c in spec.cells if c.key == spec.control_key)
         assert control.trial.client.kind in ("grpcio", "h2")  # always there: never skipped
         assert control.trial.server.kind == "grpcio"
+
+
+def test_the_stacks_table_runs_one_round_fewer() -> None:
+    by_table = {c.name: c.spec.rounds for c in plan_tables(TablesSettings(rounds=3))}
+    assert by_table["table8-windows"] == by_table["table8-uploads"] == 2
+    assert by_table["table1-rtt20ms"] == by_table["table7-sharing"] == 3
+    quick = plan_tables(TablesSettings(quick=True, rounds=1, only=("stacks",)))
+    assert {c.spec.rounds for c in quick} == {1}

@@ -11,7 +11,8 @@ Three parts, each its own campaign (own control, own noise floor):
   the server's window static 64 KiB against its default.
 
 Sized for a 2-core machine: JVM and Node clients cost 0.5-0.8 s of start-up per cell, so the
-timed phases are short (20-25 RTTs at 20 ms) and ``--quick`` keeps only 20 ms with the
+table runs one round fewer than the others (2 by default; ``kit.plan.tables.table_rounds``),
+the timed phases are short (20-25 RTTs at 20 ms) and ``--quick`` keeps only 20 ms with the
 defaults and 64 KiB, one link, and the 64 KiB uploads. Pure planning; ``kit.plan.tables`` makes campaigns.
 """
 
