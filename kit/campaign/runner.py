@@ -18,6 +18,7 @@ from pathlib import Path
 from kit.errors import UsageError
 from kit.plan.campaign import CampaignSpec, Cell, expected_cell_s
 from kit.plan.schedule import ScheduledRun, estimate_remaining_s, remaining, unknown_run_ids
+from kit.plan.trial import Trial
 from kit.results.records import Measurement, RunTags
 from kit.results.store import append_record, read_records
 from kit.topology.topology import Topology
@@ -45,8 +46,15 @@ def campaign_records(records_path: Path, names: Sequence[str]) -> list[Measureme
     return [m for m in read_records(records_path).measurements if m.tags.campaign in wanted]
 
 
-def pending_runs(specs: Sequence[CampaignSpec], records_path: Path, resume: bool) -> list[Pending]:
-    """The runs still to do, campaign by campaign; refuses to mix a new run into old records."""
+def pending_runs(
+    specs: Sequence[CampaignSpec],
+    records_path: Path,
+    resume: bool,
+    skip: Callable[[Trial], bool] | None = None,
+) -> list[Pending]:
+    """The runs still to do, campaign by campaign; refuses to mix a new run into old records.
+    ``skip`` leaves out runs that cannot run here (a stack that is not built): still missing,
+    a later ``--resume`` measures them."""
     existing = campaign_records(records_path, [s.name for s in specs])
     out: list[Pending] = []
     for spec in specs:
@@ -62,7 +70,11 @@ def pending_runs(specs: Sequence[CampaignSpec], records_path: Path, resume: bool
                 f"--resume: {records_path} holds {len(stray)} runs this plan does not have "
                 f"(e.g. {stray[0]}); the plan changed (rounds, cells): use another --records file"
             )
-        out += [(spec, run) for run in remaining(spec.schedule(), done)]
+        out += [
+            (spec, run)
+            for run in remaining(spec.schedule(), done)
+            if skip is None or not skip(run.cell.trial)
+        ]
     return out
 
 
@@ -143,14 +155,15 @@ def run_campaigns(
     progress: OnProgress | None = None,
     topology_factory: Callable[[], Topology] = Topology,
     on_record: Callable[[Measurement], None] | None = None,
+    skip: Callable[[Trial], bool] | None = None,
 ) -> CampaignOutcome:
     """Run what is missing of the campaigns, interleaved within each; records as made.
 
     ``progress`` sees where the run is as each cell starts; ``on_record`` sees each record
     once it is on disk (a caller that must account for an interrupted run counts there,
-    without reading the file back).
+    without reading the file back); ``skip`` leaves runs out (see ``pending_runs``).
     """
-    pending = pending_runs(specs, records_path, resume)
+    pending = pending_runs(specs, records_path, resume, skip)
     bar = Progress(pending)
     with topology_factory() as topo:
         for spec, run in pending:

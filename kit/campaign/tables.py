@@ -14,9 +14,12 @@ from pathlib import Path
 
 from kit.campaign.runner import CampaignOutcome, OnProgress, pending_runs, run_campaigns
 from kit.errors import UsageError
+from kit.plan.campaign import CampaignSpec
 from kit.plan.tables import TablesSettings, plan_tables
+from kit.plan.trial import Trial
 from kit.results.records import Measurement, SessionRecord
 from kit.results.store import append_record, read_records
+from kit.topology.programs import CLIENT_PROGRAMS, SERVER_PROGRAMS
 from kit.topology.topology import Topology
 
 
@@ -52,6 +55,24 @@ def _load_1min() -> float | None:
         return None
 
 
+def unbuilt_stacks(specs: list[CampaignSpec]) -> dict[str, str]:
+    """Each stack a cell of these campaigns needs that cannot start here -> why (not built)."""
+    why: dict[str, str] = {}
+    for spec in specs:
+        for cell in spec.cells:
+            for kind, program in (
+                (cell.trial.client.kind, CLIENT_PROGRAMS[cell.trial.client.kind]),
+                (cell.trial.server.kind, SERVER_PROGRAMS[cell.trial.server.kind]),
+            ):
+                if kind not in why and (missing := program.missing()) is not None:
+                    why[kind] = missing
+    return why
+
+
+def _needs(trial: Trial, kinds: dict[str, str]) -> bool:
+    return trial.client.kind in kinds or trial.server.kind in kinds
+
+
 def run_tables(
     settings: TablesSettings,
     records_path: Path,
@@ -59,12 +80,22 @@ def run_tables(
     resume: bool = False,
     progress: OnProgress | None = None,
     topology_factory: Callable[[], Topology] = Topology,
+    on_skip: Callable[[str], None] | None = None,
 ) -> CampaignOutcome:
-    """Run every missing cell of the selected tables; records are appended as they are made."""
+    """Run every missing cell of the selected tables; records are appended as they are made.
+
+    A stack that is not built here is skipped, with one line to ``on_skip`` (and in the
+    session record): its cells stay missing, the rest runs."""
     specs = [c.spec for c in plan_tables(settings)]
     if not resume:
         append_record(records_path, settings)
-    planned = len(pending_runs(specs, records_path, resume=True))
+    unbuilt = unbuilt_stacks(specs)
+    skip = (lambda trial: _needs(trial, unbuilt)) if unbuilt else None
+    skipped = tuple(f"{kind} skipped: {why}" for kind, why in unbuilt.items())
+    for line in skipped:
+        if on_skip is not None:
+            on_skip(line)
+    planned = len(pending_runs(specs, records_path, resume=True, skip=skip))
     made: list[Measurement] = []
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     started, load_start = time.monotonic(), _load_1min()
@@ -76,6 +107,7 @@ def run_tables(
             progress=progress,
             topology_factory=topology_factory,
             on_record=made.append,
+            skip=skip,
         )
     finally:
         done = len(made)
@@ -88,5 +120,6 @@ def run_tables(
                 cells_planned=planned,
                 complete=done == planned,
                 load_1min=(load_start, _load_1min()),
+                skipped=skipped,
             ),
         )

@@ -25,6 +25,9 @@ count travels with the summary (``FrameSummary.tap_lines_skipped``).
   summary is then incomplete: "tap incomplete");
 - ``window_final_bytes``: the last INITIAL_WINDOW_SIZE the first connection's client sent
   (HTTP/2's default 65535 when it sent SETTINGS without one; None without SETTINGS);
+- ``conn_window_start_bytes``: the connection window the first connection's client opened
+  before any DATA reached it: 65535 + its connection WINDOW_UPDATEs seen before the tap saw
+  the server's first DATA frame (None without data marks);
 - ``peak_queued_bytes_down``: the largest backlog at the down bottleneck any connection saw;
   ``delivered_down``: the bytes the link delivered downstream per time bucket, summed over
   the connections (aligned on the earliest one's first release).
@@ -102,6 +105,7 @@ def summarize(
         tap_lines_skipped=skipped_lines,
         server=_side([c.down for c in ordered]),
         window_final_bytes=_window_final(ups[0]) if ups else None,
+        conn_window_start_bytes=_conn_window_start(ordered[0]) if ordered else None,
         peak_queued_bytes_down=max((side.peak_queued_bytes for side in sides), default=0),
         delivered_down=merge_traces([side.delivered for side in sides]),
         not_decoded_bytes=sum(c.up.not_decoded_bytes + c.down.not_decoded_bytes for c in ordered),
@@ -132,6 +136,18 @@ def _window_final(up: DirectionSummary) -> int | None:
     if up.initial_window_last is not None:
         return up.initial_window_last
     return DEFAULT_INITIAL_WINDOW if _sent_settings(up) else None
+
+
+def _conn_window_start(conn: TapConnection) -> int | None:
+    """65535 + the client's connection credit granted before the first DATA frame down."""
+    if not conn.down.data_marks:
+        return None
+    first_data_ns = conn.down.data_marks[0][0]
+    updates = conn.up.conn_window_updates
+    early = [
+        i for i, t in zip(updates.first, updates.first_t_ns, strict=False) if t < first_data_ns
+    ]
+    return DEFAULT_WINDOW_BYTES + sum(early)
 
 
 def merge_traces(traces: Sequence[DeliveryTrace]) -> DeliveryTrace:

@@ -115,7 +115,12 @@ def tables(
     typer.echo(f"kit tables: records -> {path}", err=True)
     with campaign_progress() as progress:
         outcome = run_tables(
-            settings, path, resume=resume, progress=progress, topology_factory=topology
+            settings,
+            path,
+            resume=resume,
+            progress=progress,
+            topology_factory=topology,
+            on_skip=lambda line: typer.echo(f"kit tables: {line}", err=True),
         )
     read = read_records(path)
     write_document(out, render_tables(read, str(path)), read)

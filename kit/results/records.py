@@ -251,6 +251,8 @@ class FrameSummary:
     not_decoded_bytes: int = 0  # "tap incomplete": bytes the proxy's decoder skipped
     # The first connection's streams: each one's window over time (bounded samples).
     stream_windows: tuple[StreamWindowPoint, ...] = ()
+    # The connection window the client opened before any DATA (65535 + its early updates).
+    conn_window_start_bytes: int | None = None
 
 
 # --- the record of one trial ---------------------------------------------------------------
@@ -356,3 +358,5 @@ class SessionRecord:
     cells_planned: int
     complete: bool
     load_1min: tuple[float | None, ...] = ()
+    # One line per stack this session could not start (not built), its cells left out.
+    skipped: tuple[str, ...] = ()

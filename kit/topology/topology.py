@@ -315,8 +315,10 @@ class Topology:
             told = not dead or dead in str(exc)
             raise MeasurementError(str(exc) + ("" if told else f"; {dead}")) from None
         finally:
-            if ran is not None and child.ready is not None:
-                ran.append(child.ready)
+            # A client's ready line is read with its result (wait_ready is for servers).
+            ready = child.ready or next((x for x in child.lines if isinstance(x, Ready)), None)
+            if ran is not None and ready is not None:
+                ran.append(ready)
             child.close()
 
     def _dead(self) -> str:

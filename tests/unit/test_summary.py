@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,16 @@ def test_stream_windows_are_initial_plus_updates_minus_data_interpolated() -> No
         (10, 76_384),
         (30, 96_384),
     ]
+
+
+def test_conn_window_at_start_counts_the_updates_before_the_first_data() -> None:
+    from kit.results.records import TapConnection, WindowUpdates
+
+    # +983041 at once (a 1 MiB connection window), then credit returned after DATA began.
+    updates = WindowUpdates(count=3, total=983041 + 2 * 16384, first=(983041, 16384, 16384))
+    up = DirectionSummary(conn_window_updates=replace(updates, first_t_ns=(5, 40, 60)))
+    down = DirectionSummary(data_marks=((30, 16384), (50, 32768)))
+    conn = TapConnection(conn=1, opened_ns=0, closed_ns=90, up=up, down=down)
+    assert summarize([conn], 0.0).conn_window_start_bytes == 65535 + 983041
+    no_data = TapConnection(conn=1, opened_ns=0, closed_ns=90, up=up, down=DirectionSummary())
+    assert summarize([no_data], 0.0).conn_window_start_bytes is None

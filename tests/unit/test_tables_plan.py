@@ -9,6 +9,13 @@ import pytest
 from kit.errors import UsageError
 from kit.plan.tables import TABLE_NUMBERS, TablesSettings, parse_only, plan_tables
 from kit.plan.tables.sizing import DEFAULT_TIMING, QUICK_TIMING, timed_duration_s
+from kit.plan.tables.stacks import (
+    CLIENT_STACKS,
+    SERVER_STACKS,
+    links_cells,
+    upload_cells,
+    windows_cells,
+)
 from kit.plan.tables.starvation import starvation_cells
 from kit.plan.tables.unary import unary_cells
 from kit.plan.tables.windows import SHORT_TRANSFER_BYTES, sized_transfer_bytes, table1_cells
@@ -26,14 +33,16 @@ def test_parse_only() -> None:
         "uploads",
         "links",
         "sharing",
+        "stacks",
     )
+    assert parse_only("stacks") == parse_only("8") == ("stacks",)
     assert parse_only("uploads") == parse_only("5") == ("uploads",)
     assert parse_only("links,6") == ("links",)
     assert parse_only("3,1") == ("windows", "starvation")
     assert parse_only(" 2 ") == ("wire",)
     assert parse_only("Unary,windows") == ("windows", "unary")
     assert parse_only("unary,4") == ("unary",)
-    for bad in ("", ",", "9", "1,x", "0", "tables", "8"):
+    for bad in ("", ",", "9", "1,x", "0", "tables", "stack"):
         with pytest.raises(UsageError, match="--only"):
             parse_only(bad)
 
@@ -146,6 +155,9 @@ def test_campaign_names_carry_their_tables_numbers() -> None:
         "table5-rtt103ms": ("uploads",),
         "table6-links": ("links",),
         "table7-sharing": ("sharing",),
+        "table8-windows": ("stacks",),
+        "table8-links": ("stacks",),
+        "table8-uploads": ("stacks",),
     }
     for campaign in campaigns:
         assert campaign.name.startswith(f"table{TABLE_NUMBERS[campaign.tables[0]]}-")
@@ -165,3 +177,42 @@ def test_schedule_has_the_control_twice_per_round_in_a_seeded_reshuffled_order()
         )
     assert [r.run_id for r in schedule] == [r.run_id for r in campaign.spec.schedule()]
     assert len({tuple(keys) for keys in by_round.values()}) > 1  # reshuffled
+
+
+def test_stacks_cells_cover_every_stack_with_its_own_knobs() -> None:
+    windows = {c.key: c.trial for c in windows_cells(quick=False)}
+    assert len(windows) == 5 * 4 * 2  # stacks x (defaults + 3 static windows) x 2 RTTs
+    assert {t.client.kind for t in windows.values()} == set(CLIENT_STACKS)
+    assert {t.link.rtt_ms for t in windows.values()} == {5.0, 20.0}
+    go = windows["rtt20ms-grpc-go-static-64KiB"]
+    assert (go.client.window_mode, go.client.window_bytes) == ("static", 65536)
+    assert windows["rtt5ms-grpc-js-dynamic"].client.window_mode == "dynamic"
+    assert all(t.server.kind == "grpcio" for t in windows.values())
+    assert all(
+        t.workload.duration_s and t.workload.duration_s >= 20 * t.link.rtt_ms / 1000
+        for t in windows.values()
+    )
+    links = {c.key: c.trial for c in links_cells(quick=False)}
+    assert len(links) == 5 * 4 and all(not t.workload.warmup for t in links.values())
+    assert {t.link.rate_down_bits_s for t in links.values()} == {100e6, 1e9}
+    assert "100Mbit-20ms-grpc-go-dynamic" in links and "100Mbit-20ms-h2-dynamic" in links
+    uploads = {c.key: c.trial for c in upload_cells(quick=False)}
+    assert {t.server.kind for t in uploads.values()} == set(SERVER_STACKS)
+    assert {t.client.kind for t in uploads.values()} == {"grpcio"}
+    assert uploads["server-grpc-java-64KiB"].server.window_bytes == 65536
+    assert uploads["server-grpc-java-default"].server.window_mode == "dynamic"
+    assert all(t.link.rtt_ms == 103.0 and t.workload.kind == "upload" for t in uploads.values())
+    quick = [c.spec for c in plan_tables(TablesSettings(quick=True, rounds=1, only=("stacks",)))]
+    assert [len(s.cells) for s in quick] == [10, 5, 4]
+    for spec in quick + [c.spec for c in plan_tables(TablesSettings(only=("stacks",)))]:
+        control = next(c for c in spec.cells if c.key == spec.control_key)
+        assert control.trial.client.kind in ("grpcio", "h2")  # always there: never skipped
+        assert control.trial.server.kind == "grpcio"
+
+
+def test_the_stacks_table_runs_one_round_fewer() -> None:
+    by_table = {c.name: c.spec.rounds for c in plan_tables(TablesSettings(rounds=3))}
+    assert by_table["table8-windows"] == by_table["table8-uploads"] == 2
+    assert by_table["table1-rtt20ms"] == by_table["table7-sharing"] == 3
+    quick = plan_tables(TablesSettings(quick=True, rounds=1, only=("stacks",)))
+    assert {c.spec.rounds for c in quick} == {1}

@@ -1,7 +1,7 @@
 """The reference study's tables, and the kit's own, as campaigns of trials.
 
 One module per table holds its cells (``windows`` is table 1, ``wire`` 2, ``starvation`` 3,
-``unary`` 4, ``uploads`` 5, ``links`` 6, ``sharing`` 7; ``sizing`` says how long the cells
+``unary`` 4, ``uploads`` 5, ``links`` 6, ``sharing`` 7, ``stacks`` 8; ``sizing`` says how long the cells
 of tables 1, 3 and 4 run). This module holds what every table shares: the registry of names
 and numbers, the settings of a ``kit tables`` run, and the campaigns a run needs, each
 named after its table's number (``table6-links``). Pure planning: ``kit.campaign`` runs
@@ -17,6 +17,21 @@ from kit.plan.campaign import CampaignSpec, Cell
 from kit.plan.tables.links import LINKS_CAMPAIGN, LINKS_CONTROL, link_cells
 from kit.plan.tables.sharing import SHARING_CAMPAIGN, SHARING_CONTROL, sharing_cells
 from kit.plan.tables.sizing import DEFAULT_TIMING, QUICK_TIMING, CellTiming
+from kit.plan.tables.stacks import (
+    LINKS_CONTROL as STACKS_LINKS_CONTROL,
+)
+from kit.plan.tables.stacks import (
+    STACKS_LINKS_CAMPAIGN,
+    STACKS_UPLOADS_CAMPAIGN,
+    STACKS_WINDOWS_CAMPAIGN,
+    UPLOADS_CONTROL,
+    links_cells,
+    windows_cells,
+    windows_control,
+)
+from kit.plan.tables.stacks import (
+    upload_cells as stack_upload_cells,
+)
 from kit.plan.tables.starvation import STARVATION_CAMPAIGN, STARVATION_CONTROL, starvation_cells
 from kit.plan.tables.unary import UNARY_BASELINE, UNARY_CAMPAIGN, unary_cells
 from kit.plan.tables.uploads import (
@@ -44,6 +59,7 @@ TABLES: tuple[tuple[str, int], ...] = (
     ("uploads", 5),
     ("links", 6),
     ("sharing", 7),
+    ("stacks", 8),
 )
 TABLE_NAMES: tuple[str, ...] = tuple(name for name, _ in TABLES)
 TABLE_NUMBERS: dict[str, int] = dict(TABLES)
@@ -133,7 +149,27 @@ def _campaigns(settings: TablesSettings) -> list[CampaignParts]:
         *uploads,
         (LINKS_CAMPAIGN, link_cells(quick), LINKS_CONTROL, ("links",)),
         (SHARING_CAMPAIGN, sharing_cells(quick), SHARING_CONTROL, ("sharing",)),
+        *_stacks_campaigns(quick),
     ]
+
+
+def _stacks_campaigns(quick: bool) -> list[CampaignParts]:
+    """Table 8's three parts, each a campaign with its own control and noise floor."""
+    return [
+        (STACKS_WINDOWS_CAMPAIGN, windows_cells(quick), windows_control(quick), ("stacks",)),
+        (STACKS_LINKS_CAMPAIGN, links_cells(quick), STACKS_LINKS_CONTROL, ("stacks",)),
+        (STACKS_UPLOADS_CAMPAIGN, stack_upload_cells(quick), UPLOADS_CONTROL, ("stacks",)),
+    ]
+
+
+# Tables that run fewer rounds than the others, to fit the whole run's budget: the stacks
+# table's 68 cells (JVM and Node clients start in 0.5-0.8 s each) take ~2 min a round.
+ROUNDS_FEWER: dict[str, int] = {"stacks": 1}
+
+
+def table_rounds(table: str, rounds: int) -> int:
+    """The rounds one table runs in a run of ``rounds`` (at least 1)."""
+    return max(1, rounds - ROUNDS_FEWER.get(table, 0))
 
 
 def plan_tables(settings: TablesSettings) -> list[TableCampaign]:
@@ -141,7 +177,10 @@ def plan_tables(settings: TablesSettings) -> list[TableCampaign]:
     wanted = set(settings.only)
     return [
         TableCampaign(
-            CampaignSpec(name, tuple(cells), control, settings.rounds, settings.seed), fed
+            CampaignSpec(
+                name, tuple(cells), control, table_rounds(fed[0], settings.rounds), settings.seed
+            ),
+            fed,
         )
         for name, cells, control, fed in _campaigns(settings)
         if wanted & set(fed)

@@ -1,7 +1,7 @@
 """Pure rendering: the records of a ``kit tables`` run -> results/tables.md (markdown).
 
 One module per table renders it (``windows`` is table 1, ``wire`` 2, ``starvation`` 3,
-``unary`` 4, ``uploads`` 5, ``links`` 6, ``sharing`` 7), beside the reference study's
+``unary`` 4, ``uploads`` 5, ``links`` 6, ``sharing`` 7, ``stacks`` 8), beside the reference study's
 figure for the same row and ending with its noise floor, from the duplicate control's
 copies; the figures come from ``kit.analysis.tables``. This module composes the document:
 the header (records, settings, sessions, method), the tables the run asked for in table
@@ -27,6 +27,7 @@ from kit.plan.tables import TABLE_NUMBERS, TablesSettings
 from kit.report.tables.checks import render_bars
 from kit.report.tables.links import render_links
 from kit.report.tables.sharing import render_sharing
+from kit.report.tables.stacks import render_stacks, stacks_views
 from kit.report.tables.starvation import render_starvation
 from kit.report.tables.unary import render_unary
 from kit.report.tables.uploads import render_uploads
@@ -92,8 +93,11 @@ def _section(found: T | None, render: Callable[[T], str]) -> str | None:
     return render(found) if found else None
 
 
-def _sections(views: dict[str, CampaignView]) -> dict[str, Callable[[], str | None]]:
-    """Every table's section, each rendered only when asked for."""
+def _sections(
+    views: dict[str, CampaignView], skipped: Sequence[str] = ()
+) -> dict[str, Callable[[], str | None]]:
+    """Every table's section, each rendered only when asked for; ``skipped``: the sessions'
+    lines about stacks that were not built."""
     return {
         "windows": lambda: _section(table1_views(views), render_windows),
         "wire": lambda: _section(wire_view(views), render_wire),
@@ -102,6 +106,7 @@ def _sections(views: dict[str, CampaignView]) -> dict[str, Callable[[], str | No
         "uploads": lambda: _section(upload_views(views), render_uploads),
         "links": lambda: _section(links_view(views), render_links),
         "sharing": lambda: _section(sharing_view(views), render_sharing),
+        "stacks": lambda: _section(stacks_views(views, skipped), render_stacks),
     }
 
 
@@ -126,7 +131,8 @@ def render_tables(read: RecordsRead, records_name: str) -> str:
         METHOD,
         f"Reference figures: {ref.SOURCE}.",
     ]
-    sections = _sections(views)
+    skipped = list(dict.fromkeys(line for s in read.sessions for line in s.skipped))
+    sections = _sections(views, skipped)
     for table in wanted:
         text = sections[table]()
         parts.append(_not_measured(table) if text is None else text)

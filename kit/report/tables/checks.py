@@ -9,7 +9,11 @@ from kit.analysis.tables.checks import Bar
 _MARKS = {True: "holds", False: "FAILS", None: "not measured"}
 
 
+def _mark(bar: Bar) -> str:
+    return "not decided" if bar.holds is None and bar.undecided else _MARKS[bar.holds]
+
+
 def render_bars(bars: Sequence[Bar]) -> str:
     lines = ["## Checks against the reference, evaluated from these records", ""]
-    lines += [f"- {_MARKS[b.holds]}: {b.name} ({b.detail})" for b in bars]
+    lines += [f"- {_mark(b)}: {b.name} ({b.detail})" for b in bars]
     return "\n".join(lines)
