@@ -315,10 +315,8 @@ class Topology:
             told = not dead or dead in str(exc)
             raise MeasurementError(str(exc) + ("" if told else f"; {dead}")) from None
         finally:
-            # A client's ready line is read with its result (wait_ready is for servers).
-            ready = child.ready or next((x for x in child.lines if isinstance(x, Ready)), None)
-            if ran is not None and ready is not None:
-                ran.append(ready)
+            if ran is not None and child.ready is not None:  # read with its result
+                ran.append(child.ready)
             child.close()
 
     def _dead(self) -> str:
