@@ -6,21 +6,60 @@ floors, ``kit.analysis.stats.noise_floor``) and a verdict: *within* when the rat
 inside the tolerance, *outside* when not, *not decided* when the noise floor is wider than
 the tolerance (the measurement cannot tell). Per cell, how each stack moved from quiet to
 busy, so a model that depends on the machine's load where grpc-go does not says so.
+
+Per row also what the model costs the machine (``CpuUse``): its client's core fraction and
+CPU per MiB beside grpc-go's, and in how many runs the client was CPU-bound or the whole
+machine saturated (``kit.analysis.cells.cpu_limit``). The Python client parses every 16 KiB
+frame in h2 at ~3x grpc-go's CPU per byte; where cores are scarce its PING acks and credit
+wait for one (the frames show it: the next BDP PING leaves 1-10 ms after the ack's read,
+against < 1 ms for grpc-go), so a row whose model runs were mostly CPU-limited is not a
+verdict on the model's rules: it says "CPU-limited" instead of "outside".
 """
 
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kit.analysis.cells import throughput
+from kit.analysis.cells import cpu_limit, machine_busy_cores, throughput
 from kit.analysis.link import window_over_bdp
 from kit.analysis.stats import Summary, noise_floor, summarize
 from kit.plan.modelcheck import CELLS, CONDITIONS, CheckCell, parse_campaign, split_key
+from kit.plan.units import MIB
 from kit.results.records import Measurement
 
 Samples = dict[int, list[float]]  # round -> the samples of that round (copies)
+
+
+@dataclass(frozen=True)
+class CpuUse:
+    """What one row's runs cost the machine: the model client's core fraction (median),
+    CPU milliseconds per MiB of each client (median), how many of the model's runs were
+    CPU-limited (its client near a core, or the machine >= 90 % busy) and the machine's
+    busy cores (median over the model's runs) of ``cpus``."""
+
+    model_cores: float
+    model_ms_per_mib: float | None
+    real_ms_per_mib: float | None
+    model_runs: int
+    model_limited: int
+    model_client_bound: int
+    machine_busy_cores: float
+    cpus: float
+
+    @property
+    def cost_ratio(self) -> float | None:
+        """The model client's CPU per MiB over grpc-go's."""
+        if not self.model_ms_per_mib or not self.real_ms_per_mib:
+            return None
+        return self.model_ms_per_mib / self.real_ms_per_mib
+
+    @property
+    def mostly_limited(self) -> bool:
+        """At least half of the model's runs had no core to spare (client or machine)."""
+        return self.model_runs > 0 and 2 * self.model_limited >= self.model_runs
 
 
 @dataclass(frozen=True)
@@ -31,6 +70,7 @@ class CheckRow:
     model: Summary | None
     floor_pct: float | None  # None: no round with two copies of each stack
     failed: int
+    cpu: CpuUse | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -45,7 +85,38 @@ class CheckRow:
             return "no data"
         if self.floor_pct is None or self.floor_pct > self.cell.tolerance * 100:
             return "not decided"
-        return "within" if abs(ratio - 1) <= self.cell.tolerance else "outside"
+        if abs(ratio - 1) <= self.cell.tolerance:
+            return "within"
+        # Off, but on a machine with no core to spare: that measures the machine (the
+        # Python client's cost), not the model's rules.
+        return "CPU-limited" if self.cpu is not None and self.cpu.mostly_limited else "outside"
+
+    @property
+    def cpu_note(self) -> str:
+        """How this row depends on the machine, in one sentence ("" unless most of the
+        model's runs were CPU-limited)."""
+        cpu = self.cpu
+        if cpu is None or not cpu.mostly_limited:
+            return ""
+        where = (
+            f"model client CPU-bound in {cpu.model_client_bound}/{cpu.model_runs} runs"
+            if cpu.model_client_bound
+            else (
+                f"machine saturated in {cpu.model_limited}/{cpu.model_runs} model runs "
+                f"({cpu.machine_busy_cores:.2f}/{cpu.cpus:g} cores busy)"
+            )
+        )
+        cost = cpu.cost_ratio
+        per_mib = (
+            f"; the model's client costs {cost:.1f}x grpc-go's CPU per MiB "
+            f"({cpu.model_ms_per_mib:.1f} vs {cpu.real_ms_per_mib:.1f} ms)"
+            if cost is not None
+            else ""
+        )
+        return (
+            f"{where}{per_mib}, so its PING acks and credit can wait for a core: "
+            "a measure of the machine as much as of the model"
+        )
 
 
 @dataclass(frozen=True)
@@ -77,11 +148,15 @@ def sample(m: Measurement, cell: CheckCell) -> float | None:
     return throughput(m) if cell.metric == "throughput" else window_over_bdp(m)
 
 
+Runs = dict[tuple[str, str, str], list[Measurement]]  # (cell, condition, stack) -> ok runs
+
+
 def _collect(
     measurements: Sequence[Measurement],
-) -> tuple[dict[tuple[str, str, str], Samples], dict[tuple[str, str], int]]:
+) -> tuple[dict[tuple[str, str, str], Samples], dict[tuple[str, str], int], Runs]:
     samples: dict[tuple[str, str, str], Samples] = defaultdict(lambda: defaultdict(list))
     failed: dict[tuple[str, str], int] = defaultdict(int)
+    runs: Runs = defaultdict(list)
     cells = {c.name: c for c in CELLS}
     for m in measurements:
         where = parse_campaign(m.tags.campaign)
@@ -94,13 +169,44 @@ def _collect(
             failed[(name, condition)] += 1
         else:
             samples[(name, condition, stack)][round_index].append(value)
-    return samples, failed
+            runs[(name, condition, stack)].append(m)
+    return samples, failed, runs
 
 
 def _floor_pct(by_round: Samples | None) -> float | None:
     if not by_round or not any(len(v) >= 2 for v in by_round.values()):
         return None
     return noise_floor([by_round[r] for r in sorted(by_round)]).floor_pct
+
+
+def ms_per_mib(m: Measurement) -> float | None:
+    """The client's CPU milliseconds per MiB it received in the timed window."""
+    result = m.result
+    if result is None or not result.bytes or result.cpu_s is None:
+        return None
+    return result.cpu_s * 1e3 / (result.bytes / MIB)
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
+def cpu_use(real: Sequence[Measurement], model: Sequence[Measurement]) -> CpuUse | None:
+    """The CPU side of one row, from its ok runs (None without a model run)."""
+    if not model:
+        return None
+    client = [c.cpu_fraction for m in model for c in m.cpu if c.role == "client"]
+    return CpuUse(
+        model_cores=statistics.median(client) if client else 0.0,
+        model_ms_per_mib=_median([ms_per_mib(m) for m in model]),
+        real_ms_per_mib=_median([ms_per_mib(m) for m in real]),
+        model_runs=len(model),
+        model_limited=sum(1 for m in model if cpu_limit(m) is not None),
+        model_client_bound=sum(1 for m in model if "client" in m.cpu_bound_roles),
+        machine_busy_cores=statistics.median(machine_busy_cores(m) for m in model),
+        cpus=float(model[0].meta.cpus),
+    )
 
 
 def _summary(by_round: Samples | None) -> Summary | None:
@@ -110,7 +216,7 @@ def _summary(by_round: Samples | None) -> Summary | None:
 
 def check_rows(measurements: Sequence[Measurement]) -> list[CheckRow]:
     """One row per cell and condition that has any record."""
-    samples, failed = _collect(measurements)
+    samples, failed, runs = _collect(measurements)
     rows = []
     for cell in CELLS:
         for condition in CONDITIONS:
@@ -128,6 +234,10 @@ def check_rows(measurements: Sequence[Measurement]) -> list[CheckRow]:
                     _summary(model),
                     floor,
                     failed.get((cell.name, condition), 0),
+                    cpu_use(
+                        runs.get((cell.name, condition, "real"), []),
+                        runs.get((cell.name, condition, "model"), []),
+                    ),
                 )
             )
     return rows

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
-from kit.analysis.modelcheck import CheckRow, LoadShift
+from kit.analysis.modelcheck import CheckRow, CpuUse, LoadShift
 from kit.analysis.stats import Summary
 
 UNITS = {"throughput": "MiB/s", "window_over_bdp": "window/BDP"}
@@ -22,6 +22,23 @@ def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
+def _cpu(cpu: CpuUse | None) -> str:
+    """The model client's core fraction and its CPU per MiB against grpc-go's."""
+    if cpu is None:
+        return "-"
+    cost = cpu.cost_ratio
+    return f"{cpu.model_cores:.2f} core" + ("" if cost is None else f", {cost:.1f}x grpc-go/MiB")
+
+
+def _machine(cpu: CpuUse | None) -> str:
+    if cpu is None:
+        return "-"
+    return (
+        f"{cpu.machine_busy_cores:.2f}/{cpu.cpus:g} busy, "
+        f"{cpu.model_limited}/{cpu.model_runs} limited"
+    )
+
+
 def render_table(rows: Sequence[CheckRow]) -> str:
     table = [
         (
@@ -33,6 +50,8 @@ def render_table(rows: Sequence[CheckRow]) -> str:
             _ratio(row.ratio),
             f"±{row.cell.tolerance * 100:.0f}%",
             "-" if row.floor_pct is None else f"±{row.floor_pct:.0f}%",
+            _cpu(row.cpu),
+            _machine(row.cpu),
             row.verdict + (f" ({row.failed} failed)" if row.failed else ""),
         )
         for row in rows
@@ -46,6 +65,8 @@ def render_table(rows: Sequence[CheckRow]) -> str:
         "ratio",
         "tolerance",
         "noise floor",
+        "model client CPU",
+        "machine (model runs)",
         "verdict",
     )
     return tabulate(table, headers=headers, disable_numparse=True)
@@ -60,9 +81,22 @@ def render_load(shifts: Sequence[LoadShift]) -> str:
     return "\n".join(lines)
 
 
+def render_cpu(rows: Sequence[CheckRow]) -> str:
+    """One line per row that depends on the machine ("" when none does)."""
+    lines = [f"  {row.cell.name} ({row.condition}): {row.cpu_note}" for row in rows if row.cpu_note]
+    if not lines:
+        return ""
+    return "\n".join(["How the model depends on the machine:", *lines])
+
+
 def render(rows: Sequence[CheckRow], shifts: Sequence[LoadShift]) -> str:
     notes = (
         "ratio = model median / real median; verdict 'not decided' when the noise floor "
-        "(the wider of the two stacks' duplicate-control floors) exceeds the tolerance."
+        "(the wider of the two stacks' duplicate-control floors) exceeds the tolerance, "
+        "'CPU-limited' instead of 'outside' when most model runs had no core to spare. "
+        "model client CPU = its core fraction (median) and its CPU per MiB over grpc-go's; "
+        "machine = busy cores (median) and the model runs that were CPU-limited (a process "
+        ">= 90 % of a core, or the machine >= 90 % busy)."
     )
-    return "\n\n".join([render_table(rows), render_load(shifts), notes])
+    parts = [render_table(rows), render_load(shifts), render_cpu(rows), notes]
+    return "\n\n".join(p for p in parts if p)
