@@ -23,7 +23,8 @@ $(STAMP): pyproject.toml
 GO_STAMP := stacks/grpc-go/bin/.built
 JAVA_STAMP := stacks/grpc-java/target/.built
 JS_STAMP := stacks/grpc-js/node_modules/.built
-stacks: $(GO_STAMP) $(JAVA_STAMP) $(JS_STAMP)
+TONIC_STAMP := stacks/tonic/target/release/.built
+stacks: $(GO_STAMP) $(JAVA_STAMP) $(JS_STAMP) $(TONIC_STAMP)
 
 $(GO_STAMP): $(wildcard stacks/grpc-go/go.* stacks/grpc-go/*.sh stacks/grpc-go/cmd/*/*.go stacks/grpc-go/internal/*/*.go)
 	@if command -v go >/dev/null; then stacks/grpc-go/build.sh && touch $@; \
@@ -37,10 +38,15 @@ $(JS_STAMP): $(wildcard stacks/grpc-js/*.js stacks/grpc-js/lib/*.js stacks/grpc-
 	@if command -v node >/dev/null && command -v npm >/dev/null; then stacks/grpc-js/build.sh && touch $@; \
 	else echo "grpc-js: not built: install Node 20+ with npm and run make stacks"; fi
 
+$(TONIC_STAMP): $(wildcard stacks/tonic/Cargo.* stacks/tonic/*.rs stacks/tonic/*.sh stacks/tonic/src/*.rs stacks/tonic/src/*/*.rs)
+	@if command -v cargo >/dev/null; then stacks/tonic/build.sh && touch $@; \
+	else echo "tonic: not built: install Rust 1.88+ with cargo (https://rustup.rs) and run make stacks"; fi
+
 # The stacks' own unit tests (Go's and Node's; grpc-java is covered by the kit's tests).
 test-stacks: stacks
 	@if [ -f $(GO_STAMP) ]; then cd stacks/grpc-go && go test -count=1 ./...; fi
 	@if [ -f $(JS_STAMP) ]; then cd stacks/grpc-js && node --test --test-reporter=dot test/; fi
+	@if [ -f $(TONIC_STAMP) ]; then cd stacks/tonic && cargo test -q --release --locked; fi
 
 # The main job: real measurements through the delay line at 20 ms RTT.
 run: install
@@ -93,4 +99,4 @@ tables-quick: install
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
-	rm -rf stacks/grpc-go/bin stacks/grpc-java/target stacks/grpc-js/node_modules
+	rm -rf stacks/grpc-go/bin stacks/grpc-java/target stacks/grpc-js/node_modules stacks/tonic/target

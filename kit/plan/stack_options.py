@@ -77,6 +77,15 @@ _JS_BOTH: dict[str, Knob] = {
     "grpc.enable_channelz": Knob(0, 1),
 }
 
+_WINDOW_TONIC = Knob(1, INT32_MAX)
+_TONIC_BOTH: dict[str, Knob] = {
+    "initial_stream_window_size": _WINDOW_TONIC,
+    "initial_connection_window_size": _WINDOW_TONIC,
+    "http2_adaptive_window": Knob(kind="bool"),
+    "max_frame_size": Knob(16_384, 2**24 - 1),
+    "tcp_nodelay": Knob(kind="bool"),
+}
+
 STACK_OPTIONS: Mapping[str, Mapping[Side, Mapping[str, Knob]]] = {
     "grpc-go": {
         "client": _GO_BOTH,
@@ -98,6 +107,10 @@ STACK_OPTIONS: Mapping[str, Mapping[Side, Mapping[str, Knob]]] = {
             "grpc.per_rpc_retry_buffer_size": Knob(0),
         },
         "server": {**_JS_BOTH, "grpc.max_concurrent_streams": Knob(0, 2**32 - 1)},
+    },
+    "tonic": {
+        "client": _TONIC_BOTH,
+        "server": {**_TONIC_BOTH, "max_concurrent_streams": Knob(1, 2**32 - 1)},
     },
 }
 
@@ -131,3 +144,35 @@ def check_stack_options(stack: str, side: Side, options: tuple[tuple[str, int | 
             raise UsageError(f"{who}: option {key} given twice")
         seen.add(key)
         table[key].check(who, key, value)
+
+
+_TONIC_WINDOWS = ("initial_stream_window_size", "initial_connection_window_size")
+
+
+def check_tonic_windows(
+    side: Side, static: bool, options: tuple[tuple[str, int | str], ...]
+) -> None:
+    """tonic's window knobs do not combine freely (stacks/tonic/README.md): the kit's static
+    window sets both windows and turns the adaptive window off, and tonic applies
+    ``http2_adaptive_window`` last (hyper then starts both windows at 65535, whatever was
+    set). Refused in the words of the tonic programs, which refuse the same."""
+    who = f"tonic {side}"
+    adaptive = any(k == "http2_adaptive_window" and v in (1, "true") for k, v in options)
+    for key, _ in options:
+        if static and (key in _TONIC_WINDOWS or (key == "http2_adaptive_window" and adaptive)):
+            if side == "client":
+                raise UsageError(
+                    f"{who}: option {key} with a static window: the static window sets the "
+                    "windows itself (initial_stream_window_size, initial_connection_window_size, "
+                    "no adaptive window); give the option with dynamic windows instead"
+                )
+            raise UsageError(
+                f"{who}: option {key} with a static server window: the window sets it itself; "
+                "give the option with a dynamic server window instead"
+            )
+    if adaptive and any(k in _TONIC_WINDOWS for k, _ in options):
+        raise UsageError(
+            f"{who}: http2_adaptive_window=1 overrides initial_stream_window_size / "
+            "initial_connection_window_size (tonic applies it last and hyper then starts both "
+            "windows at 65535): give one or the other"
+        )

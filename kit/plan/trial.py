@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeGuard
 
 from kit.errors import FieldError, UsageError
-from kit.plan.stack_options import check_stack_options
+from kit.plan.stack_options import check_stack_options, check_tonic_windows
 from kit.plan.units import (
     HTTP2_MAX_WINDOW_BYTES,
     MIB,
@@ -27,17 +27,17 @@ from kit.plan.units import (
     window_in_range,
 )
 
-ClientKind = Literal["grpcio", "h2", "grpc-go", "grpc-java", "grpc-js"]
-ServerKind = Literal["grpcio", "grpc-go", "grpc-java", "grpc-js"]
+ClientKind = Literal["grpcio", "h2", "grpc-go", "grpc-java", "grpc-js", "tonic"]
+ServerKind = Literal["grpcio", "grpc-go", "grpc-java", "grpc-js", "tonic"]
 WindowMode = Literal["dynamic", "static", "bdp-off", "pool"]
 CreditPolicy = Literal["immediate", "half", "quarter"]
 ConnCredit = Literal["receipt", "read"]
 WorkloadKind = Literal["download", "unary", "upload"]
 OptionValue = int | str
 
-CLIENT_KINDS: tuple[str, ...] = ("grpcio", "h2", "grpc-go", "grpc-java", "grpc-js")
+CLIENT_KINDS: tuple[str, ...] = ("grpcio", "h2", "grpc-go", "grpc-java", "grpc-js", "tonic")
 # The stacks users run, each a client and a server program of its own (``stacks/``).
-STACK_KINDS: tuple[str, ...] = ("grpc-go", "grpc-java", "grpc-js")
+STACK_KINDS: tuple[str, ...] = ("grpc-go", "grpc-java", "grpc-js", "tonic")
 SERVER_KINDS: tuple[str, ...] = ("grpcio", *STACK_KINDS)
 WINDOW_MODES: tuple[str, ...] = ("dynamic", "static", "bdp-off", "pool")
 CREDIT_POLICIES: tuple[str, ...] = ("immediate", "half", "quarter")
@@ -308,14 +308,26 @@ class ClientConfig:
         )
         check(self.conn_credit == "receipt", "{conn_credit}: " + who + " credits on receipt")
         check(
-            self.max_frame_bytes is None,
+            self.max_frame_bytes is None or self.kind == "tonic",
             "{max_frame_bytes}: " + who + " has no knob for the MAX_FRAME_SIZE it advertises",
+        )
+        check(
+            self.max_frame_bytes is None,
+            "{max_frame_bytes}: the tonic client's knob for it is its own option "
+            "(--option max_frame_size=N: Endpoint::max_frame_size)",
         )
         if self.conn_window_bytes is not None:
             check(
                 self.window_mode == "static",
-                "{conn_window_bytes}: a dynamic " + who + " grows its connection window itself "
-                "(set {window_bytes} too)",
+                "{conn_window_bytes}: a dynamic "
+                + who
+                + " "
+                + (
+                    "keeps hyper's fixed windows"
+                    if self.kind == "tonic"
+                    else "grows its connection window itself"
+                )
+                + " (set {window_bytes} too)",
             )
             check(
                 self.kind != "grpc-js" or self.conn_window_bytes == self.window_bytes,
@@ -326,6 +338,8 @@ class ClientConfig:
             for name in ("window_bytes", "conn_window_bytes"):
                 _check_go_window(name, getattr(self, name))
         check_stack_options(self.kind, "client", self.channel_options)
+        if self.kind == "tonic":
+            check_tonic_windows("client", self.window_mode == "static", self.channel_options)
 
     def _check_pool(self) -> None:
         if self.pool_bytes is not None:
@@ -413,6 +427,8 @@ class ServerConfig:
             if self.kind == "grpc-go":
                 _check_go_window("window_bytes", self.window_bytes)
             check_stack_options(self.kind, "server", self.channel_options)
+            if self.kind == "tonic":
+                check_tonic_windows("server", self.window_mode == "static", self.channel_options)
         _check_window("window_bytes", self.window_bytes)
         check(
             (self.window_mode == "static") == (self.window_bytes is not None),

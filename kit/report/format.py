@@ -72,6 +72,7 @@ DYNAMIC_LABELS = {
     "grpc-go": "dynamic (BDP estimator)",
     "grpc-java": "dynamic (Netty auto flow control)",
     "grpc-js": "dynamic (no estimator: 65535)",
+    "tonic": "dynamic (hyper defaults: fixed 2 MiB)",
 }
 
 

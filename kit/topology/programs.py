@@ -55,17 +55,24 @@ def _js(role: str) -> Program:
     )
 
 
+def _rust(role: str) -> Program:
+    binary = str(STACKS / "tonic" / "target" / "release" / f"kit-tonic-{role}")
+    return Program((binary,), needs=(binary,), hint="make stacks builds it; it needs Rust (cargo)")
+
+
 CLIENT_PROGRAMS: dict[ClientKind, Program] = {
     "grpcio": Program.python_module("kit.clients.grpcio_client"),
     "h2": Program.python_module("kit.clients.h2"),
     "grpc-go": _go("client"),
     "grpc-java": _java("client"),
     "grpc-js": _js("client"),
+    "tonic": _rust("client"),
 }
 SERVER_PROGRAMS: dict[ServerKind, Program] = {
     "grpcio": Program.python_module("servers.grpcio_server"),
     "grpc-go": _go("server"),
     "grpc-java": _java("server"),
     "grpc-js": _js("server"),
+    "tonic": _rust("server"),
 }
 PROXY_PROGRAM = Program.python_module("kit.delayline")

@@ -12,7 +12,12 @@ import pytest
 from kit.plan.trial import STACK_KINDS
 from kit.topology.programs import CLIENT_PROGRAMS, SERVER_PROGRAMS
 
-TOOLCHAINS = {"grpc-go": ("go",), "grpc-java": ("java", "mvn"), "grpc-js": ("node", "npm")}
+TOOLCHAINS = {
+    "grpc-go": ("go",),
+    "grpc-java": ("java", "mvn"),
+    "grpc-js": ("node", "npm"),
+    "tonic": ("cargo",),
+}
 
 
 def need_built(kind: str) -> None:

@@ -1,4 +1,4 @@
-"""The stacks users run (grpc-go, grpc-java, grpc-js), end to end through the real delay line:
+"""The stacks users run (grpc-go, grpc-java, grpc-js, tonic), end to end through the real delay line:
 a static window bounds throughput, the dynamic window behaves as shipped (the tap sees it), an
 upload's confirmed bytes are the bytes sent, a refused option is one line and exit 2, a killed
 server fails the run within seconds with its record saved. No process is left behind (the
@@ -36,7 +36,7 @@ RTT_MS = 20.0
 STACKS = list(STACK_KINDS)
 # Where each stack returns stream credit (its README, from its sources): the share of a
 # static window that moves per RTT is below 1 by about that much; the floor below is loose.
-LOWEST_EFFICIENCY = {"grpc-go": 0.35, "grpc-java": 0.25, "grpc-js": 0.25}
+LOWEST_EFFICIENCY = {"grpc-go": 0.35, "grpc-java": 0.25, "grpc-js": 0.25, "tonic": 0.35}
 
 
 @pytest.fixture
@@ -68,10 +68,15 @@ def test_a_static_window_bounds_the_stacks_throughput(stack: str, topo: Topology
     assert any(stack in note for note in m.result.notes)  # the note says what was applied
 
 
+# The stacks whose dynamic window is a fixed one (no estimator as shipped): that window.
+FIXED_DYNAMIC_WINDOW = {"grpc-js": 65535, "tonic": 2 * MIB}
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_the_stacks_dynamic_window_is_as_shipped(stack: str, topo: Topology) -> None:
     """grpc-go's BDP estimator and grpc-java's auto flow control grow the stream window (SETTINGS
-    on the wire, ever larger); grpc-js has no estimator: 65535 throughout."""
+    on the wire, ever larger); grpc-js has no estimator: 65535 throughout; tonic ships hyper's
+    adaptive window off: its fixed 2 MiB stream window throughout (on: the test below)."""
     need_built(stack)
     client = ClientConfig(kind=stack)  # type: ignore[arg-type]
     # grpc-js moves 64 KiB per RTT: 2 MiB is enough to see its window stay put.
@@ -82,14 +87,33 @@ def test_the_stacks_dynamic_window_is_as_shipped(stack: str, topo: Topology) -> 
     steps = [s.window_bytes for s in m.frames.client.window_growth]
     final = m.frames.window_final_bytes
     assert final is not None
-    if stack == "grpc-js":
-        assert m.frames.client.settings_changes == 0 and final == 65535
+    if stack in FIXED_DYNAMIC_WINDOW:
+        assert m.frames.client.settings_changes == 0 and final == FIXED_DYNAMIC_WINDOW[stack]
         assert m.frames.client.pings_sent == 0
         return
     assert len(steps) >= 2 and steps == sorted(steps) and steps[-1] > steps[0], steps
     assert m.frames.client.pings_sent > 0  # the estimator's PINGs
     start = 65535 if stack == "grpc-go" else MIB  # grpc-java starts auto flow control at 1 MiB
     assert final > start and final <= 16 * MIB, final  # both cap their window (16 / 8 MiB)
+
+
+def test_tonics_adaptive_window_grows_from_64k_to_at_most_16_mib(topo: Topology) -> None:
+    """hyper's adaptive window (its BDP estimator, off in tonic as shipped) is the named
+    option http2_adaptive_window: on, the windows start at 65535 and grow (SETTINGS on the wire,
+    the estimator's PINGs), capped at 16 MiB."""
+    need_built("tonic")
+    client = ClientConfig(kind="tonic", channel_options=(("http2_adaptive_window", 1),))
+    workload = Workload(bytes_per_stream=16 * MIB)
+    m = topo.measure(Trial(link=Link.from_rtt(RTT_MS), client=client, workload=workload))
+    assert m.ok, m.error
+    assert m.frames is not None and m.result is not None
+    assert m.frames.client.settings["INITIAL_WINDOW_SIZE"] == 65535
+    steps = [s.window_bytes for s in m.frames.client.window_growth]
+    final = m.frames.window_final_bytes
+    assert len(steps) >= 2 and steps == sorted(steps) and steps[-1] > steps[0], steps
+    assert m.frames.client.pings_sent > 0  # the estimator's PINGs
+    assert final is not None and 65535 < final <= 16 * MIB, final
+    assert any("http2_adaptive_window(true)" in note for note in m.result.notes), m.result.notes
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -150,7 +174,7 @@ def test_a_named_option_reaches_the_stack(tmp_path: Path) -> None:
 
 
 SERVER_NEEDLE = {"grpc-go": "grpc-go/bin/server", "grpc-java": "kit-grpc-java.jar server",
-                 "grpc-js": "grpc-js/server.js"}  # fmt: skip
+                 "grpc-js": "grpc-js/server.js", "tonic": "kit-tonic-server"}  # fmt: skip
 
 
 @pytest.mark.parametrize("stack", STACKS)

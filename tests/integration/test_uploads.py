@@ -265,7 +265,7 @@ def _server_settings(port: int) -> dict[int, int]:
     return dict(frame.settings)
 
 
-@pytest.mark.parametrize("stack", ["grpcio", "grpc-go", "grpc-java", "grpc-js"])
+@pytest.mark.parametrize("stack", ["grpcio", "grpc-go", "grpc-java", "grpc-js", "tonic"])
 def test_serve_with_a_server_window_end_to_end(stack: str) -> None:
     """``kit serve`` (``--server`` a stack: its program, in the foreground) with a 64 KiB
     window: on the wire, and Ctrl-C stops it with nothing left running."""

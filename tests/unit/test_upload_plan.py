@@ -63,7 +63,10 @@ def test_server_candidates() -> None:
         ("server:windw=1MiB", "unknown server setting windw"),
         ("server:mode=static", "needs window"),
         ("h2:server-foo=1", "unknown server setting server-foo"),
-        ("servr:window=1MiB", "is not one of grpcio, h2, grpc-go, grpc-java, grpc-js, server"),
+        (
+            "servr:window=1MiB",
+            "is not one of grpcio, h2, grpc-go, grpc-java, grpc-js, tonic, server",
+        ),
     ):
         with pytest.raises(UsageError, match=match):
             parse_candidate(bad)
