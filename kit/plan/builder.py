@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import cast
 
 from kit.errors import UsageError, named, prefixed
-from kit.plan.grpc_args import parse_option
+from kit.plan.grpc_args import check_arg_name, check_arg_value, parse_option
 from kit.plan.options import (
     ClientOptions,
     LinkOptions,
@@ -218,7 +218,8 @@ def _channel_options(
     pairs = [*(parse_option(str(text), option=option) for text in o.option), *o.channel_args]
     if kind in STACK_KINDS:
         return tuple((k, _stack_value(k, v, option)) for k, v in pairs)
-    return channel_args(pairs, option)
+    # The h2 client takes no channel arguments at all: its config says so, by name.
+    return channel_args(pairs, option, known_only=kind != "h2")
 
 
 def _stack_value(key: str, value: Raw, option: str) -> OptionValue:
@@ -241,18 +242,19 @@ def _raw_item(key: str, value: object) -> Raw:
 
 
 def channel_args(
-    pairs: Sequence[tuple[str, Raw]], option: str
+    pairs: Sequence[tuple[str, Raw]], option: str, known_only: bool = True
 ) -> tuple[tuple[str, OptionValue], ...]:
     """grpcio channel arguments, checked: grpcio ignores an unknown key silently, so a key
-    must look like one (``grpc.http2.bdp_probe``), appear once, and hold an int or a string."""
+    must be one C-core defines (``grpc.http2.bdp_probe``), appear once, and hold a string or
+    an integer C-core can hold (a C int: it would otherwise fail or wrap around)."""
     keys = [k for k, _ in pairs]
     repeated = sorted({k for k in keys if keys.count(k) > 1})
     if repeated:
         raise UsageError(f"{option} {repeated[0]} given twice")
-    return tuple(_channel_arg(k, v, option) for k, v in pairs)
+    return tuple(_channel_arg(k, v, option, known_only) for k, v in pairs)
 
 
-def _channel_arg(key: str, value: Raw, option: str) -> tuple[str, OptionValue]:
+def _channel_arg(key: str, value: Raw, option: str, known_only: bool) -> tuple[str, OptionValue]:
     if "." not in key:
         raise UsageError(
             f"{option}: {key!r} is not a grpcio channel argument "
@@ -260,7 +262,11 @@ def _channel_arg(key: str, value: Raw, option: str) -> tuple[str, OptionValue]:
         )
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise UsageError(f"{option} {key}: {value!r} must be an integer or a string")
-    return (key, value) if isinstance(value, int) else parse_option(f"{key}={value}", option)
+    if known_only:
+        check_arg_name(key, option)
+    pair = (key, value) if isinstance(value, int) else parse_option(f"{key}={value}", option)
+    check_arg_value(pair, option)
+    return pair
 
 
 def trial_from(
