@@ -56,6 +56,8 @@ from kit.plan.trial import (
     WindowMode,
     Workload,
     WorkloadKind,
+    check_connections,
+    check_timed_phase,
 )
 from kit.plan.units import (
     parse_duration_ms,
@@ -179,6 +181,8 @@ def workload_from(o: WorkloadOptions, rtt_ms: float = 0.0) -> Workload:
             slow_streams=whole_number(_given(o.slow_streams, 0), o.name("slow_streams")),
             read_rate_bits_s=_rate(o.read_rate, o.name("read_rate")),
         )
+    with named(o.names()):
+        check_timed_phase(workload, rtt_ms, timeout_given=o.timeout is not None)
     if o.timeout is not None:
         return workload
     scaled = 2 * workload.timed_duration_s(rtt_ms) + DEFAULT_TIMEOUT_RTTS * rtt_ms / 1000
@@ -276,7 +280,8 @@ def trial_from(
     built = link_from(link)
     client_config, server_config = client_from(client), server_from(server)
     work = workload_from(workload, built.rtt_ms)
-    with named({**link_names(link), **workload.names()}):
+    with named({**link_names(link), **workload.names(), **client.names()}):
+        check_connections(client_config, work)
         return Trial(link=built, client=client_config, server=server_config, workload=work)
 
 

@@ -577,6 +577,51 @@ def check_frame_time(link: Link, workload: Workload) -> None:
         )
 
 
+# The timed phase must see data: the first byte arrives one RTT after the request.
+MIN_DURATION_RTTS = 2
+# What a timeout must leave beside the timed phase: connecting and the warm-up Ping.
+STARTUP_RTTS = 2
+
+
+def check_timed_phase(workload: Workload, rtt_ms: float, timeout_given: bool) -> None:
+    """A timed phase shorter than two RTTs measures (almost) nothing, and a timeout shorter
+    than the timed phase fails every run at its end: both are refused before anything starts."""
+    if workload.kind == "unary" or workload.bytes_per_stream is not None:
+        return
+    timed_s = workload.timed_duration_s(rtt_ms)
+    shortest_s = MIN_DURATION_RTTS * rtt_ms / 1000
+    check(
+        timed_s >= shortest_s,
+        "{duration_s}: {0:g} s is shorter than 2 RTTs ({1:g} s at an RTT of {2:g} ms): the "
+        "first data arrives an RTT after the request, so it would measure next to nothing",
+        timed_s,
+        shortest_s,
+        rtt_ms,
+    )
+    needed_s = timed_s + STARTUP_RTTS * rtt_ms / 1000
+    check(
+        not timeout_given or workload.timeout_s > needed_s,
+        "{timeout_s}: {0:g} s ends the run before its {1:g} s timed phase and warm-up are "
+        "over; give more than {2:g} s (or leave {timeout_s} out: it follows the timed phase)",
+        workload.timeout_s,
+        timed_s,
+        needed_s,
+    )
+
+
+def check_connections(client: ClientConfig, workload: Workload) -> None:
+    """Each connection carries at least one stream: more connections than streams would
+    leave some idle (the clients open min(connections, streams)), so it is refused."""
+    check(
+        client.connections <= workload.streams,
+        "{connections}: {0} connections for {1} stream(s) would leave {2} of them without a "
+        "stream; give at most {1} (one per stream) or more {streams}",
+        client.connections,
+        workload.streams,
+        client.connections - workload.streams,
+    )
+
+
 def theory_mib_s(trial: Trial) -> float | None:
     """Throughput bound in MiB/s: min(link rate, window / RTT), or None when neither binds
     (dynamic window on an unlimited link, or RTT 0 without a rate); for the receive pool,

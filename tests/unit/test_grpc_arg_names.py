@@ -55,3 +55,10 @@ def test_the_edges_of_a_c_int_and_known_keys_pass() -> None:
         ClientOptions(option=("grpc.max_concurrent_streams=2147483647", "grpc.dscp=0"))
     )
     assert config.channel_options == (("grpc.max_concurrent_streams", 2**31 - 1), ("grpc.dscp", 0))
+
+
+def test_a_toml_plan_refuses_a_mistyped_key_and_a_huge_integer() -> None:
+    with pytest.raises(UsageError, match="did you mean grpc.http2.bdp_probe"):
+        plan_file_from_dict(
+            {"candidate": [{"client": "grpcio", "options": {"grpc.htp2.bdp_probe": 0}}]}
+        )
