@@ -3,6 +3,7 @@ C int, wherever they come from (--option, --server-option, a spec, a plan file) 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import grpc
@@ -57,8 +58,8 @@ def test_the_edges_of_a_c_int_and_known_keys_pass() -> None:
     assert config.channel_options == (("grpc.max_concurrent_streams", 2**31 - 1), ("grpc.dscp", 0))
 
 
-def test_a_toml_plan_refuses_a_mistyped_key_and_a_huge_integer() -> None:
-    with pytest.raises(UsageError, match="did you mean grpc.http2.bdp_probe"):
+def test_a_toml_plan_refuses_a_mistyped_key() -> None:
+    with pytest.raises(UsageError, match=re.escape("did you mean grpc.http2.bdp_probe")):
         plan_file_from_dict(
             {"candidate": [{"client": "grpcio", "options": {"grpc.htp2.bdp_probe": 0}}]}
         )
