@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeGuard
 
 from kit.errors import FieldError, UsageError
+from kit.plan.pool import granted_bytes
 from kit.plan.stack_options import check_stack_options
 from kit.plan.units import (
     HTTP2_MAX_WINDOW_BYTES,
@@ -625,7 +626,7 @@ def check_connections(client: ClientConfig, workload: Workload) -> None:
 def theory_mib_s(trial: Trial) -> float | None:
     """Throughput bound in MiB/s: min(link rate, window / RTT), or None when neither binds
     (dynamic window on an unlimited link, or RTT 0 without a rate); for the receive pool,
-    pool / RTT per connection.
+    the shares it grants / RTT (``pool_granted_bytes``).
 
     Per connection, the stream layer allows streams x stream window per RTT and the
     connection layer allows the connection window per RTT; the smaller one binds. Every
@@ -641,9 +642,7 @@ def window_theory_mib_s(trial: Trial) -> float | None:
     if workload.kind == "upload":
         return upload_theory_mib_s(trial)
     if client.window_mode == "pool" and trial.link.rtt_ms > 0 and workload.kind == "download":
-        # The shares never add up to more than the pool: pool / RTT per connection.
-        connections = min(client.connections, workload.streams)
-        return client.pool_size_bytes * connections / (trial.link.rtt_ms / 1000.0) / MIB
+        return pool_granted_bytes(trial) / (trial.link.rtt_ms / 1000.0) / MIB
     if client.window_bytes is None or trial.link.rtt_ms <= 0 or workload.kind != "download":
         return None
     per_conn = client.window_bytes * trial.streams_per_connection
@@ -652,6 +651,17 @@ def window_theory_mib_s(trial: Trial) -> float | None:
         per_conn = min(per_conn, conn_window)
     connections = min(client.connections, workload.streams)
     return per_conn * connections / (trial.link.rtt_ms / 1000.0) / MIB
+
+
+def pool_granted_bytes(trial: Trial) -> int:
+    """The receive pool's credit over every connection while all streams receive: each
+    connection's shares (its pool, or a 16 KiB buffer per stream when that is more)."""
+    streams, connections = (
+        trial.workload.streams,
+        min(trial.client.connections, trial.workload.streams),
+    )
+    per_conn = [streams // connections + (i < streams % connections) for i in range(connections)]
+    return sum(granted_bytes(trial.client.pool_size_bytes, n) for n in per_conn)
 
 
 def upload_theory_mib_s(trial: Trial) -> float | None:
