@@ -58,6 +58,7 @@ from kit.plan.trial import (
     WorkloadKind,
     check_connections,
     check_timed_phase,
+    check_upload_streams,
 )
 from kit.plan.units import (
     parse_duration_ms,
@@ -183,6 +184,7 @@ def workload_from(o: WorkloadOptions, rtt_ms: float = 0.0) -> Workload:
         )
     with named(o.names()):
         check_timed_phase(workload, rtt_ms, timeout_given=o.timeout is not None)
+        check_upload_streams(workload)
     if o.timeout is not None:
         return workload
     scaled = 2 * workload.timed_duration_s(rtt_ms) + DEFAULT_TIMEOUT_RTTS * rtt_ms / 1000

@@ -610,6 +610,16 @@ def check_timed_phase(workload: Workload, rtt_ms: float, timeout_given: bool) ->
     )
 
 
+def check_upload_streams(workload: Workload) -> None:
+    """Every client uploads on one client-streaming call: more streams would not be run."""
+    check(
+        workload.kind != "upload" or workload.streams == 1,
+        "{streams}: an upload runs one client-streaming call, so {0} streams would run as "
+        "one; drop {streams}",
+        workload.streams,
+    )
+
+
 def check_connections(client: ClientConfig, workload: Workload) -> None:
     """Each connection carries at least one stream: more connections than streams would
     leave some idle (the clients open min(connections, streams)), so it is refused."""

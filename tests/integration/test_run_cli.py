@@ -105,6 +105,7 @@ def test_unary_workload(tmp_path: Path) -> None:
         (["--duration", "10s", "--timeout", "2s"], "--timeout: 2 s ends the run before"),
         (["--rtt", "500ms", "--duration", "0.4s", "--client", "h2"], "shorter than 2 RTTs"),
         (["--connections", "5", "--streams", "2"], "--connections: 5 connections for 2"),
+        (["--workload", "upload", "--streams", "4"], "--streams: an upload runs one"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], needle: str) -> None:

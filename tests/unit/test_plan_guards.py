@@ -31,3 +31,15 @@ def test_more_connections_than_streams_is_refused_in_a_compare() -> None:
         plan_from_settings(
             PlanOptions(streams=2), parse_candidate("grpcio"), [parse_candidate("h2:connections=4")]
         )
+
+
+def test_an_upload_on_several_streams_is_refused() -> None:
+    with pytest.raises(UsageError, match="--streams: an upload runs one client-streaming call"):
+        workload_from(WorkloadOptions(workload="upload", streams=4), 20.0)
+    with pytest.raises(UsageError, match="streams: an upload runs one client-streaming call"):
+        plan_from_settings(
+            PlanOptions(workload="upload", streams=2),
+            parse_candidate("grpcio"),
+            [parse_candidate("h2")],
+        )
+    assert workload_from(WorkloadOptions(workload="upload"), 20.0).streams == 1
