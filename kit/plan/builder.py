@@ -57,6 +57,7 @@ from kit.plan.trial import (
     Workload,
     WorkloadKind,
     check_connections,
+    check_server_memory,
     check_timed_phase,
     check_upload_streams,
 )
@@ -284,6 +285,7 @@ def trial_from(
     work = workload_from(workload, built.rtt_ms)
     with named({**link_names(link), **workload.names(), **client.names()}):
         check_connections(client_config, work)
+        check_server_memory(server_config, work)
         return Trial(link=built, client=client_config, server=server_config, workload=work)
 
 

@@ -41,6 +41,7 @@ from kit.plan.trial import (
     check,
     check_connections,
     check_frame_time,
+    check_server_memory,
     fingerprint,
     link_text,
 )
@@ -228,6 +229,7 @@ def plan_from_settings(
     for candidate in (baseline, *candidates):
         with prefixed(f"candidate {candidate.spec!r}"), named(settings.names()):
             check_connections(candidate.client, workload)
+            check_server_memory(candidate.server, workload)
     with named(link_names(settings)):
         check_frame_time(link, workload)  # every cell's trial would refuse it, but later
         return ComparePlan(

@@ -52,6 +52,11 @@ WARMUP = "one Ping call per connection"
 MAX_DELAY_MS = 10_000.0
 MAX_STREAMS = 1024  # the server starts a worker per concurrent call, up to this many
 MAX_WORKLOAD_MESSAGE_BYTES = 64 * MIB
+# What the grpcio server holds of download messages across every call at once (see
+# ``server_held_bytes``): 1024 streams of the default 256 KiB messages fit exactly.
+SERVER_HELD_MAX_BYTES = 256 * MIB
+# Messages up to this size are serialized once and shared by every call asking for it.
+SERVER_SHARED_MESSAGE_MAX_BYTES = 16 * MIB
 H2_MIN_FRAME_BYTES = 16_384
 H2_MAX_FRAME_BYTES = 2**24 - 1
 DEFAULT_MESSAGE_BYTES = 256 * 1024
@@ -617,6 +622,30 @@ def check_upload_streams(workload: Workload) -> None:
         "{streams}: an upload runs one client-streaming call, so {0} streams would run as "
         "one; drop {streams}",
         workload.streams,
+    )
+
+
+def server_held_bytes(message_bytes: int) -> int:
+    """What one download call makes the grpcio server hold: the message C-core is sending,
+    plus the call's own serialized copy when it is too large to be shared."""
+    own = message_bytes if message_bytes > SERVER_SHARED_MESSAGE_MAX_BYTES else 0
+    return message_bytes + own
+
+
+def check_server_memory(server: ServerConfig, workload: Workload) -> None:
+    """A download whose streams together need more than the grpcio server holds would have
+    calls refused (RESOURCE_EXHAUSTED) mid-run: refused here instead."""
+    if server.kind != "grpcio" or workload.kind != "download":
+        return
+    held = workload.streams * server_held_bytes(workload.message_bytes)
+    check(
+        held <= SERVER_HELD_MAX_BYTES,
+        "{streams}: {0} streams of {1} messages would need {2} of the server's memory at "
+        "once; it holds at most {3} (fewer {streams} or a smaller {message_bytes})",
+        workload.streams,
+        format_bytes(workload.message_bytes),
+        format_bytes(held),
+        format_bytes(SERVER_HELD_MAX_BYTES),
     )
 
 
