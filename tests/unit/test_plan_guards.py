@@ -10,6 +10,8 @@ from kit.errors import UsageError
 from kit.plan.builder import parse_candidate, workload_from
 from kit.plan.compare import plan_from_settings
 from kit.plan.options import PlanOptions, WorkloadOptions
+from kit.plan.presets import knee_from, presets_from
+from kit.plan.units import KIB, MIB
 
 
 def test_a_timeout_shorter_than_the_timed_phase_is_refused() -> None:
@@ -43,3 +45,11 @@ def test_an_upload_on_several_streams_is_refused() -> None:
             [parse_candidate("h2")],
         )
     assert workload_from(WorkloadOptions(workload="upload"), 20.0).streams == 1
+
+
+def test_knee_and_presets_check_the_timed_phase_at_their_rtt() -> None:
+    settings = PlanOptions(rtt="500ms", duration="0.4s")
+    with pytest.raises(UsageError, match="shorter than 2 RTTs"):
+        knee_from(settings, streams=1, min_window=64 * KIB, max_window=MIB)
+    with pytest.raises(UsageError, match="shorter than 2 RTTs"):
+        presets_from("windows", settings)
