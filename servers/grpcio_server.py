@@ -6,9 +6,13 @@ spends its CPU on HTTP/2, not on building 256 KiB messages.
 Bounded: a download asking for messages above ``MAX_DOWNLOAD_MESSAGE_BYTES`` (the largest
 the kit's workloads use) and a ping above ``MAX_ECHO_BYTES`` fail with INVALID_ARGUMENT
 before anything is allocated; serialized messages are cached up to ``CACHE_MAX_BYTES`` in
-total (larger ones are built per call); requests above ``MAX_MESSAGE_BYTES`` are refused by
-grpc from their length prefix. One worker thread per concurrent call, enough for the
-largest ``--streams`` (threads start only when needed).
+total (those above ``SERVER_SHARED_MESSAGE_MAX_BYTES`` are built per call); requests above
+``MAX_MESSAGE_BYTES`` are refused by grpc from their length prefix. What the download calls
+hold together (each its message in C-core, and its own copy when built for it:
+``server_held_bytes``) stays within ``SERVER_HELD_MAX_BYTES``: a call that would go beyond
+fails at once with RESOURCE_EXHAUSTED, before it allocates, so no client can make the
+server grow without bound by opening calls it never reads. One worker thread per
+concurrent call, enough for the largest ``--streams`` (threads start only when needed).
 
 A process of the kit's process protocol (``kit.topology.protocol``, ``docs/process-protocol.md``):
 ``python -m servers.grpcio_server --config '<ServerProcess as JSON>'`` prints its ready line
@@ -32,8 +36,14 @@ from kit._proto import throughput_pb2 as pb
 from kit.errors import TopologyError
 from kit.plan.grpc_args import merge_options, window_options
 from kit.plan.processes import ServerProcess
-from kit.plan.trial import MAX_WORKLOAD_MESSAGE_BYTES, ServerConfig
-from kit.plan.units import MIB
+from kit.plan.trial import (
+    MAX_WORKLOAD_MESSAGE_BYTES,
+    SERVER_HELD_MAX_BYTES,
+    SERVER_SHARED_MESSAGE_MAX_BYTES,
+    ServerConfig,
+    server_held_bytes,
+)
+from kit.plan.units import MIB, format_bytes
 from kit.results.server import ServerResult
 from kit.topology.protocol import child_main
 
@@ -61,7 +71,7 @@ class _ChunkCache:
                 self._chunks.move_to_end(message_bytes)
                 return chunk
         chunk = pb.Chunk(payload=b"\x5a" * message_bytes).SerializeToString()
-        if len(chunk) <= self.max_bytes // 4:  # a huge one is built per call, never kept
+        if message_bytes <= SERVER_SHARED_MESSAGE_MAX_BYTES:  # a huge one is per call
             with self._lock:
                 if message_bytes not in self._chunks:
                     self._chunks[message_bytes] = chunk
@@ -77,6 +87,30 @@ class _ChunkCache:
 
 
 _CHUNKS = _ChunkCache(CACHE_MAX_BYTES)
+
+
+class _HeldBytes:
+    """The bytes the download calls hold together, bounded: a call takes its share before it
+    allocates anything and gives it back when it ends, however it ends."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.held = 0
+        self._lock = threading.Lock()
+
+    def take(self, n: int) -> bool:
+        with self._lock:
+            if self.held + n > self.max_bytes:
+                return False
+            self.held += n
+            return True
+
+    def give_back(self, n: int) -> None:
+        with self._lock:
+            self.held -= n
+
+
+_HELD = _HeldBytes(SERVER_HELD_MAX_BYTES)
 
 
 class _Counter:
@@ -102,8 +136,30 @@ def _download(request: pb.DownloadRequest, context: grpc.ServicerContext) -> Ite
             f"message_bytes {request.message_bytes} is above this server's maximum "
             f"{MAX_DOWNLOAD_MESSAGE_BYTES}",
         )
-    chunk = _CHUNKS.get(max(1, request.message_bytes))
-    remaining = request.message_count or None
+    size = max(1, request.message_bytes)
+    held, budget = server_held_bytes(size), _HELD
+    if not budget.take(held):
+        context.abort(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            f"this download would hold {format_bytes(held)}; the server's calls already hold "
+            f"{format_bytes(budget.held)} of its {format_bytes(budget.max_bytes)} maximum",
+        )
+    once = threading.Lock()
+
+    def release() -> None:  # from the call's end callback or the generator's close: once
+        if once.acquire(blocking=False):
+            budget.give_back(held)
+
+    context.add_callback(release)  # the call ended, however: cancelled, failed, done
+    try:
+        yield from _messages(_CHUNKS.get(size), request.message_count or None, context)
+    finally:
+        release()
+
+
+def _messages(
+    chunk: bytes, remaining: int | None, context: grpc.ServicerContext
+) -> Iterator[bytes]:
     while context.is_active() and (remaining is None or remaining > 0):
         yield chunk
         if remaining is not None:

@@ -119,6 +119,11 @@ class CompareReport:
         raise KeyError(key)
 
 
+def no_result_rows(report: CompareReport) -> tuple[Row, ...]:
+    """The cells none of whose runs gave a result (every one failed, or none ran)."""
+    return tuple(row for row in report.rows if row.runs_ok == 0)
+
+
 # --- building -----------------------------------------------------------------------------
 
 

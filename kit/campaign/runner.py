@@ -46,6 +46,21 @@ def campaign_records(records_path: Path, names: Sequence[str]) -> list[Measureme
     return [m for m in read_records(records_path).measurements if m.tags.campaign in wanted]
 
 
+def check_resumable(specs: Sequence[CampaignSpec], records_path: Path) -> None:
+    """``--resume`` finishes a campaign the records file holds: a missing file, or one with
+    none of these campaigns (the plan changed), would silently start a new one: refused."""
+    if not records_path.is_file():
+        raise UsageError(f"--resume: {records_path} does not exist; there is nothing to resume")
+    if campaign_records(records_path, [s.name for s in specs]):
+        return
+    held = sorted({m.tags.campaign for m in read_records(records_path).measurements} - {""})
+    holds = f"it holds {', '.join(repr(n) for n in held[:3])}" if held else "it holds no campaign"
+    raise UsageError(
+        f"--resume: {records_path} has no run of this plan ({holds}); the plan changed (cells, "
+        "link, workload) since: give the same plan, or drop --resume for another --records file"
+    )
+
+
 def pending_runs(
     specs: Sequence[CampaignSpec],
     records_path: Path,

@@ -14,10 +14,10 @@ from typing import Annotated
 
 import typer
 
-from kit.analysis.compare import CompareMeta, CompareReport, build_report
+from kit.analysis.compare import CompareMeta, CompareReport, build_report, no_result_rows
 from kit.analysis.knee import analyse_sweep
 from kit.analysis.matrix import matrix_groups
-from kit.campaign.runner import run_campaigns
+from kit.campaign.runner import check_resumable, run_campaigns
 from kit.cli.export import Csv, campaign_progress, check_units, write_csv
 from kit.cli.options import (
     RESULTS_DIR,
@@ -42,7 +42,7 @@ from kit.cli.options import (
     Units,
 )
 from kit.cli.output import topology, write_text
-from kit.errors import UsageError
+from kit.errors import MeasurementError, UsageError
 from kit.plan.builder import parse_candidate
 from kit.plan.compare import ComparePlan, PlanFile, load_plan_file, plan_from_settings
 from kit.plan.options import PlanOptions, Source, overlay
@@ -153,8 +153,10 @@ def compare(
         plans = (_user_plan(settings, baseline, candidate or [], file),)
     check_units(units)
     server_at = None if target is None else split_host_port(target, "--target")
-    reports = _run_plans(plans, records, resume, plans[0].title, csv, server_at, keep_awake)
+    path = _records_path(records, resume, plans[0].title)
+    reports = _run_plans(plans, path, resume, csv, server_at, keep_awake)
     _emit(reports, as_json, markdown, findings=preset is not None, unit=units)
+    _fail_without_result(reports, path)
 
 
 def _user_plan(
@@ -213,18 +215,19 @@ def _records_path(records: Path | None, resume: bool, name: str) -> Path:
 
 def _run_plans(
     plans: Sequence[ComparePlan],
-    records: Path | None,
+    path: Path,
     resume: bool,
-    name: str,
     csv: Path | None = None,
     target: tuple[str, int] | None = None,
     keep_awake: bool = False,
 ) -> list[tuple[ComparePlan, CompareReport]]:
-    path = _records_path(records, resume, name)
+    specs = [p.campaign() for p in plans]
+    if resume:
+        check_resumable(specs, path)
     typer.echo(f"records: {path}", err=True)
     with campaign_progress() as progress:
         outcome = run_campaigns(
-            [p.campaign() for p in plans],
+            specs,
             path,
             resume=resume,
             progress=progress,
@@ -237,6 +240,18 @@ def _run_plans(
         mine = [m for m in outcome.measurements if m.tags.campaign == plan.campaign_name]
         out.append((plan, build_report(CompareMeta.of(plan), mine)))
     return out
+
+
+def _fail_without_result(reports: list[tuple[ComparePlan, CompareReport]], path: Path) -> None:
+    """A cell none of whose runs succeeded leaves the comparison without it: exit 4, after
+    the report (which says so) is out."""
+    failed = [repr(row.key) for _, report in reports for row in no_result_rows(report)]
+    if failed:
+        more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
+        raise MeasurementError(
+            f"every run of {', '.join(failed[:3])}{more} failed: the comparison has no result "
+            f"there; the runs and their errors are in {path}"
+        )
 
 
 def _emit(
@@ -305,7 +320,8 @@ def knee(
         max_window=parse_window_bytes(max_window, option="--max-window"),
         client=client,
     )
-    reports = _run_plans(plans, records, resume, "knee", csv)
+    path = _records_path(records, resume, "knee")
+    reports = _run_plans(plans, path, resume, csv)
     sweeps = [analyse_sweep(p, r) for p, r in reports]
     if as_json:
         typer.echo(json.dumps([knee_json(s) for s in sweeps], indent=2))
@@ -313,3 +329,4 @@ def knee(
         typer.echo("\n\n".join(render_knee(s) for s in sweeps))
     if markdown is not None:
         write_text(markdown, "\n".join(render_markdown(r) for _, r in reports), "--markdown")
+    _fail_without_result(reports, path)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import cast
 
 from kit.errors import UsageError, named, prefixed
-from kit.plan.grpc_args import parse_option
+from kit.plan.grpc_args import check_arg_name, check_arg_value, parse_option
 from kit.plan.options import (
     ClientOptions,
     LinkOptions,
@@ -56,6 +56,10 @@ from kit.plan.trial import (
     WindowMode,
     Workload,
     WorkloadKind,
+    check_connections,
+    check_server_memory,
+    check_timed_phase,
+    check_upload_streams,
 )
 from kit.plan.units import (
     parse_duration_ms,
@@ -179,6 +183,9 @@ def workload_from(o: WorkloadOptions, rtt_ms: float = 0.0) -> Workload:
             slow_streams=whole_number(_given(o.slow_streams, 0), o.name("slow_streams")),
             read_rate_bits_s=_rate(o.read_rate, o.name("read_rate")),
         )
+    with named(o.names()):
+        check_timed_phase(workload, rtt_ms, timeout_given=o.timeout is not None)
+        check_upload_streams(workload)
     if o.timeout is not None:
         return workload
     scaled = 2 * workload.timed_duration_s(rtt_ms) + DEFAULT_TIMEOUT_RTTS * rtt_ms / 1000
@@ -218,7 +225,8 @@ def _channel_options(
     pairs = [*(parse_option(str(text), option=option) for text in o.option), *o.channel_args]
     if kind in STACK_KINDS:
         return tuple((k, _stack_value(k, v, option)) for k, v in pairs)
-    return channel_args(pairs, option)
+    # The h2 client takes no channel arguments at all: its config says so, by name.
+    return channel_args(pairs, option, known_only=kind != "h2")
 
 
 def _stack_value(key: str, value: Raw, option: str) -> OptionValue:
@@ -241,18 +249,19 @@ def _raw_item(key: str, value: object) -> Raw:
 
 
 def channel_args(
-    pairs: Sequence[tuple[str, Raw]], option: str
+    pairs: Sequence[tuple[str, Raw]], option: str, known_only: bool = True
 ) -> tuple[tuple[str, OptionValue], ...]:
     """grpcio channel arguments, checked: grpcio ignores an unknown key silently, so a key
-    must look like one (``grpc.http2.bdp_probe``), appear once, and hold an int or a string."""
+    must be one C-core defines (``grpc.http2.bdp_probe``), appear once, and hold a string or
+    an integer C-core can hold (a C int: it would otherwise fail or wrap around)."""
     keys = [k for k, _ in pairs]
     repeated = sorted({k for k in keys if keys.count(k) > 1})
     if repeated:
         raise UsageError(f"{option} {repeated[0]} given twice")
-    return tuple(_channel_arg(k, v, option) for k, v in pairs)
+    return tuple(_channel_arg(k, v, option, known_only) for k, v in pairs)
 
 
-def _channel_arg(key: str, value: Raw, option: str) -> tuple[str, OptionValue]:
+def _channel_arg(key: str, value: Raw, option: str, known_only: bool) -> tuple[str, OptionValue]:
     if "." not in key:
         raise UsageError(
             f"{option}: {key!r} is not a grpcio channel argument "
@@ -260,7 +269,11 @@ def _channel_arg(key: str, value: Raw, option: str) -> tuple[str, OptionValue]:
         )
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise UsageError(f"{option} {key}: {value!r} must be an integer or a string")
-    return (key, value) if isinstance(value, int) else parse_option(f"{key}={value}", option)
+    if known_only:
+        check_arg_name(key, option)
+    pair = (key, value) if isinstance(value, int) else parse_option(f"{key}={value}", option)
+    check_arg_value(pair, option)
+    return pair
 
 
 def trial_from(
@@ -270,7 +283,9 @@ def trial_from(
     built = link_from(link)
     client_config, server_config = client_from(client), server_from(server)
     work = workload_from(workload, built.rtt_ms)
-    with named({**link_names(link), **workload.names()}):
+    with named({**link_names(link), **workload.names(), **client.names()}):
+        check_connections(client_config, work)
+        check_server_memory(server_config, work)
         return Trial(link=built, client=client_config, server=server_config, workload=work)
 
 

@@ -39,7 +39,9 @@ from kit.plan.trial import (
     Trial,
     Workload,
     check,
+    check_connections,
     check_frame_time,
+    check_server_memory,
     fingerprint,
     link_text,
 )
@@ -224,6 +226,10 @@ def plan_from_settings(
     workload = workload_from(settings, link.rtt_ms)
     rounds = settings.rounds if settings.rounds is not None else DEFAULT_ROUNDS
     seed = settings.seed if settings.seed is not None else 1
+    for candidate in (baseline, *candidates):
+        with prefixed(f"candidate {candidate.spec!r}"), named(settings.names()):
+            check_connections(candidate.client, workload)
+            check_server_memory(candidate.server, workload)
     with named(link_names(settings)):
         check_frame_time(link, workload)  # every cell's trial would refuse it, but later
         return ComparePlan(

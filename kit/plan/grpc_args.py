@@ -9,9 +9,11 @@ Facts (checked on the wire by tests/integration/test_grpcio_windows.py):
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 
 from kit.errors import UsageError
+from kit.plan.grpc_arg_names import CHANNEL_ARG_NAMES
 from kit.plan.trial import OptionValue, ServerConfig, WindowMode
 from kit.plan.units import MIB
 
@@ -111,3 +113,26 @@ def parse_option(text: str, option: str = "--option") -> tuple[str, OptionValue]
                 f"{option}: {key} takes an integer; {raw!r} is not one (e.g. {key}=0)"
             ) from None
         return key, raw
+
+
+# C-core keeps an integer channel argument in a C int.
+C_INT_MIN, C_INT_MAX = -(2**31), 2**31 - 1
+
+
+def check_arg_name(key: str, option: str = "--option") -> None:
+    """Refuse a key C-core does not define, naming the closest one it does."""
+    if key in CHANNEL_ARG_NAMES:
+        return
+    close = difflib.get_close_matches(key, sorted(CHANNEL_ARG_NAMES), n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]}?" if close else " (grpcio would ignore it without a word)"
+    raise UsageError(f"{option}: {key!r} is not a channel argument grpcio knows{hint}")
+
+
+def check_arg_value(pair: tuple[str, OptionValue], option: str = "--option") -> None:
+    """Refuse an integer outside a C int: C-core cannot take it."""
+    key, value = pair
+    if isinstance(value, int) and not C_INT_MIN <= value <= C_INT_MAX:
+        raise UsageError(
+            f"{option} {key}: {value} is outside the range of a C int "
+            f"({C_INT_MIN}..{C_INT_MAX}), which grpcio's channel arguments hold"
+        )

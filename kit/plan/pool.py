@@ -33,3 +33,11 @@ def share_bytes(pool_bytes: int, counts: PoolCounts, unit: int = UNIT_BYTES) -> 
     reserved = -(-counts.could_open // STREAMS_PER_RESERVED_BUFFER)
     to_share = max(allocatable - reserved, 0)
     return max(1, to_share // counts.receiving) * unit
+
+
+def granted_bytes(pool_bytes: int, receiving: int, unit: int = UNIT_BYTES) -> int:
+    """What one connection's receiving streams may have in flight together: their shares.
+
+    At most the pool (rounded down to whole buffers), but never less than a buffer per
+    stream: a pool smaller than that commits more memory than its size."""
+    return max(1, receiving) * share_bytes(pool_bytes, PoolCounts(receiving=receiving), unit)

@@ -34,7 +34,7 @@ from kit.plan.builder import (
 from kit.plan.compare import ComparePlan
 from kit.plan.options import LinkOptions, PlanOptions
 from kit.plan.trial import CLIENT_KINDS, Workload
-from kit.plan.units import KIB, MIB, format_bytes, size_spec
+from kit.plan.units import KIB, MIB, format_bytes, parse_duration_ms, size_spec
 
 DEFAULT_STREAM_WINDOW = 256 * KIB  # undici's default stream window
 DEFAULT_CONN_WINDOW = 512 * KIB  # undici's default connection window
@@ -119,9 +119,13 @@ def preset_plans(
     return window_matrix(rtt=rtt, rounds=rounds, seed=seed, workload=workload)
 
 
+def _rtt_ms(settings: PlanOptions, default: str) -> float:
+    return parse_duration_ms(str(settings.rtt or default), option=settings.name("rtt"))
+
+
 def presets_from(name: str, settings: PlanOptions) -> tuple[ComparePlan, ...]:
     """``kit compare --preset``: its RTT, rounds, seed and workload from the options given."""
-    workload = workload_from(settings)
+    workload = workload_from(settings, _rtt_ms(settings, MATRIX_RTT))
     rounds = MATRIX_ROUNDS if settings.rounds is None else settings.rounds
     seed = 1 if settings.seed is None else settings.seed
     with named(settings.names()):
@@ -217,7 +221,7 @@ def knee_from(
     settings: PlanOptions, streams: int, min_window: int, max_window: int, client: str = "h2"
 ) -> tuple[ComparePlan, ...]:
     """``kit knee``: the sweeps at the RTT, rounds, seed and workload of the options given."""
-    workload = workload_from(settings)
+    workload = workload_from(settings, _rtt_ms(settings, KNEE_RTT))
     rounds = KNEE_ROUNDS if settings.rounds is None else settings.rounds
     seed = 1 if settings.seed is None else settings.seed
     with named(settings.names()):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeGuard
 
 from kit.errors import FieldError, UsageError
+from kit.plan.pool import granted_bytes
 from kit.plan.stack_options import check_stack_options, check_tonic_windows
 from kit.plan.units import (
     HTTP2_MAX_WINDOW_BYTES,
@@ -51,6 +52,11 @@ WARMUP = "one Ping call per connection"
 MAX_DELAY_MS = 10_000.0
 MAX_STREAMS = 1024  # the server starts a worker per concurrent call, up to this many
 MAX_WORKLOAD_MESSAGE_BYTES = 64 * MIB
+# What the grpcio server holds of download messages across every call at once (see
+# ``server_held_bytes``): 1024 streams of the default 256 KiB messages fit exactly.
+SERVER_HELD_MAX_BYTES = 256 * MIB
+# Messages up to this size are serialized once and shared by every call asking for it.
+SERVER_SHARED_MESSAGE_MAX_BYTES = 16 * MIB
 H2_MIN_FRAME_BYTES = 16_384
 H2_MAX_FRAME_BYTES = 2**24 - 1
 DEFAULT_MESSAGE_BYTES = 256 * 1024
@@ -593,10 +599,89 @@ def check_frame_time(link: Link, workload: Workload) -> None:
         )
 
 
+# The timed phase must see data: the first byte arrives one RTT after the request.
+MIN_DURATION_RTTS = 2
+# What a timeout must leave beside the timed phase: connecting and the warm-up Ping.
+STARTUP_RTTS = 2
+
+
+def check_timed_phase(workload: Workload, rtt_ms: float, timeout_given: bool) -> None:
+    """A timed phase shorter than two RTTs measures (almost) nothing, and a timeout shorter
+    than the timed phase fails every run at its end: both are refused before anything starts."""
+    if workload.kind == "unary" or workload.bytes_per_stream is not None:
+        return
+    timed_s = workload.timed_duration_s(rtt_ms)
+    shortest_s = MIN_DURATION_RTTS * rtt_ms / 1000
+    check(
+        timed_s >= shortest_s,
+        "{duration_s}: {0:g} s is shorter than 2 RTTs ({1:g} s at an RTT of {2:g} ms): the "
+        "first data arrives an RTT after the request, so it would measure next to nothing",
+        timed_s,
+        shortest_s,
+        rtt_ms,
+    )
+    needed_s = timed_s + STARTUP_RTTS * rtt_ms / 1000
+    check(
+        not timeout_given or workload.timeout_s > needed_s,
+        "{timeout_s}: {0:g} s ends the run before its {1:g} s timed phase and warm-up are "
+        "over; give more than {2:g} s (or leave {timeout_s} out: it follows the timed phase)",
+        workload.timeout_s,
+        timed_s,
+        needed_s,
+    )
+
+
+def check_upload_streams(workload: Workload) -> None:
+    """Every client uploads on one client-streaming call: more streams would not be run."""
+    check(
+        workload.kind != "upload" or workload.streams == 1,
+        "{streams}: an upload runs one client-streaming call, so {0} streams would run as "
+        "one; drop {streams}",
+        workload.streams,
+    )
+
+
+def server_held_bytes(message_bytes: int) -> int:
+    """What one download call makes the grpcio server hold: the message C-core is sending,
+    plus the call's own serialized copy when it is too large to be shared."""
+    own = message_bytes if message_bytes > SERVER_SHARED_MESSAGE_MAX_BYTES else 0
+    return message_bytes + own
+
+
+def check_server_memory(server: ServerConfig, workload: Workload) -> None:
+    """A download whose streams together need more than the grpcio server holds would have
+    calls refused (RESOURCE_EXHAUSTED) mid-run: refused here instead."""
+    if server.kind != "grpcio" or workload.kind != "download":
+        return
+    held = workload.streams * server_held_bytes(workload.message_bytes)
+    check(
+        held <= SERVER_HELD_MAX_BYTES,
+        "{streams}: {0} streams of {1} messages would need {2} of the server's memory at "
+        "once; it holds at most {3} (fewer {streams} or a smaller {message_bytes})",
+        workload.streams,
+        format_bytes(workload.message_bytes),
+        format_bytes(held),
+        format_bytes(SERVER_HELD_MAX_BYTES),
+    )
+
+
+def check_connections(client: ClientConfig, workload: Workload) -> None:
+    """Each connection carries at least one stream: more connections than streams would
+    leave some idle (the clients open min(connections, streams)), so it is refused."""
+    check(
+        client.connections <= workload.streams,
+        "{connections}: {0} connections for {1} stream(s) would leave {2} of them without a "
+        "stream; give at most {1} (one per stream) or more {streams}",
+        client.connections,
+        workload.streams,
+        client.connections - workload.streams,
+    )
+
+
 def theory_mib_s(trial: Trial) -> float | None:
     """Throughput bound in MiB/s: min(link rate, window / RTT), or None when neither binds
     (dynamic window on an unlimited link, or RTT 0 without a rate); for the receive pool,
-    pool / RTT per connection.
+    the shares it grants / RTT (``pool_granted_bytes``).
 
     Per connection, the stream layer allows streams x stream window per RTT and the
     connection layer allows the connection window per RTT; the smaller one binds. Every
@@ -612,9 +697,7 @@ def window_theory_mib_s(trial: Trial) -> float | None:
     if workload.kind == "upload":
         return upload_theory_mib_s(trial)
     if client.window_mode == "pool" and trial.link.rtt_ms > 0 and workload.kind == "download":
-        # The shares never add up to more than the pool: pool / RTT per connection.
-        connections = min(client.connections, workload.streams)
-        return client.pool_size_bytes * connections / (trial.link.rtt_ms / 1000.0) / MIB
+        return pool_granted_bytes(trial) / (trial.link.rtt_ms / 1000.0) / MIB
     if client.window_bytes is None or trial.link.rtt_ms <= 0 or workload.kind != "download":
         return None
     per_conn = client.window_bytes * trial.streams_per_connection
@@ -623,6 +706,17 @@ def window_theory_mib_s(trial: Trial) -> float | None:
         per_conn = min(per_conn, conn_window)
     connections = min(client.connections, workload.streams)
     return per_conn * connections / (trial.link.rtt_ms / 1000.0) / MIB
+
+
+def pool_granted_bytes(trial: Trial) -> int:
+    """The receive pool's credit over every connection while all streams receive: each
+    connection's shares (its pool, or a 16 KiB buffer per stream when that is more)."""
+    streams, connections = (
+        trial.workload.streams,
+        min(trial.client.connections, trial.workload.streams),
+    )
+    per_conn = [streams // connections + (i < streams % connections) for i in range(connections)]
+    return sum(granted_bytes(trial.client.pool_size_bytes, n) for n in per_conn)
 
 
 def upload_theory_mib_s(trial: Trial) -> float | None:

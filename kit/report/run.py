@@ -15,7 +15,7 @@ from tabulate import tabulate
 from kit.analysis.cells import cpu_limit, efficiency, latency_stats, ping_rtt_ms
 from kit.analysis.link import Ramp, bdp_of, mbit_s, ramp_of
 from kit.analysis.sharing import StreamSharing, stream_sharing
-from kit.plan.trial import Link, Trial
+from kit.plan.trial import Link, Trial, pool_granted_bytes
 from kit.plan.units import format_rate
 from kit.report.format import (
     cpu_warning,
@@ -151,9 +151,29 @@ def _mbit_text(m: Measurement, unit: str, bdp: int | None) -> str:
 
 def _theory_rule(trial: Trial, bdp: int | None) -> str:
     window = "server window" if trial.workload.kind == "upload" else "window"
+    if trial.client.window_mode == "pool" and trial.workload.kind == "download":
+        rule = _pool_rule(trial)
+        return f"min(rate, {rule})" if bdp is not None else rule
     if bdp is not None:
         return f"min(rate, {window} / RTT)"
     return f"{window} / RTT"
+
+
+def _pool_rule(trial: Trial) -> str:
+    """What the pool really granted: its shares, or a buffer per stream beyond its size."""
+    granted, pool = pool_granted_bytes(trial), trial.client.pool_size_bytes
+    connections = min(trial.client.connections, trial.workload.streams)
+    if granted > pool * connections:
+        return (
+            f"granted / RTT ({trial.workload.streams} streams x 16 KiB, "
+            f"above the {fmt_size(pool)} pool)"
+        )
+    pools = (
+        f"{connections} x {fmt_size(pool)} pools"
+        if connections > 1
+        else f"the {fmt_size(pool)} pool"
+    )
+    return f"granted / RTT (shares: {fmt_size(granted)} of {pools})"
 
 
 def _tap_link_rows(m: Measurement, bdp: int | None) -> list[Row]:

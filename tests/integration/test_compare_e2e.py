@@ -141,3 +141,37 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("kit: error:") and message in lines[0]
+
+
+def test_a_compare_whose_every_run_failed_exits_4_after_its_report(tmp_path: Path) -> None:
+    records = tmp_path / "failed.jsonl"
+    out = kit(
+        "compare", "--rtt", "0", "--duration", "200ms", "--rounds", "1",
+        "--baseline", "grpcio:grpc.max_receive_message_length=10",
+        "--candidate", "grpcio:grpc.max_receive_message_length=11",
+        "--records", str(records),
+    )  # fmt: skip
+    assert out.returncode == 4, out.stderr
+    assert "no result (every run failed)" in out.stdout
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("kit: error: every run of 'baseline', 'grpcio:"), out.stderr
+    assert str(records) in last and "Traceback" not in out.stderr
+
+
+def test_resume_refuses_a_changed_plan_and_a_missing_file(tmp_path: Path) -> None:
+    held = tmp_path / "held.jsonl"
+    held.write_bytes((REPO / "tests/fixtures/release-0.1/compare.jsonl").read_bytes())
+    before = held.read_bytes()
+    changed = kit_here(
+        "compare", "--resume", "--records", str(held), "--candidate", "h2:window=3MiB"
+    )
+    assert changed.returncode == 2, changed.stderr
+    assert "has no run of this plan (it holds 'compare-" in changed.stderr
+    assert held.read_bytes() == before
+    missing = kit_here(
+        "compare", "--resume", "--records", str(tmp_path / "no.jsonl"), "--candidate", "h2"
+    )
+    assert (
+        missing.returncode == 2 and "does not exist; there is nothing to resume" in missing.stderr
+    )
+    assert not (tmp_path / "no.jsonl").exists()

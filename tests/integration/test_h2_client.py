@@ -235,3 +235,33 @@ def test_immediate_credit_stays_a_named_option_of_the_dynamic_mode(topo: Topolog
     assert m.frames is not None and m.result is not None and m.result.bytes == 2 * MIB
     # Immediate: credit once per read, often below a quarter of the window.
     assert min(m.frames.client.conn_window_updates.first) < 65_535 // 4
+
+
+@pytest.mark.parametrize(
+    ("read_rate_bits_s", "streams", "conn_credit"),
+    [(1e3, 1, "receipt"), (1e6, 1, "receipt"), (20e6, 1, "receipt"), (1e3, 4, "read")],
+)
+def test_a_slow_reader_keeps_to_the_servers_ping_rules(
+    topo: Topology, read_rate_bits_s: float, streams: int, conn_credit: str
+) -> None:
+    """While a slow reader stalls the data, RTT probes wait for the server's next DATA:
+    grpcio's server closes a connection (GOAWAY too_many_pings) after two PINGs with nothing
+    sent between them."""
+    window = 64 * KIB
+    client = ClientConfig(
+        kind="h2",
+        window_mode="static",
+        window_bytes=window,
+        conn_window_bytes=window,
+        conn_credit=conn_credit,  # type: ignore[arg-type]
+    )
+    slow = max(1, streams - 1)
+    workload = Workload(
+        streams=streams, duration_s=0.5, slow_streams=slow, read_rate_bits_s=read_rate_bits_s
+    )
+    m = topo.measure(Trial(link=Link.from_rtt(RTT_MS), client=client, workload=workload))
+    assert m.ok, m.error
+    assert m.frames is not None and m.result is not None
+    if read_rate_bits_s <= 1e3:  # nothing is read, so the window fills once and data stops
+        assert m.frames.client.pings_sent <= 2, m.frames.client.pings_sent
+    assert m.result.ping_rtt_ms and min(m.result.ping_rtt_ms) >= RTT_MS * 0.95

@@ -99,6 +99,13 @@ def test_unary_workload(tmp_path: Path) -> None:
         (["--client", "h2", "--window", "1MiB", "--option", "grpc.x=1"], "--option"),
         (["--streams", "0"], "--streams"),
         (["--bytes", "8MiB", "--duration", "1s"], "not both"),
+        (["--option", "grpc.htp2.bdp_probe=0"], "did you mean grpc.http2.bdp_probe?"),
+        (["--option", "grpc.max_concurrent_streams=99999999999"], "range of a C int"),
+        (["--server-option", "grpc.http2.lookahead_bytes=99999999999"], "range of a C int"),
+        (["--duration", "10s", "--timeout", "2s"], "--timeout: 2 s ends the run before"),
+        (["--rtt", "500ms", "--duration", "0.4s", "--client", "h2"], "shorter than 2 RTTs"),
+        (["--connections", "5", "--streams", "2"], "--connections: 5 connections for 2"),
+        (["--workload", "upload", "--streams", "4"], "--streams: an upload runs one"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], needle: str) -> None:

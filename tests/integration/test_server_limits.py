@@ -5,19 +5,24 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import grpc
 import pytest
+from cli_support import kit_here
 
 from kit._proto import throughput_pb2 as pb
 from kit.clients.grpcio_client import DOWNLOAD, PING
 from kit.plan.processes import ServerProcess
+from kit.plan.trial import server_held_bytes
+from servers import grpcio_server
 from servers.grpcio_server import (
     _CHUNKS,
     CACHE_MAX_BYTES,
     MAX_DOWNLOAD_MESSAGE_BYTES,
     MAX_ECHO_BYTES,
+    _HeldBytes,
     start_server,
 )
 
@@ -77,3 +82,35 @@ def test_more_streams_than_sixty_all_run(tmp_path: object) -> None:
     )
     assert proc.returncode == 0, proc.stderr + proc.stdout
     assert "RESOURCE_EXHAUSTED" not in proc.stdout
+
+
+def test_calls_that_are_never_read_hold_at_most_the_servers_bound(
+    channel: grpc.Channel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client opening calls it never reads cannot grow the server: past the bound on what
+    the download calls hold together, a call fails at once, before it allocates."""
+    bound = _HeldBytes(4 * server_held_bytes(256 * 1024))
+    monkeypatch.setattr(grpcio_server, "_HELD", bound)
+    call = channel.unary_stream(DOWNLOAD, request_serializer=pb.DownloadRequest.SerializeToString)
+    held = [call(pb.DownloadRequest(message_count=0, message_bytes=256 * 1024)) for _ in range(4)]
+    deadline = time.monotonic() + 10
+    while bound.held < bound.max_bytes and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert bound.held == bound.max_bytes
+    with pytest.raises(grpc.RpcError) as refused:
+        _download(channel, 1, 256 * 1024)
+    assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "of its 1 MiB maximum" in (refused.value.details() or "")
+    for never_read in held:
+        never_read.cancel()
+    while bound.held and time.monotonic() < deadline:  # every cancelled call gives its share back
+        time.sleep(0.01)
+    assert bound.held == 0
+    assert len(_download(channel, 2, 256 * 1024)) == 2
+
+
+def test_a_plan_whose_streams_would_exceed_the_servers_bound_is_refused() -> None:
+    out = kit_here("run", "--streams", "8", "--message-size", "64MiB", "--bytes", "64MiB")
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.startswith("kit: error: --streams: 8 streams of 64 MiB messages would need")
+    assert "it holds at most 256 MiB" in out.stderr

@@ -45,12 +45,12 @@ def test_bare_grpcio_is_the_cores_defaults() -> None:
 
 def test_grpcio_channel_args_parse_ints_and_keep_strings() -> None:
     c = parse_candidate(
-        "grpcio:grpc.http2.bdp_probe=0, grpc.http2.lookahead_bytes=0x400000,x.y=abc"
+        "grpcio:grpc.http2.bdp_probe=0, grpc.http2.lookahead_bytes=0x400000,grpc.primary_user_agent=abc"
     )
     assert c.client.channel_options == (
         ("grpc.http2.bdp_probe", 0),
         ("grpc.http2.lookahead_bytes", 4 * MIB),
-        ("x.y", "abc"),
+        ("grpc.primary_user_agent", "abc"),
     )
 
 

@@ -347,7 +347,30 @@ def test_rtt_probe_one_at_a_time(pair: tuple[H2GrpcConnection, Peer]) -> None:
     assert len(pings) == 1 and pings[0].ping_data.startswith(b"kr")
     assert peer.say(client, 3 * MS) == [RttMeasured(3 * MS, "probe")]
     assert client.ping_rtt_ns == [3 * MS]
+    open_call(client, peer)
+    peer.say(client, 3 * MS)  # HEADERS: the server's ping clock starts again
     assert client.probe_rtt(4 * MS)
+
+
+def test_no_rtt_probe_until_the_server_sent_data_after_the_last_ack(
+    pair: tuple[H2GrpcConnection, Peer],
+) -> None:
+    """C-core and grpc-go count a PING with no DATA or HEADERS sent since the last one as a
+    strike (GOAWAY too_many_pings after two): a stalled slow reader must stop probing."""
+    client, peer = pair
+    call = open_call(client, peer)
+    peer.say(client, 0)
+    assert client.probe_rtt(1 * MS)
+    peer.h2.send_data(call.stream_id, b"x" * 100)  # sent before the PING's ACK: not enough
+    peer.hear(client)  # the server acks the PING
+    assert of_type(peer.say(client, 3 * MS), RttMeasured) == [RttMeasured(2 * MS, "probe")]
+    for t in range(4, 40):  # no data moves: however long it waits, no PING goes out
+        assert not client.probe_rtt(t * MS)
+    assert not of_type(peer.hear(client), h2.events.PingReceived)
+    peer.h2.send_data(call.stream_id, b"y" * 100)  # DATA after the ack: a PING may follow
+    peer.say(client, 41 * MS)
+    assert client.probe_rtt(42 * MS)
+    assert len(of_type(peer.hear(client), h2.events.PingReceived)) == 1
 
 
 def test_no_rtt_probe_while_bdp_pings_measure_rtt(pair: tuple[H2GrpcConnection, Peer]) -> None:

@@ -194,6 +194,8 @@ class H2GrpcConnection:
         self._probe_sent: dict[bytes, int] = {}
         self._probe_count = 0
         self._bdp_ping_unsent = False  # a BDP PING is queued, not yet written
+        self._pings_unacked = 0  # our PINGs (probes and BDP) the server has not acked yet
+        self._server_sent_since_ack = True  # see ``may_ping``
         self._h2 = self._new_h2()
 
     def _new_h2(self) -> h2.connection.H2Connection:
@@ -339,13 +341,32 @@ class H2GrpcConnection:
         Not while a probe is in flight, nor while BDP PINGs (which measure RTT too) run.
         """
         busy = self._probe_sent or (self.bdp is not None and not self.bdp.capped)
-        if busy or len(self.ping_rtt_ns) >= MAX_RTT_SAMPLES:
+        if busy or not self.may_ping or len(self.ping_rtt_ns) >= MAX_RTT_SAMPLES:
             return False
         self._probe_count += 1
         data = PROBE_TAG + self._probe_count.to_bytes(6, "big")
         self._probe_sent[data] = now_ns
-        self._h2.ping(data)
+        self._ping(data)
         return True
+
+    @property
+    def may_ping(self) -> bool:
+        """Whether a PING now keeps to the servers' ping rules (C-core's and grpc-go's): a
+        PING received before the server has sent DATA or HEADERS since the one before counts
+        as a strike, and a few strikes close the connection (GOAWAY ``too_many_pings``). The
+        server must have sent them after it acked our last PING: frames received after that
+        ACK were (one TCP stream, in order), frames received before it may not have been."""
+        return self._pings_unacked == 0 and self._server_sent_since_ack
+
+    def _ping(self, data: bytes) -> None:
+        self._pings_unacked += 1
+        self._server_sent_since_ack = False
+        self._h2.ping(data)
+
+    def _server_sent(self) -> None:
+        """DATA or HEADERS arrived: after our last PING's ACK, the server's ping clock is reset."""
+        if self._pings_unacked == 0:
+            self._server_sent_since_ack = True
 
     def close(self) -> None:
         """Queue a GOAWAY (h2 accepts one in every state, even after the server's GOAWAY);
@@ -394,6 +415,7 @@ class H2GrpcConnection:
         size = event.flow_controlled_length
         if size > self.max_data_frame_bytes:
             self.max_data_frame_bytes = size
+        self._server_sent()
         ping = self.bdp is not None and self.bdp.on_data(size, now_ns)
         call = self.calls.get(event.stream_id)
         data = event.data or b""
@@ -406,7 +428,7 @@ class H2GrpcConnection:
             # grpc-go flushes connection credit before each BDP PING, so a proxy does not
             # count PINGs without data moving (and the sample is not credit-starved).
             self._conn_flush()
-            self._h2.ping(BDP_PING_DATA)
+            self._ping(BDP_PING_DATA)
             self._bdp_ping_unsent = True
         if call is None or not live:
             return
@@ -542,6 +564,7 @@ class H2GrpcConnection:
         if isinstance(event, h2.events.PingAckReceived):
             self._on_ping_ack(event.ping_data or b"", now_ns, out)
         elif isinstance(event, (h2.events.ResponseReceived, h2.events.TrailersReceived)):
+            self._server_sent()
             self._on_headers(event.stream_id, event.headers or [])
         elif isinstance(event, h2.events.StreamEnded):
             self._on_stream_end(event.stream_id, now_ns, out)
@@ -594,6 +617,7 @@ class H2GrpcConnection:
         out.append(ServerWentAway(event.additional_data or b""))
 
     def _on_ping_ack(self, data: bytes, now_ns: int, out: list[Event]) -> None:
+        self._pings_unacked = max(0, self._pings_unacked - 1)
         sent_ns = self._probe_sent.pop(data, None)
         if sent_ns is not None:
             self.ping_rtt_ns.append(now_ns - sent_ns)
