@@ -53,6 +53,7 @@ from kit.plan.processes import (
     DEFAULT_MAX_CONNECTIONS,
     ProxyConfig,
     ServerProcess,
+    is_loopback_host,
 )
 from kit.plan.trial import ServerConfig, Trial
 from kit.plan.units import parse_size_bytes, size_spec, split_host_port
@@ -340,7 +341,7 @@ def serve_banner(host: str, port: int, label: str = "") -> str:
     """Where the server listens, and the address to give a kit on another machine."""
     what = f"the kit's Throughput service, {label}" if label else "the kit's Throughput service"
     lines = [f"serving on {host}:{port} ({what})"]
-    if host in ("127.0.0.1", "localhost", "::1"):
+    if is_loopback_host(host):
         lines.append("loopback only: --listen 0.0.0.0:PORT to serve other machines")
         lines.append(f"measure it with: kit run --target {host}:{port} --rtt 20ms")
     else:
