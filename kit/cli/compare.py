@@ -18,7 +18,14 @@ from kit.analysis.compare import CompareMeta, CompareReport, build_report
 from kit.analysis.knee import analyse_sweep
 from kit.analysis.matrix import matrix_groups
 from kit.campaign.runner import run_campaigns
-from kit.cli.export import Csv, campaign_progress, check_units, write_csv
+from kit.cli.export import (
+    Csv,
+    campaign_progress,
+    check_one_stdout_format,
+    check_units,
+    csv_on_stdout,
+    write_csv,
+)
 from kit.cli.options import (
     RESULTS_DIR,
     AsJson,
@@ -152,9 +159,10 @@ def compare(
     else:
         plans = (_user_plan(settings, baseline, candidate or [], file),)
     check_units(units)
+    check_one_stdout_format(csv, as_json)
     server_at = None if target is None else split_host_port(target, "--target")
     reports = _run_plans(plans, records, resume, plans[0].title, csv, server_at, keep_awake)
-    _emit(reports, as_json, markdown, findings=preset is not None, unit=units)
+    _emit(reports, as_json, markdown, findings=preset is not None, unit=units, csv=csv)
 
 
 def _user_plan(
@@ -245,17 +253,18 @@ def _emit(
     markdown: Path | None,
     findings: bool,
     unit: str = "MiB/s",
+    csv: Path | None = None,
 ) -> None:
     texts = [render_text(r, unit) for _, r in reports]
     summary = _findings(reports) if findings else ""
-    if as_json:
+    if as_json:  # never with --csv - (check_one_stdout_format)
         objs = [report_json(r) for _, r in reports]
         typer.echo(
             json.dumps(
                 objs[0] if len(objs) == 1 else {"comparisons": objs, "findings": summary}, indent=2
             )
         )
-    else:
+    elif not csv_on_stdout(csv):
         typer.echo("\n\n".join([*texts, *([summary] if summary else [])]))
     if markdown is not None:
         md = "\n".join(render_markdown(r) for _, r in reports)
@@ -305,11 +314,12 @@ def knee(
         max_window=parse_window_bytes(max_window, option="--max-window"),
         client=client,
     )
+    check_one_stdout_format(csv, as_json)
     reports = _run_plans(plans, records, resume, "knee", csv)
     sweeps = [analyse_sweep(p, r) for p, r in reports]
-    if as_json:
+    if as_json:  # never with --csv - (check_one_stdout_format)
         typer.echo(json.dumps([knee_json(s) for s in sweeps], indent=2))
-    else:
+    elif not csv_on_stdout(csv):
         typer.echo("\n\n".join(render_knee(s) for s in sweeps))
     if markdown is not None:
         write_text(markdown, "\n".join(render_markdown(r) for _, r in reports), "--markdown")

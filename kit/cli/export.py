@@ -47,6 +47,30 @@ NoRecords = Annotated[
 ]
 
 
+def check_one_stdout_format(csv: Path | None, as_json: bool, records: Path | None = None) -> None:
+    """Stdout carries one format, so that it can be piped: the report (table or ``--json``),
+    the record line (``--records -``) or the CSV (``--csv -``), never two mixed."""
+    named = [
+        option
+        for option, given in (
+            ("--records -", records == STDOUT),
+            ("--csv -", csv == STDOUT),
+            ("--json", as_json),
+        )
+        if given
+    ]
+    if len(named) > 1:
+        raise UsageError(
+            f"{' and '.join(named)}: both would print on stdout; "
+            "stdout carries one format (write the other to a file)"
+        )
+
+
+def csv_on_stdout(csv: Path | None) -> bool:
+    """``--csv -``: the CSV is stdout's only output (the report is not printed)."""
+    return csv == STDOUT
+
+
 def save_record(path: Path | None, measurement: Measurement) -> None:
     """Append the record and say where it went (stderr): "-" is stdout, None is nowhere."""
     if path is None:

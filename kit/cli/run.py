@@ -17,7 +17,9 @@ from kit.cli.export import (
     STDOUT,
     Csv,
     NoRecords,
+    check_one_stdout_format,
     check_units,
+    csv_on_stdout,
     run_json_text,
     save_record,
     with_progress,
@@ -204,8 +206,9 @@ def run(
             "use --rtt 0 and no --rate or --jitter"
         )
     check_units(units)
-    server_at = target_address(target, trial)
     keep = None if no_records else records
+    check_one_stdout_format(csv, as_json, keep)
+    server_at = target_address(target, trial)
     with topology(direct=direct, target=server_at, keep_awake=keep_awake) as topo:
         try:
             measurement = with_progress(
@@ -216,7 +219,7 @@ def run(
             raise
     save_record(keep, measurement)
     write_csv(csv, [measurement])
-    if records != STDOUT or no_records:
+    if keep != STDOUT and not csv_on_stdout(csv):
         table = run_table(measurement, verbose=verbose, unit=units)
         typer.echo(run_json_text(measurement) if as_json else table)
     if not measurement.ok:

@@ -1,0 +1,54 @@
+"""What a careless user (or an attacker) can type, end to end: each gets one line on stderr and
+an exit code the README lists, before anything is measured where it can be; what is measured
+is never thrown away.
+
+Real processes over loopback, small sizes, every wait bounded.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+
+import pytest
+from cli_support import kit_here
+
+pytestmark = pytest.mark.integration
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "release-0.1"
+ENV = {**os.environ, "COLUMNS": "100"}
+QUICK_RUN = ("run", "--rtt", "2ms", "--client", "h2", "--window", "128KiB", "--duration", "0.2s")
+
+
+def one_line(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+# --- stdout carries one format ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("run", "--records", "-", "--csv", "-"),
+        ("run", "--json", "--csv", "-"),
+        ("run", "--json", "--records", "-"),
+        ("compare", "--candidate", "h2", "--json", "--csv", "-"),
+        ("knee", "--json", "--csv", "-"),
+    ],
+)
+def test_two_formats_on_stdout_are_refused_before_measuring(args: tuple[str, ...]) -> None:
+    proc = kit_here(*args, env=ENV)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "stdout carries one format" in one_line(proc.stderr)
+
+
+def test_csv_on_stdout_is_all_that_stdout_holds() -> None:
+    proc = kit_here("report", str(FIXTURES / "compare.jsonl"), "--csv", "-", env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    assert len(rows) == 6 and all(r["schema"] == "1" for r in rows)
