@@ -52,3 +52,12 @@ def test_csv_on_stdout_is_all_that_stdout_holds() -> None:
     assert proc.returncode == 0, proc.stderr
     rows = list(csv.DictReader(io.StringIO(proc.stdout)))
     assert len(rows) == 6 and all(r["schema"] == "1" for r in rows)
+
+
+# --- CSV formula injection --------------------------------------------------------------------
+
+
+def test_a_target_that_is_not_host_port_is_refused() -> None:
+    proc = kit_here("run", "--target", "=1+2:80", env=ENV)
+    assert proc.returncode == 2
+    assert "neither an IP address nor a host name" in one_line(proc.stderr)

@@ -158,3 +158,28 @@ def test_plot_series_from_release_0_1_records() -> None:
     growth = growth_series(tables)
     assert {g.client for g in growth} == {"grpcio", "h2"}
     assert not any(g.timed for g in growth)  # release 0.1 kept no timestamps: by step
+
+
+FORMULAS = ["=HYPERLINK(\"http://x\",\"y\")", "+cmd|' /C calc'!A0", "@SUM(A1:A9)", "-2+3",
+            "\tx", "\rx", "'quoted"]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", FORMULAS)
+def test_csv_text_cells_never_start_a_formula_and_read_back_exactly(text: str) -> None:
+    import csv
+    import io
+
+    from kit.plan.trial import Trial
+    from kit.report.export import render_csv
+    from kit.results.records import Measurement, RunTags
+
+    m = Measurement(trial=Trial(), status="failed", error=text, tags=RunTags(key=text))
+    (row,) = csv.DictReader(io.StringIO(render_csv([m]), newline=""))
+    assert row["tags_key"] == "'" + text and row["error"] == "'" + text
+    back = flat.parse_csv_row(row)
+    assert back["tags_key"] == text and back["error"] == text
+    assert flat.flat_row(m)["tags_key"] == text  # the JSON stays exact
+
+
+def test_csv_numbers_keep_their_sign() -> None:
+    assert flat.csv_cell(-2) == "-2" and flat.csv_cell(-0.5) == "-0.5"
