@@ -22,6 +22,7 @@ from kit.cli.export import (
     Csv,
     campaign_progress,
     check_one_stdout_format,
+    check_records,
     check_units,
     csv_on_stdout,
     write_csv,
@@ -229,6 +230,7 @@ def _run_plans(
     keep_awake: bool = False,
 ) -> list[tuple[ComparePlan, CompareReport]]:
     path = _records_path(records, resume, name)
+    check_records(path)
     typer.echo(f"records: {path}", err=True)
     with campaign_progress() as progress:
         outcome = run_campaigns(

@@ -31,7 +31,7 @@ from kit.plan.trial import Trial
 from kit.report.export import render_csv
 from kit.report.format import UNITS
 from kit.results.records import Measurement
-from kit.results.store import append_record, encode_record
+from kit.results.store import append_record, check_records_path, encode_record
 
 T = TypeVar("T")
 STDOUT = Path("-")
@@ -69,6 +69,12 @@ def check_one_stdout_format(csv: Path | None, as_json: bool, records: Path | Non
 def csv_on_stdout(csv: Path | None) -> bool:
     """``--csv -``: the CSV is stdout's only output (the report is not printed)."""
     return csv == STDOUT
+
+
+def check_records(path: Path | None) -> None:
+    """Before measuring: a records file that could not be written is refused now."""
+    if path is not None and path != STDOUT:
+        check_records_path(path)
 
 
 def save_record(path: Path | None, measurement: Measurement) -> None:

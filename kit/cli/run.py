@@ -18,6 +18,7 @@ from kit.cli.export import (
     Csv,
     NoRecords,
     check_one_stdout_format,
+    check_records,
     check_units,
     csv_on_stdout,
     run_json_text,
@@ -46,7 +47,7 @@ from kit.cli.options import (
 )
 from kit.cli.output import topology
 from kit.delayline.relay import run_proxy_blocking
-from kit.errors import Interrupted, UsageError
+from kit.errors import Interrupted, RecordsError, UsageError
 from kit.plan.builder import link_from, server_from, trial_from
 from kit.plan.grpc_args import server_notes
 from kit.plan.options import ClientOptions, LinkOptions, ServerOptions, WorkloadOptions
@@ -60,7 +61,7 @@ from kit.plan.processes import (
 from kit.plan.trial import ServerConfig, Trial
 from kit.plan.units import parse_size_bytes, size_spec, split_host_port
 from kit.report.run import run_table
-from kit.results.records import RunTags
+from kit.results.records import Measurement, RunTags
 from kit.topology.foreground import serve_stack
 from servers.grpcio_server import serve_until_signal, startup_warnings
 
@@ -208,6 +209,7 @@ def run(
     check_units(units)
     keep = None if no_records else records
     check_one_stdout_format(csv, as_json, keep)
+    check_records(keep)
     server_at = target_address(target, trial)
     with topology(direct=direct, target=server_at, keep_awake=keep_awake) as topo:
         try:
@@ -217,13 +219,25 @@ def run(
         except Interrupted as stopped:  # the record says it was cut short, then we stop
             save_record(keep, topo.interrupted(trial, stopped.signal_name, RunTags(command="run")))
             raise
-    save_record(keep, measurement)
+    unsaved = _saved(keep, measurement)
     write_csv(csv, [measurement])
     if keep != STDOUT and not csv_on_stdout(csv):
         table = run_table(measurement, verbose=verbose, unit=units)
         typer.echo(run_json_text(measurement) if as_json else table)
+    if unsaved is not None:  # the result is out; now say where it could not go
+        raise RecordsError(f"{unsaved}; the result above is not in it")
     if not measurement.ok:
         raise typer.Exit(4)
+
+
+def _saved(keep: Path | None, measurement: Measurement) -> RecordsError | None:
+    """Append the record; a write that fails (a full disk) must not lose the result, which
+    is printed first: the failure is returned, for the caller to raise after printing."""
+    try:
+        save_record(keep, measurement)
+    except RecordsError as exc:
+        return exc
+    return None
 
 
 def target_address(target: str | None, trial: Trial) -> tuple[str, int] | None:

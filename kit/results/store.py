@@ -15,6 +15,7 @@ write never swallows the next record. The only exception either side raises is
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -241,11 +242,30 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def check_records_path(path: PathLike) -> None:
+    """Refuse, before anything is measured, a records path no record could be appended to:
+    a directory, a file or directory that is not writable (a read-only mount included).
+    A full disk cannot be seen in advance: ``append_record`` then leaves no torn line."""
+    target = Path(path)
+    if target.is_dir():
+        raise RecordsPathError(f"records path is a directory, not a file: {target}")
+    if target.exists():
+        if not os.access(target, os.W_OK):
+            raise RecordsPathError(f"records file {target} is not writable")
+        return
+    parent = next((p for p in target.absolute().parents if p.exists()), Path("/"))
+    if not parent.is_dir():
+        raise RecordsPathError(f"records file {target}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise RecordsPathError(f"records file {target}: cannot create it in {parent}")
+
+
 def append_record(path: PathLike, record: Record) -> None:
     """Append one record as one line; flushed and fsynced before returning.
 
     Creates parent directories. If the file ends in a torn line (an earlier writer died
-    mid-write), a newline is written first so this record stays readable.
+    mid-write), a newline is written first so this record stays readable. A write that
+    fails part-way (a full disk) is cut back off, so it never leaves a torn line itself.
     """
     target = Path(path)
     line = _encode(record)
@@ -254,18 +274,31 @@ def append_record(path: PathLike, record: Record) -> None:
         created = not target.exists()
         if _ends_torn(target):
             line = b"\n" + line
-        # One write of the whole line in append mode, so a line is never split by our own
-        # buffering; fsync because the result cost seconds to take and cannot be retaken.
-        with target.open("ab") as f:
-            f.write(line)
-            f.flush()
-            if stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # /dev/null cannot be fsynced
-                os.fsync(f.fileno())
+        # The whole line in append mode, unbuffered, so our own buffering never splits it;
+        # fsync because the result cost seconds to take and cannot be retaken.
+        with target.open("ab", buffering=0) as f:
+            _append_whole(f.fileno(), line)
         if created:
             _fsync_dir(target.parent)
     except OSError as exc:
         reason = exc.strerror or exc
         raise RecordsError(f"cannot append to records file {target}: {reason}") from None
+
+
+def _append_whole(fd: int, line: bytes) -> None:
+    regular = stat.S_ISREG(os.fstat(fd).st_mode)  # /dev/null cannot be fsynced or cut
+    start = os.fstat(fd).st_size if regular else 0
+    try:
+        view = memoryview(line)
+        while view:
+            view = view[os.write(fd, view) :]
+        if regular:
+            os.fsync(fd)
+    except OSError:
+        if regular:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, start)
+        raise
 
 
 # --- reading ------------------------------------------------------------------------------

@@ -61,3 +61,26 @@ def test_a_target_that_is_not_host_port_is_refused() -> None:
     proc = kit_here("run", "--target", "=1+2:80", env=ENV)
     assert proc.returncode == 2
     assert "neither an IP address nor a host name" in one_line(proc.stderr)
+
+
+# --- a records file that cannot be written ------------------------------------------------------
+
+
+def test_a_records_path_that_cannot_be_written_is_refused_before_measuring(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    for path, needle in ((tmp_path, "is a directory"), (blocker / "runs.jsonl", "not a directory")):
+        proc = kit_here(*QUICK_RUN, "--records", str(path), env=ENV)
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert needle in one_line(proc.stderr)
+
+
+def test_a_full_disk_still_prints_the_result_and_says_the_record_was_not_saved() -> None:
+    proc = kit_here(*QUICK_RUN, "--records", "/dev/full", env=ENV)
+    assert proc.returncode == 5, proc.stderr
+    assert "throughput" in proc.stdout  # the result table
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last == (
+        "kit: error: cannot append to records file /dev/full: No space left on device; "
+        "the result above is not in it"
+    )
