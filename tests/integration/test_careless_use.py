@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 from pathlib import Path
 
@@ -84,3 +85,29 @@ def test_a_full_disk_still_prints_the_result_and_says_the_record_was_not_saved()
         "kit: error: cannot append to records file /dev/full: No space left on device; "
         "the result above is not in it"
     )
+
+
+# --- tampered records ----------------------------------------------------------------------------
+
+
+def tampered(tmp_path: Path) -> Path:
+    """The release-0.1 runs with line 1's bytes beyond any int and line 2's time negative."""
+    lines = (FIXTURES / "runs.jsonl").read_text(encoding="utf-8").splitlines()
+    first, second = json.loads(lines[0]), json.loads(lines[1])
+    first["result"]["bytes"] = 10**400
+    second["result"]["elapsed_s"] = -1
+    path = tmp_path / "tampered.jsonl"
+    path.write_text("\n".join([json.dumps(first), json.dumps(second), *lines[2:]]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("command", ["report", "plot"])
+def test_tampered_numbers_are_skipped_lines_not_crashes(command: str, tmp_path: Path) -> None:
+    path = tampered(tmp_path)
+    proc = kit_here(command, str(path), *(["--out", str(tmp_path)] if command == "plot" else []))
+    assert proc.returncode == 0, proc.stderr
+    warnings = proc.stderr.strip().splitlines()
+    assert len(warnings) == 2, proc.stderr
+    assert "line 1:" in warnings[0] and "result.bytes" in warnings[0] and len(warnings[0]) < 300
+    assert "line 2:" in warnings[1] and "elapsed_s: -1" in warnings[1]
+    assert "-1.00 s" not in proc.stdout
