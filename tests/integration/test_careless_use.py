@@ -111,3 +111,13 @@ def test_tampered_numbers_are_skipped_lines_not_crashes(command: str, tmp_path: 
     assert "line 1:" in warnings[0] and "result.bytes" in warnings[0] and len(warnings[0]) < 300
     assert "line 2:" in warnings[1] and "elapsed_s: -1" in warnings[1]
     assert "-1.00 s" not in proc.stdout
+
+
+# --- records files are streamed ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["report", "plot"])
+def test_what_is_not_a_regular_records_file_is_refused(command: str) -> None:
+    proc = kit_here(command, "/dev/zero")  # read whole, this ran the machine out of memory
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "/dev/zero is not a regular file" in one_line(proc.stderr)

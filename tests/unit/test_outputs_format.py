@@ -183,3 +183,27 @@ def test_csv_text_cells_never_start_a_formula_and_read_back_exactly(text: str) -
 
 def test_csv_numbers_keep_their_sign() -> None:
     assert flat.csv_cell(-2) == "-2" and flat.csv_cell(-0.5) == "-0.5"
+
+
+def test_plot_series_draw_one_point_and_one_finish_per_configuration() -> None:
+    """Thousands of runs of one configuration are one median point, not thousands."""
+    from kit.analysis.series import finish_series
+    from kit.plan.trial import ClientConfig, Trial, Workload
+    from kit.results.client import ClientResult
+    from kit.results.records import Measurement
+
+    trial = Trial(
+        client=ClientConfig(kind="h2", window_mode="static", window_bytes=2**20),
+        workload=Workload(streams=2),
+    )
+
+    def run(mib: int) -> Measurement:
+        result = ClientResult(
+            client="h2", bytes=mib * 2**20, elapsed_s=1.0, stream_finish_s=(0.5, 1.0)
+        )
+        return Measurement(trial=trial, status="ok", result=result)
+
+    runs = [run(mib) for mib in (10, 30, 20)] * 50
+    (point,) = window_points(runs)
+    assert point.throughput_mib_s == pytest.approx(20.0)
+    assert len(finish_series(runs)) == 1

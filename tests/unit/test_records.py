@@ -411,3 +411,19 @@ def test_a_write_that_fails_part_way_leaves_no_torn_line(tmp_path: Path) -> None
     )
     assert "cannot append to records file" in proc.stdout, proc.stderr
     assert path.read_bytes() == b'{"kept": 1}\n'
+
+
+def test_a_line_longer_than_the_limit_is_skipped_without_being_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kit.results import store
+
+    good = json.dumps(store.encode_record(Measurement(trial=Trial(), status="failed", error="x")))
+    monkeypatch.setattr(store, "MAX_LINE_BYTES", 2000)
+    monkeypatch.setattr(store, "_CHUNK_BYTES", 100)
+    assert len(good) < 2000
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join([good, "x" * 5000, good]) + "\n")
+    read = store.read_records(path)
+    assert len(read.measurements) == 2
+    assert read.warnings == ("line 2: longer than 1.95 KiB, skipped",)
