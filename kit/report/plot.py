@@ -18,6 +18,7 @@ The caller writes the bytes; nothing here touches the file system.
 from __future__ import annotations
 
 import io
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +67,9 @@ def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
+    # Labels are plain text: names come from users and records, and "$" would start
+    # mathtext (a parse error, or a name drawn as a formula).
+    matplotlib.rcParams["text.parse_math"] = False
     from matplotlib import pyplot
 
     return pyplot
@@ -73,7 +77,13 @@ def _pyplot() -> Any:
 
 def _png(fig: Figure) -> bytes:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=DPI)
+    with warnings.catch_warnings():
+        # A name in a script the font lacks (CJK, emoji) is drawn as boxes, not a warning
+        # per glyph on the user's terminal.
+        warnings.filterwarnings(
+            "ignore", message=r"Glyph \d+ .* missing from", category=UserWarning
+        )
+        fig.savefig(buffer, format="png", dpi=DPI)
     _pyplot().close(fig)
     return buffer.getvalue()
 

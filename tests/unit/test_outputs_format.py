@@ -207,3 +207,21 @@ def test_plot_series_draw_one_point_and_one_finish_per_configuration() -> None:
     (point,) = window_points(runs)
     assert point.throughput_mib_s == pytest.approx(20.0)
     assert len(finish_series(runs)) == 1
+
+
+def test_plot_labels_are_plain_text_whatever_the_names(tmp_path: Path) -> None:
+    """A "$" would start matplotlib's mathtext (a crash); CJK and emoji warned per glyph."""
+    import warnings
+
+    from kit.report.plot import render_plots
+
+    text = (FIXTURES / "compare.jsonl").read_text(encoding="utf-8")
+    path = tmp_path / "names.jsonl"
+    path.write_text(text.replace("h2:window=1MiB", "cost $\\\\frac{a}{ 价格😀 $x"), "utf-8")
+    measurements = read_records(path).measurements
+    assert any("价格" in (m.tags.key or "") for m in measurements)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        figures = render_plots(measurements)
+    assert "compare-1.png" in figures
+    assert [str(w.message) for w in seen] == []
