@@ -11,10 +11,15 @@ import csv
 import io
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import psutil
 import pytest
-from cli_support import kit_here
+from cli_support import REPO, kit_here
 
 pytestmark = pytest.mark.integration
 
@@ -121,3 +126,50 @@ def test_what_is_not_a_regular_records_file_is_refused(command: str) -> None:
     proc = kit_here(command, "/dev/zero")  # read whole, this ran the machine out of memory
     assert proc.returncode == 2 and proc.stdout == ""
     assert "/dev/zero is not a regular file" in one_line(proc.stderr)
+
+
+# --- a stopped or killed tap decoder ---------------------------------------------------------
+
+
+def _decoder_of(kit_pid: int, deadline_s: float) -> psutil.Process:
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        with_children = psutil.Process(kit_pid).children(recursive=True)
+        for proc in with_children:
+            try:
+                if "kit.capture.decoder" in " ".join(proc.cmdline()):
+                    return proc
+            except psutil.NoSuchProcess:
+                continue
+        time.sleep(0.02)
+    raise AssertionError("no tap decoder started")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGSTOP, signal.SIGKILL])
+def test_a_stopped_or_killed_tap_decoder_says_tap_incomplete_and_leaves_no_orphan(
+    signum: int,
+) -> None:
+    started = time.monotonic()
+    run = subprocess.Popen(
+        [sys.executable, "-m", "kit.cli", *QUICK_RUN, "--no-records"],
+        cwd=REPO,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        decoder = _decoder_of(run.pid, 30)
+        decoder.send_signal(signum)
+        out, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 0, err
+    assert "tap incomplete" in out and "no tap (direct connection)" not in out
+    assert time.monotonic() - started < 25  # a stopped decoder does not hold the run up
+    deadline = time.monotonic() + 5
+    while decoder.is_running() and decoder.status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() < deadline, f"the decoder outlived the run ({decoder.status()})"
+        time.sleep(0.05)
