@@ -59,6 +59,7 @@ from kit.plan.units import parse_window_bytes, split_host_port
 from kit.report.compare import render_markdown, render_text, report_json
 from kit.report.knee import knee_json, render_knee
 from kit.report.matrix import matrix_findings
+from kit.topology.target import check_target
 
 Rtt = OptionalRtt
 
@@ -162,6 +163,8 @@ def compare(
     check_units(units)
     check_one_stdout_format(csv, as_json)
     server_at = None if target is None else split_host_port(target, "--target")
+    if server_at is not None:
+        check_target(*server_at)
     reports = _run_plans(plans, records, resume, plans[0].title, csv, server_at, keep_awake)
     _emit(reports, as_json, markdown, findings=preset is not None, unit=units, csv=csv)
 

@@ -63,6 +63,7 @@ from kit.plan.units import parse_size_bytes, size_spec, split_host_port
 from kit.report.run import run_table
 from kit.results.records import Measurement, RunTags
 from kit.topology.foreground import serve_stack
+from kit.topology.target import check_target
 from servers.grpcio_server import serve_until_signal, startup_warnings
 
 DEFAULT_RECORDS = Path("results/runs.jsonl")
@@ -251,6 +252,7 @@ def target_address(target: str | None, trial: Trial) -> tuple[str, int] | None:
     host, port = split_host_port(target, "--target")
     if port == 0:
         raise UsageError(f"--target: {target!r} needs the server's port (kit serve prints it)")
+    check_target(host, port)
     return host, port
 
 

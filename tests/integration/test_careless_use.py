@@ -7,14 +7,18 @@ Real processes over loopback, small sizes, every wait bounded.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -173,3 +177,67 @@ def test_a_stopped_or_killed_tap_decoder_says_tap_incomplete_and_leaves_no_orpha
     while decoder.is_running() and decoder.status() != psutil.STATUS_ZOMBIE:
         assert time.monotonic() < deadline, f"the decoder outlived the run ({decoder.status()})"
         time.sleep(0.05)
+
+
+# --- a --target that is not the kit's server --------------------------------------------------
+
+
+@contextlib.contextmanager
+def tcp_server(answer: Callable[[socket.socket], None]) -> Iterator[int]:
+    """A one-connection-at-a-time TCP server on an OS port that ``answer``s each client."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.1)
+    done = threading.Event()
+
+    def serve() -> None:
+        while not done.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(2)
+                with contextlib.suppress(OSError):
+                    answer(conn)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        done.set()
+        thread.join(timeout=2)
+        listener.close()
+
+
+def echo(conn: socket.socket) -> None:
+    while data := conn.recv(65536):
+        conn.sendall(data)
+
+
+def http1(conn: socket.socket) -> None:
+    conn.recv(65536)
+    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+
+def closed_port() -> int:
+    with socket.create_server(("127.0.0.1", 0)) as sock:
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("server", "said"),
+    [(None, "connection refused"), (echo, "echo server"), (http1, "answered HTTP/1")],
+)
+def test_a_target_that_is_no_grpc_server_fails_fast_naming_it(
+    server: Callable[[socket.socket], None] | None, said: str
+) -> None:
+    with contextlib.ExitStack() as stack:
+        port = closed_port() if server is None else stack.enter_context(tcp_server(server))
+        started = time.monotonic()
+        for command in (("run",), ("compare", "--candidate", "h2")):
+            proc = kit_here(*command, "--target", f"127.0.0.1:{port}", "--rtt", "2ms", env=ENV)
+            assert proc.returncode == 3 and proc.stdout == ""
+            line = one_line(proc.stderr)
+            assert f"--target 127.0.0.1:{port}: " in line and said in line, line
+        assert time.monotonic() - started < 10  # seconds, not the client's timeouts
