@@ -67,12 +67,15 @@ def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
-    # Labels are plain text: names come from users and records, and "$" would start
-    # mathtext (a parse error, or a name drawn as a formula).
-    matplotlib.rcParams["text.parse_math"] = False
     from matplotlib import pyplot
 
     return pyplot
+
+
+def _plain(text: str) -> str:
+    """A name from users or records as plain text: a "$" would start mathtext (a parse
+    error, or the name drawn as a formula). Mathtext stays on for the log axes' ticks."""
+    return text.replace("$", r"\$")
 
 
 def _png(fig: Figure) -> bytes:
@@ -110,7 +113,7 @@ def _window_figure(points: Sequence[WindowPoint]) -> Figure:
                 "o",
                 alpha=0.7,
                 color=COLOURS.get(client),
-                label=client,
+                label=_plain(client),
             )
         _bounds(ax, mine, rtt)
         ax.set_xscale("log", base=2)
@@ -155,7 +158,7 @@ def _growth_figure(series: Sequence[Growth]) -> Figure:
                 where="post",
                 marker="o",
                 markersize=3,
-                label=f"{g.label}: stream",
+                label=_plain(f"{g.label}: stream"),
             )
             if g.conn_credit:
                 ax.plot(
@@ -164,12 +167,12 @@ def _growth_figure(series: Sequence[Growth]) -> Figure:
                     "--",
                     color=line[0].get_color(),
                     alpha=0.6,
-                    label=f"{g.label}: conn credit",
+                    label=_plain(f"{g.label}: conn credit"),
                 )
         ax.set_yscale("log", base=2)
         timed = all(g.timed for g in mine)
         ax.set_xlabel("ms since the timed phase began" if timed else "SETTINGS frame (in order)")
-        ax.set_title(f"{client} dynamic window")
+        ax.set_title(_plain(f"{client} dynamic window"))
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize="x-small")
     axes[0].set_ylabel("window (KiB)")
@@ -188,7 +191,7 @@ def _finish_figure(series: Sequence[Finish]) -> Figure:
         for stream, ms in enumerate(s.finish_ms):
             ax.bar(index + stream * width, ms, width, color=f"C{stream % 10}")
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(series))])
-    ax.set_xticklabels([s.label for s in series], fontsize="small")
+    ax.set_xticklabels([_plain(s.label) for s in series], fontsize="small")
     ax.set_yscale("log")
     ax.set_ylabel("finish time (ms, log)")
     ax.grid(True, axis="y", which="both", alpha=0.3)
@@ -225,11 +228,11 @@ def _compare_figure(series: CompareSeries) -> Figure:
             label=f"round {r + 1}",
         )
     ax.set_xticks(range(len(series.keys)))
-    ax.set_xticklabels(series.keys, fontsize="small", rotation=15)
-    ax.set_ylabel(series.unit)
+    ax.set_xticklabels([_plain(k) for k in series.keys], fontsize="small", rotation=15)
+    ax.set_ylabel(_plain(series.unit))
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize="x-small")
-    ax.set_title(series.title, fontsize="medium")
+    ax.set_title(_plain(series.title), fontsize="medium")
     return fig
 
 
