@@ -261,6 +261,12 @@ def columns_of(rows: Sequence[Row]) -> list[str]:
     return list(seen)
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (OWASP's CSV
+# injection list); such a text cell gets a leading ``'``, which spreadsheets show as text.
+# A text that starts with ``'`` gets one too, so ``parse_csv_row`` can always drop it.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
 def csv_cell(value: Any) -> str:
     if value is None:
         return ""
@@ -268,9 +274,16 @@ def csv_cell(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else ""
-    if isinstance(value, int | str):
+    if isinstance(value, int):
         return str(value)
+    if isinstance(value, str):
+        return "'" + value if value.startswith(FORMULA_STARTS) else value
     return json.dumps(value, separators=(",", ":"))
+
+
+def _text_of_cell(text: str) -> str:
+    """A text cell's value: without the ``'`` that ``csv_cell`` put before a formula start."""
+    return text[1:] if text.startswith("'") else text
 
 
 def parse_csv_row(cells: Mapping[str, str]) -> Row:
@@ -281,9 +294,11 @@ def parse_csv_row(cells: Mapping[str, str]) -> Row:
 
 def _parse_cell(text: str, kind: Kind) -> Any:
     if kind == "str":
-        return text
+        return _text_of_cell(text)
     if text == "":  # null (a nullable string's empty value reads back as null too)
         return None
+    if kind == "str?":
+        return _text_of_cell(text)
     if kind == "bool":
         return text == "true"
     if kind == "int":
@@ -293,4 +308,4 @@ def _parse_cell(text: str, kind: Kind) -> Any:
     try:
         return json.loads(text)
     except ValueError:
-        return text
+        return _text_of_cell(text)

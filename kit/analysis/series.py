@@ -74,6 +74,21 @@ def _rate_mib_s(m: Measurement) -> float | None:
 
 
 def window_points(measurements: Sequence[Measurement]) -> list[WindowPoint]:
+    """One point per configuration (RTT, client, streams, window, rate): the median of its
+    runs, so a file of thousands of runs draws as many points as it has configurations."""
+    by_config: dict[tuple[object, ...], list[WindowPoint]] = {}
+    for p in _run_points(measurements):
+        key = (p.rtt_ms, p.client, p.streams, p.window_bytes, p.rate_mib_s)
+        by_config.setdefault(key, []).append(p)
+    return [_median_point(points) for points in by_config.values()]
+
+
+def _median_point(points: list[WindowPoint]) -> WindowPoint:
+    ordered = sorted(points, key=lambda p: p.throughput_mib_s)
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def _run_points(measurements: Sequence[Measurement]) -> list[WindowPoint]:
     return [
         WindowPoint(
             rtt_ms=m.trial.link.rtt_ms,
@@ -141,11 +156,16 @@ def finish_series(measurements: Sequence[Measurement]) -> list[Finish]:
     out = []
     for view in group_campaigns(measurements).values():
         out += [f for f in (_finish_of(c) for c in view.cells) if f is not None]
-    lone = [m for m in _ok_downloads(measurements) if not m.tags.campaign and m.result]
-    for m in lone:
-        if m.result is not None and len(m.result.stream_finish_s) > 1:
+    # Runs of no campaign (kit run): one series per configuration, its median run.
+    lone: dict[str, list[Measurement]] = {}
+    for m in _ok_downloads(measurements):
+        if not m.tags.campaign and m.result is not None and len(m.result.stream_finish_s) > 1:
             label = f"{m.trial.client.label}, {m.trial.workload.streams} streams"
-            out.append(Finish(label, tuple(sorted(f * 1000 for f in m.result.stream_finish_s))))
+            lone.setdefault(label, []).append(m)
+    for label, runs in lone.items():
+        run = sorted(runs, key=lambda m: m.throughput_mib_s or 0.0)[(len(runs) - 1) // 2]
+        finish = run.result.stream_finish_s if run.result is not None else ()
+        out.append(Finish(label, tuple(sorted(f * 1000 for f in finish))))
     return out
 
 

@@ -20,6 +20,7 @@ import sys
 import time
 from collections import deque
 
+from kit.capture.decoder import PARENT_ENV, die_with_parent
 from kit.capture.ring import (
     DIRECTIONS,
     KIND_BYTES,
@@ -38,6 +39,7 @@ from kit.results.records import Direction
 MIN_RING_BYTES = 16 * MIB
 CONTROL_RESERVE_BYTES = 256 * 1024  # kept free for records that must not be dropped
 CLOSE_TIMEOUT_S = 10.0
+STALL_S = 1.0  # at shutdown, a decoder that took nothing for this long is killed
 DRAIN_GRACE_S = 2.0  # at shutdown, time to decode what is queued before only counting it
 
 _Control = tuple[int, int, int, int, bytes]
@@ -93,6 +95,20 @@ class TapFeed:
             self.lost_bytes = 0
 
 
+class _Stall:
+    """Whether the decoder stopped taking records: the ring's free space unchanged for
+    ``STALL_S`` while records wait (a decoder told to hurry only counts, so it keeps up)."""
+
+    def __init__(self, free_bytes: int) -> None:
+        self.free_bytes, self.since = free_bytes, time.monotonic()
+
+    def stuck(self, free_bytes: int) -> bool:
+        now = time.monotonic()
+        if free_bytes != self.free_bytes:
+            self.free_bytes, self.since = free_bytes, now
+        return now - self.since >= STALL_S
+
+
 class TapChannel:
     """The decoder process and the ring that feeds it (one per delay line)."""
 
@@ -111,6 +127,8 @@ class TapChannel:
                 [sys.executable, "-m", "kit.capture.decoder", *map(str, (ring_fd, bell_r, tap_fd))],
                 pass_fds=(ring_fd, bell_r, tap_fd),
                 stdin=subprocess.DEVNULL,
+                env={**os.environ, PARENT_ENV: str(os.getpid())},
+                preexec_fn=die_with_parent,
             )
         finally:
             os.close(ring_fd)
@@ -159,11 +177,15 @@ class TapChannel:
         shutdown up."""
         self.put_control(KIND_LINE, 0, 0, time.monotonic_ns(), final_line.encode("utf-8"))
         grace = time.monotonic() + DRAIN_GRACE_S
-        while not self._drained() and time.monotonic() < grace:
+        while not self._drained() and time.monotonic() < grace and self._decoding():
             await asyncio.sleep(0.005)
         self.writer.hurry()
         deadline = time.monotonic() + timeout_s
+        stall = _Stall(self.writer.free_bytes())
         while not self.flush() and time.monotonic() < deadline:
+            if not self._decoding() or stall.stuck(self.writer.free_bytes()):  # dead, stopped
+                deadline = time.monotonic()
+                break
             await asyncio.sleep(0.005)
         problem = None if not self._backlog else "the tap decoder did not take every record"
         os.close(self.bell_fd)  # end of input: the decoder drains the ring and exits
@@ -178,6 +200,9 @@ class TapChannel:
         with contextlib.suppress(BufferError, ValueError):
             self.writer.buf.close()
         return problem
+
+    def _decoding(self) -> bool:
+        return self.process.poll() is None
 
     def _drained(self) -> bool:
         return self.flush() and self.writer.free_bytes() == self.writer.capacity

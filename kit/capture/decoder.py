@@ -14,12 +14,15 @@ the relay closes the doorbell (or dies) and the ring is drained.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import mmap
 import os
 import select
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import cast
 
 from kit.capture.frametap import FrameTap
 from kit.capture.ring import (
@@ -95,7 +98,38 @@ class TapDecoder:
         return json.dumps(encode_tap_line(line), separators=(",", ":"))
 
 
+PARENT_ENV = "KIT_TAP_PARENT_PID"  # the relay that started it (set by kit.capture.channel)
+_PR_SET_PDEATHSIG = 1
+
+
+def _prctl() -> Callable[..., int] | None:
+    with contextlib.suppress(OSError, AttributeError):
+        return cast(Callable[..., int], ctypes.CDLL(None, use_errno=True).prctl)
+    return None
+
+
+# Looked up once, in the relay: the child calls it between fork and exec, where loading a
+# library could deadlock.
+_PRCTL = _prctl()
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when the relay dies, even while it is stopped (SIGSTOP, which
+    holds SIGTERM back): a decoder is of no use without its relay. Run in the child before
+    exec (``preexec_fn``), so no signal can stop it before it is asked."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _relay_alive() -> bool:
+    """False when the relay died before ``die_with_parent`` took effect (we were adopted)."""
+    parent = os.environ.get(PARENT_ENV, "")
+    return not parent.isdigit() or os.getppid() == int(parent)
+
+
 def run(ring_fd: int, bell_fd: int, tap_fd: int) -> int:
+    if not _relay_alive():
+        return 0
     # Never above normal priority, even when the relay runs boosted: on a busy machine the
     # decoder waits (and skips, counted), the forwarding does not. (Lowering one's own
     # priority is always allowed; nice 5 measured too low: it starved on a busy machine.)

@@ -18,7 +18,15 @@ from kit.analysis.compare import CompareMeta, CompareReport, build_report, no_re
 from kit.analysis.knee import analyse_sweep
 from kit.analysis.matrix import matrix_groups
 from kit.campaign.runner import check_resumable, run_campaigns
-from kit.cli.export import Csv, campaign_progress, check_units, write_csv
+from kit.cli.export import (
+    Csv,
+    campaign_progress,
+    check_one_stdout_format,
+    check_records,
+    check_units,
+    csv_on_stdout,
+    write_csv,
+)
 from kit.cli.options import (
     RESULTS_DIR,
     AsJson,
@@ -51,6 +59,7 @@ from kit.plan.units import parse_window_bytes, split_host_port
 from kit.report.compare import render_markdown, render_text, report_json
 from kit.report.knee import knee_json, render_knee
 from kit.report.matrix import matrix_findings
+from kit.topology.target import check_target
 
 Rtt = OptionalRtt
 
@@ -152,10 +161,13 @@ def compare(
     else:
         plans = (_user_plan(settings, baseline, candidate or [], file),)
     check_units(units)
+    check_one_stdout_format(csv, as_json)
     server_at = None if target is None else split_host_port(target, "--target")
+    if server_at is not None:
+        check_target(*server_at)
     path = _records_path(records, resume, plans[0].title)
     reports = _run_plans(plans, path, resume, csv, server_at, keep_awake)
-    _emit(reports, as_json, markdown, findings=preset is not None, unit=units)
+    _emit(reports, as_json, markdown, findings=preset is not None, unit=units, csv=csv)
     _fail_without_result(reports, path)
 
 
@@ -224,6 +236,7 @@ def _run_plans(
     specs = [p.campaign() for p in plans]
     if resume:
         check_resumable(specs, path)
+    check_records(path)
     typer.echo(f"records: {path}", err=True)
     with campaign_progress() as progress:
         outcome = run_campaigns(
@@ -260,17 +273,18 @@ def _emit(
     markdown: Path | None,
     findings: bool,
     unit: str = "MiB/s",
+    csv: Path | None = None,
 ) -> None:
     texts = [render_text(r, unit) for _, r in reports]
     summary = _findings(reports) if findings else ""
-    if as_json:
+    if as_json:  # never with --csv - (check_one_stdout_format)
         objs = [report_json(r) for _, r in reports]
         typer.echo(
             json.dumps(
                 objs[0] if len(objs) == 1 else {"comparisons": objs, "findings": summary}, indent=2
             )
         )
-    else:
+    elif not csv_on_stdout(csv):
         typer.echo("\n\n".join([*texts, *([summary] if summary else [])]))
     if markdown is not None:
         md = "\n".join(render_markdown(r) for _, r in reports)
@@ -320,12 +334,13 @@ def knee(
         max_window=parse_window_bytes(max_window, option="--max-window"),
         client=client,
     )
+    check_one_stdout_format(csv, as_json)
     path = _records_path(records, resume, "knee")
     reports = _run_plans(plans, path, resume, csv)
     sweeps = [analyse_sweep(p, r) for p, r in reports]
-    if as_json:
+    if as_json:  # never with --csv - (check_one_stdout_format)
         typer.echo(json.dumps([knee_json(s) for s in sweeps], indent=2))
-    else:
+    elif not csv_on_stdout(csv):
         typer.echo("\n\n".join(render_knee(s) for s in sweeps))
     if markdown is not None:
         write_text(markdown, "\n".join(render_markdown(r) for _, r in reports), "--markdown")

@@ -31,7 +31,7 @@ from kit.plan.trial import Trial
 from kit.report.export import render_csv
 from kit.report.format import UNITS
 from kit.results.records import Measurement
-from kit.results.store import append_record, encode_record
+from kit.results.store import append_record, check_records_path, encode_record
 
 T = TypeVar("T")
 STDOUT = Path("-")
@@ -45,6 +45,36 @@ Csv = Annotated[
 NoRecords = Annotated[
     bool, typer.Option("--no-records", help="Keep no record of this run (nothing is written).")
 ]
+
+
+def check_one_stdout_format(csv: Path | None, as_json: bool, records: Path | None = None) -> None:
+    """Stdout carries one format, so that it can be piped: the report (table or ``--json``),
+    the record line (``--records -``) or the CSV (``--csv -``), never two mixed."""
+    named = [
+        option
+        for option, given in (
+            ("--records -", records == STDOUT),
+            ("--csv -", csv == STDOUT),
+            ("--json", as_json),
+        )
+        if given
+    ]
+    if len(named) > 1:
+        raise UsageError(
+            f"{' and '.join(named)}: both would print on stdout; "
+            "stdout carries one format (write the other to a file)"
+        )
+
+
+def csv_on_stdout(csv: Path | None) -> bool:
+    """``--csv -``: the CSV is stdout's only output (the report is not printed)."""
+    return csv == STDOUT
+
+
+def check_records(path: Path | None) -> None:
+    """Before measuring: a records file that could not be written is refused now."""
+    if path is not None and path != STDOUT:
+        check_records_path(path)
 
 
 def save_record(path: Path | None, measurement: Measurement) -> None:

@@ -17,7 +17,10 @@ from kit.cli.export import (
     STDOUT,
     Csv,
     NoRecords,
+    check_one_stdout_format,
+    check_records,
     check_units,
+    csv_on_stdout,
     run_json_text,
     save_record,
     with_progress,
@@ -44,7 +47,7 @@ from kit.cli.options import (
 )
 from kit.cli.output import topology
 from kit.delayline.relay import run_proxy_blocking
-from kit.errors import Interrupted, UsageError
+from kit.errors import Interrupted, RecordsError, UsageError
 from kit.plan.builder import link_from, server_from, trial_from
 from kit.plan.grpc_args import server_notes
 from kit.plan.options import ClientOptions, LinkOptions, ServerOptions, WorkloadOptions
@@ -53,12 +56,14 @@ from kit.plan.processes import (
     DEFAULT_MAX_CONNECTIONS,
     ProxyConfig,
     ServerProcess,
+    is_loopback_host,
 )
 from kit.plan.trial import ServerConfig, Trial
 from kit.plan.units import parse_size_bytes, size_spec, split_host_port
 from kit.report.run import run_table
-from kit.results.records import RunTags
+from kit.results.records import Measurement, RunTags
 from kit.topology.foreground import serve_stack
+from kit.topology.target import check_target
 from servers.grpcio_server import serve_until_signal, startup_warnings
 
 DEFAULT_RECORDS = Path("results/runs.jsonl")
@@ -203,8 +208,10 @@ def run(
             "use --rtt 0 and no --rate or --jitter"
         )
     check_units(units)
-    server_at = target_address(target, trial)
     keep = None if no_records else records
+    check_one_stdout_format(csv, as_json, keep)
+    check_records(keep)
+    server_at = target_address(target, trial)
     with topology(direct=direct, target=server_at, keep_awake=keep_awake) as topo:
         try:
             measurement = with_progress(
@@ -213,13 +220,25 @@ def run(
         except Interrupted as stopped:  # the record says it was cut short, then we stop
             save_record(keep, topo.interrupted(trial, stopped.signal_name, RunTags(command="run")))
             raise
-    save_record(keep, measurement)
+    unsaved = _saved(keep, measurement)
     write_csv(csv, [measurement])
-    if records != STDOUT or no_records:
+    if keep != STDOUT and not csv_on_stdout(csv):
         table = run_table(measurement, verbose=verbose, unit=units)
         typer.echo(run_json_text(measurement) if as_json else table)
+    if unsaved is not None:  # the result is out; now say where it could not go
+        raise RecordsError(f"{unsaved}; the result above is not in it")
     if not measurement.ok:
         raise typer.Exit(4)
+
+
+def _saved(keep: Path | None, measurement: Measurement) -> RecordsError | None:
+    """Append the record; a write that fails (a full disk) must not lose the result, which
+    is printed first: the failure is returned, for the caller to raise after printing."""
+    try:
+        save_record(keep, measurement)
+    except RecordsError as exc:
+        return exc
+    return None
 
 
 def target_address(target: str | None, trial: Trial) -> tuple[str, int] | None:
@@ -233,6 +252,7 @@ def target_address(target: str | None, trial: Trial) -> tuple[str, int] | None:
     host, port = split_host_port(target, "--target")
     if port == 0:
         raise UsageError(f"--target: {target!r} needs the server's port (kit serve prints it)")
+    check_target(host, port)
     return host, port
 
 
@@ -340,7 +360,7 @@ def serve_banner(host: str, port: int, label: str = "") -> str:
     """Where the server listens, and the address to give a kit on another machine."""
     what = f"the kit's Throughput service, {label}" if label else "the kit's Throughput service"
     lines = [f"serving on {host}:{port} ({what})"]
-    if host in ("127.0.0.1", "localhost", "::1"):
+    if is_loopback_host(host):
         lines.append("loopback only: --listen 0.0.0.0:PORT to serve other machines")
         lines.append(f"measure it with: kit run --target {host}:{port} --rtt 20ms")
     else:

@@ -13,7 +13,14 @@ from typing import Annotated
 import typer
 
 from kit.campaign.tables import check_records_file, run_tables
-from kit.cli.export import Csv, campaign_progress, terminal_width, write_csv
+from kit.cli.export import (
+    Csv,
+    campaign_progress,
+    check_records,
+    csv_on_stdout,
+    terminal_width,
+    write_csv,
+)
 from kit.cli.options import RESULTS_DIR
 from kit.cli.output import topology, write_text
 from kit.cli.plot import write_plots
@@ -112,6 +119,7 @@ def tables(
     else:
         path = records if records is not None else _new_records_path()
         settings = check_records_file(path, _settings(quick, rounds, seed, only), resume=False)
+    check_records(path)
     typer.echo(f"kit tables: records -> {path}", err=True)
     with campaign_progress() as progress:
         outcome = run_tables(
@@ -153,7 +161,8 @@ def report(
     write_csv(csv, read.measurements)
     if out is not None:
         write_document(out, render_records(read, str(file), markdown=True) or "", read)
-    typer.echo(text, nl=False)
+    if not csv_on_stdout(csv):
+        typer.echo(text, nl=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -63,7 +63,10 @@ class Budget:
 
 
 class QuietLog:
-    """One line per ``interval_s`` at most; later lines say how many were held back."""
+    """One line per ``interval_s`` at most; later lines say how many were held back.
+
+    ``flush`` (at shutdown) reports what is still held back, with the newest message, so the
+    last line's running count matches the totals."""
 
     def __init__(
         self,
@@ -74,16 +77,24 @@ class QuietLog:
         self.emit, self.interval_s, self.clock = emit, interval_s, clock
         self._last = -float("inf")
         self.held = 0
+        self._newest = ""
 
     def __call__(self, message: str) -> None:
         now = self.clock()
         if now - self._last < self.interval_s:
             self.held += 1
+            self._newest = message
             return
         if self.held:
             message += f" ({self.held} more like it since the last report)"
         self.emit(message)
         self._last, self.held = now, 0
+
+    def flush(self) -> None:
+        """Emit the newest held-back message (and how many were held), if any."""
+        if self.held:
+            self.emit(f"{self._newest} ({self.held} more like it since the last report)")
+            self.held = 0
 
 
 def fd_limits() -> tuple[int, int] | None:

@@ -525,6 +525,8 @@ class DelayLine:
         for conn in list(self._conns):  # did not finish in time: record them anyway
             self.connection_done(conn)
         self.stats.buffer_full_pauses = self.budget.pauses
+        self._refusals.flush()
+        self._fd_trouble.flush()
         if self.tap is not None:
             self.stats.tap_not_decoded_bytes = self.tap.not_decoded_bytes
             line = json.dumps(encode_tap_line(self.stats.totals()), separators=(",", ":"))

@@ -8,6 +8,7 @@ from here.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
 
@@ -249,4 +250,24 @@ def split_host_port(text: str, option: str) -> tuple[str, int]:
         )
     if not sep or not host or not port.isdigit() or int(port) > 65535:
         raise UsageError(f"{option}: {text!r} is not HOST:PORT (e.g. 127.0.0.1:0)")
-    return host.strip("[]"), int(port)
+    bare = host.strip("[]")
+    if not _is_host(bare):
+        raise UsageError(
+            f"{option}: {text!r} is not HOST:PORT: {bare!r} is neither an IP address nor a "
+            "host name (letters, digits, '-' and '.')"
+        )
+    return bare, int(port)
+
+
+# RFC 1123 host names: dot-separated labels of letters, digits and '-', not at either end.
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
+
+
+def _is_host(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        pass
+    labels = host.removesuffix(".").split(".")
+    return len(host) <= 253 and all(_HOST_LABEL.fullmatch(label) for label in labels)

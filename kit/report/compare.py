@@ -111,10 +111,16 @@ def render_text(report: CompareReport, unit: str = "MiB/s") -> str:
     return "\n".join(lines)
 
 
+def _md_cell(text: str) -> str:
+    """A markdown table cell: a ``|`` in a name would end the cell, so it is escaped."""
+    return text.replace("|", "\\|")
+
+
 def render_markdown(report: CompareReport) -> str:
     head, rows = _table_rows(report)
     notes = [f"- {n}" for n in _notes(report)]
-    table = tabulate(rows, head, tablefmt="github")
+    cells = [[_md_cell(cell) for cell in row] for row in rows]
+    table = tabulate(cells, [_md_cell(h) for h in head], tablefmt="github")
     return "\n".join([f"### {report.meta.title}", "", report.meta.setup, "", table, "", *notes, ""])
 
 

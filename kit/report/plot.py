@@ -18,6 +18,7 @@ The caller writes the bytes; nothing here touches the file system.
 from __future__ import annotations
 
 import io
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -71,9 +72,21 @@ def _pyplot() -> Any:
     return pyplot
 
 
+def _plain(text: str) -> str:
+    """A name from users or records as plain text: a "$" would start mathtext (a parse
+    error, or the name drawn as a formula). Mathtext stays on for the log axes' ticks."""
+    return text.replace("$", r"\$")
+
+
 def _png(fig: Figure) -> bytes:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=DPI)
+    with warnings.catch_warnings():
+        # A name in a script the font lacks (CJK, emoji) is drawn as boxes, not a warning
+        # per glyph on the user's terminal.
+        warnings.filterwarnings(
+            "ignore", message=r"Glyph \d+ .* missing from", category=UserWarning
+        )
+        fig.savefig(buffer, format="png", dpi=DPI)
     _pyplot().close(fig)
     return buffer.getvalue()
 
@@ -100,7 +113,7 @@ def _window_figure(points: Sequence[WindowPoint]) -> Figure:
                 "o",
                 alpha=0.7,
                 color=COLOURS.get(client),
-                label=client,
+                label=_plain(client),
             )
         _bounds(ax, mine, rtt)
         ax.set_xscale("log", base=2)
@@ -145,7 +158,7 @@ def _growth_figure(series: Sequence[Growth]) -> Figure:
                 where="post",
                 marker="o",
                 markersize=3,
-                label=f"{g.label}: stream",
+                label=_plain(f"{g.label}: stream"),
             )
             if g.conn_credit:
                 ax.plot(
@@ -154,12 +167,12 @@ def _growth_figure(series: Sequence[Growth]) -> Figure:
                     "--",
                     color=line[0].get_color(),
                     alpha=0.6,
-                    label=f"{g.label}: conn credit",
+                    label=_plain(f"{g.label}: conn credit"),
                 )
         ax.set_yscale("log", base=2)
         timed = all(g.timed for g in mine)
         ax.set_xlabel("ms since the timed phase began" if timed else "SETTINGS frame (in order)")
-        ax.set_title(f"{client} dynamic window")
+        ax.set_title(_plain(f"{client} dynamic window"))
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize="x-small")
     axes[0].set_ylabel("window (KiB)")
@@ -178,7 +191,7 @@ def _finish_figure(series: Sequence[Finish]) -> Figure:
         for stream, ms in enumerate(s.finish_ms):
             ax.bar(index + stream * width, ms, width, color=f"C{stream % 10}")
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(series))])
-    ax.set_xticklabels([s.label for s in series], fontsize="small")
+    ax.set_xticklabels([_plain(s.label) for s in series], fontsize="small")
     ax.set_yscale("log")
     ax.set_ylabel("finish time (ms, log)")
     ax.grid(True, axis="y", which="both", alpha=0.3)
@@ -215,11 +228,11 @@ def _compare_figure(series: CompareSeries) -> Figure:
             label=f"round {r + 1}",
         )
     ax.set_xticks(range(len(series.keys)))
-    ax.set_xticklabels(series.keys, fontsize="small", rotation=15)
-    ax.set_ylabel(series.unit)
+    ax.set_xticklabels([_plain(k) for k in series.keys], fontsize="small", rotation=15)
+    ax.set_ylabel(_plain(series.unit))
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize="x-small")
-    ax.set_title(series.title, fontsize="medium")
+    ax.set_title(_plain(series.title), fontsize="medium")
     return fig
 
 

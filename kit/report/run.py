@@ -58,7 +58,7 @@ def run_table(m: Measurement, verbose: bool = False, unit: str = "MiB/s") -> str
         rows.append(("FAILED", m.error if verbose else short_error(m.error, 300)))
         return _table(rows)
     rows += _result_rows(m, unit)
-    rows += _frame_rows(m.frames, trial.workload.kind == "upload", verbose)
+    rows += _frame_rows(m.frames, trial.workload.kind == "upload", verbose, m.meta.path)
     rows += [("note", n) for n in (m.result.notes if m.result else ())]
     if m.meta.keep_awake:
         rows.append(("note", "every CPU kept awake by nice-19 busy loops (--keep-awake)"))
@@ -287,8 +287,18 @@ _UPLOAD = _SideView(
 )
 
 
-def _frame_rows(frames: FrameSummary | None, upload: bool, verbose: bool = True) -> list[Row]:
+NO_TAP_RECORDS = (
+    "tap incomplete: the delay line's frame decoder wrote no record of this run's "
+    "connections (it was stopped or died)"
+)
+
+
+def _frame_rows(
+    frames: FrameSummary | None, upload: bool, verbose: bool = True, path: str = ""
+) -> list[Row]:
     """The tap's rows: what the receiving endpoint sent (its SETTINGS, credit and PINGs)."""
+    if frames is None and path == "delay line":  # a tap, but no record of it came back
+        return [("frames", NO_TAP_RECORDS)]
     if frames is None:
         return [("frames", "no tap (direct connection)")]
     view = _UPLOAD if upload else _DOWNLOAD

@@ -9,11 +9,27 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from kit.errors import UsageError
 from kit.plan.units import MIB
 
 # Opaque-data prefix of the PINGs our h2 client sends only to measure RTT (not for BDP):
 # a wire convention the client writes and the frame tap reads, to count them apart.
 RTT_PROBE_PING_TAG = b"kr"
+_NON_NEGATIVE = (
+    "bytes",
+    "messages",
+    "elapsed_s",
+    "stream_bytes",
+    "stream_finish_s",
+    "cpu_s",
+    "ping_rtt_ms",
+    "latencies_ms",
+    "sent_bytes",
+    "credit_wait_s",
+    "slow_streams",
+    "stream_peak_unread_bytes",
+    "peak_unread_bytes",
+)
 
 
 def now_ns() -> int:
@@ -55,6 +71,15 @@ class ClientResult:
     stream_window_bytes: tuple[int, ...] = ()
     # The most bytes received and not yet read on one connection at once (None: unknown).
     peak_unread_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        # Counts and durations are never negative: a record saying so was tampered with
+        # (or damaged), and a report would print "in -1.00 s".
+        for name in _NON_NEGATIVE:
+            value = getattr(self, name)
+            values = value if isinstance(value, tuple) else (value,)
+            if any(v is not None and v < 0 for v in values):
+                raise UsageError(f"{name}: {value!r} is negative")
 
     @property
     def throughput_mib_s(self) -> float:

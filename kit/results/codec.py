@@ -153,18 +153,36 @@ def _decode_scalar(tp: Any, data: Any, where: str) -> Any:
             return data
         raise _fail(where, f"{data!r} is not true or false")
     if tp is int:
-        if isinstance(data, int) and not isinstance(data, bool):
+        if isinstance(data, int) and not isinstance(data, bool) and abs(data) <= MAX_INT:
             return data
-        raise _fail(where, f"{data!r} is not a whole number")
+        raise _fail(where, f"{_short(data)} is not a whole number within +-(2^63-1)")
     if tp is float:
-        if isinstance(data, int | float) and not isinstance(data, bool) and math.isfinite(data):
+        if isinstance(data, int | float) and not isinstance(data, bool) and _finite(data):
             return float(data)
-        raise _fail(where, f"{data!r} is not a finite number")
+        raise _fail(where, f"{_short(data)} is not a finite number")
     if tp is str:
         if isinstance(data, str):
             return data
         raise _fail(where, f"{data!r} is not a string")
     raise _fail(where, f"cannot decode type {tp!r}")  # a kit bug: a field type not handled
+
+
+# Every whole number the kit writes (bytes, counts, ns timestamps) fits in 64 bits; JSON's
+# do not have to, and a float of 10**400 overflows every report that divides by it.
+MAX_INT = 2**63 - 1
+
+
+def _finite(number: int | float) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an int beyond a float's range
+        return False
+
+
+def _short(data: Any) -> str:
+    """A value for a message: a huge number is not printed in its 400 digits."""
+    text = repr(data) if not isinstance(data, int) or data.bit_length() < 200 else "a huge number"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # --- JSON-lines envelopes --------------------------------------------------------------------

@@ -15,15 +15,18 @@ write never swallows the next record. The only exception either side raises is
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, BinaryIO, cast
 
 from kit.errors import RecordsError, RecordsPathError, UsageError
 from kit.plan.tables import TablesSettings, table_name
+from kit.plan.units import format_bytes
 from kit.results.codec import decode_line, encode_line, from_json
 from kit.results.records import Measurement, SessionRecord
 
@@ -241,11 +244,30 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def check_records_path(path: PathLike) -> None:
+    """Refuse, before anything is measured, a records path no record could be appended to:
+    a directory, a file or directory that is not writable (a read-only mount included).
+    A full disk cannot be seen in advance: ``append_record`` then leaves no torn line."""
+    target = Path(path)
+    if target.is_dir():
+        raise RecordsPathError(f"records path is a directory, not a file: {target}")
+    if target.exists():
+        if not os.access(target, os.W_OK):
+            raise RecordsPathError(f"records file {target} is not writable")
+        return
+    parent = next((p for p in target.absolute().parents if p.exists()), Path("/"))
+    if not parent.is_dir():
+        raise RecordsPathError(f"records file {target}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise RecordsPathError(f"records file {target}: cannot create it in {parent}")
+
+
 def append_record(path: PathLike, record: Record) -> None:
     """Append one record as one line; flushed and fsynced before returning.
 
     Creates parent directories. If the file ends in a torn line (an earlier writer died
-    mid-write), a newline is written first so this record stays readable.
+    mid-write), a newline is written first so this record stays readable. A write that
+    fails part-way (a full disk) is cut back off, so it never leaves a torn line itself.
     """
     target = Path(path)
     line = _encode(record)
@@ -254,13 +276,10 @@ def append_record(path: PathLike, record: Record) -> None:
         created = not target.exists()
         if _ends_torn(target):
             line = b"\n" + line
-        # One write of the whole line in append mode, so a line is never split by our own
-        # buffering; fsync because the result cost seconds to take and cannot be retaken.
-        with target.open("ab") as f:
-            f.write(line)
-            f.flush()
-            if stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # /dev/null cannot be fsynced
-                os.fsync(f.fileno())
+        # The whole line in append mode, unbuffered, so our own buffering never splits it;
+        # fsync because the result cost seconds to take and cannot be retaken.
+        with target.open("ab", buffering=0) as f:
+            _append_whole(f.fileno(), line)
         if created:
             _fsync_dir(target.parent)
     except OSError as exc:
@@ -268,18 +287,64 @@ def append_record(path: PathLike, record: Record) -> None:
         raise RecordsError(f"cannot append to records file {target}: {reason}") from None
 
 
+def _append_whole(fd: int, line: bytes) -> None:
+    regular = stat.S_ISREG(os.fstat(fd).st_mode)  # /dev/null cannot be fsynced or cut
+    start = os.fstat(fd).st_size if regular else 0
+    try:
+        view = memoryview(line)
+        while view:
+            view = view[os.write(fd, view) :]
+        if regular:
+            os.fsync(fd)
+    except OSError:
+        if regular:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, start)
+        raise
+
+
 # --- reading ------------------------------------------------------------------------------
 
 
-def _read_bytes(path: Path) -> bytes:
+# The longest line read: the kit's longest records are ~130 KB (a minute's delivery trace,
+# per-stream lists); a longer line is skipped with a warning, so memory stays bounded
+# whatever a file holds (``/dev/zero`` is refused before: it is no regular file).
+MAX_LINE_BYTES = 16 * 2**20
+_CHUNK_BYTES = 2**20
+
+
+def _open_records(path: Path) -> BinaryIO:
     try:
-        return path.read_bytes()
+        f = path.open("rb")
     except FileNotFoundError:
         raise RecordsPathError(f"records file not found: {path}") from None
     except IsADirectoryError:
         raise RecordsPathError(f"records path is a directory, not a file: {path}") from None
     except OSError as exc:
         raise RecordsError(f"cannot read records file {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+        f.close()
+        raise RecordsPathError(f"{path} is not a regular file (a records file is JSON lines)")
+    return f
+
+
+def _lines(f: BinaryIO) -> Iterator[tuple[bytes | None, bool]]:
+    """Each line (without its newline) and whether it ended with one; None for a line
+    longer than ``MAX_LINE_BYTES``, which is read past in chunks, never held whole."""
+    while True:
+        raw = f.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        if raw.endswith(b"\n"):
+            yield raw[:-1], True
+        elif len(raw) <= MAX_LINE_BYTES:
+            yield raw, False  # the last line, torn
+        else:
+            ended = False
+            while not ended:
+                chunk = f.readline(_CHUNK_BYTES)
+                ended = not chunk or chunk.endswith(b"\n")
+            yield None, True
 
 
 def _parse_line(raw: bytes) -> Record:
@@ -296,25 +361,30 @@ def _describe_bad_line(number: int, exc: BaseException, is_last_unterminated: bo
     return f"line {number}: not a valid record ({exc}), skipped"
 
 
-def read_records(path: PathLike) -> RecordsRead:
-    """Read every readable record; a corrupt or torn line is skipped with a warning.
+def iter_records(path: PathLike, warnings: list[str]) -> Iterator[Record]:
+    """Each readable record of a records file, read line by line (memory bounded by the
+    longest line); a corrupt, torn or too long line is skipped with a warning appended to
+    ``warnings``. A missing or unreadable file, or one that is not a regular file, raises
+    ``RecordsError`` (one line) at the first record asked for."""
+    with _open_records(Path(path)) as f:
+        for index, (raw, ended) in enumerate(_lines(f)):
+            if raw is None:
+                warnings.append(
+                    f"line {index + 1}: longer than {format_bytes(MAX_LINE_BYTES)}, skipped"
+                )
+                continue
+            if not raw.strip():
+                continue
+            try:
+                yield _parse_line(raw)
+            except _BAD_LINE_ERRORS as exc:
+                warnings.append(_describe_bad_line(index + 1, exc, not ended))
 
-    A missing or unreadable file raises ``RecordsError`` (one line); nothing else raises.
-    """
-    target = Path(path)
-    lines = _read_bytes(target).split(b"\n")
-    found: list[Record] = []
+
+def read_records(path: PathLike) -> RecordsRead:
+    """Every readable record of a records file, by kind (see ``iter_records``)."""
     warnings: list[str] = []
-    for index, raw in enumerate(lines):
-        if not raw.strip():
-            continue
-        try:
-            parsed = _parse_line(raw)
-        except _BAD_LINE_ERRORS as exc:
-            torn = index == len(lines) - 1  # the last piece after split has no newline
-            warnings.append(_describe_bad_line(index + 1, exc, torn))
-            continue
-        found.append(parsed)
+    found = list(iter_records(path, warnings))
     return RecordsRead(
         measurements=tuple(r for r in found if isinstance(r, Measurement)),
         tables_plans=tuple(r for r in found if isinstance(r, TablesSettings)),

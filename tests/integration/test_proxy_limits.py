@@ -53,6 +53,28 @@ def test_connections_over_the_cap_are_refused_and_counted() -> None:
     run(scenario())
 
 
+def test_the_last_refusal_line_counts_every_refused_connection(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    refused = 6
+
+    async def scenario() -> None:
+        async with upstream(_hold) as port, delay_line(port, max_connections=1) as proxy:
+            _, held = await asyncio.open_connection("127.0.0.1", proxy.port)
+            assert await until(lambda: proxy.stats.active == 1)
+            for _ in range(refused):  # within a second: all but the first held back
+                reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+                with contextlib.suppress(ConnectionError):
+                    await asyncio.wait_for(reader.read(), 5)
+                writer.close()
+            assert proxy.stats.refused_connections == refused
+            held.close()
+
+    run(scenario())
+    lines = [line for line in capfd.readouterr().err.splitlines() if "refused so far" in line]
+    assert f"({refused} refused so far)" in lines[-1]
+
+
 def test_total_buffered_bytes_stay_under_the_cap() -> None:
     read, cap = 64 * 1024, 2 * MIB
 

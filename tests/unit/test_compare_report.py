@@ -151,6 +151,14 @@ def test_markdown_and_json_forms() -> None:
     assert data["rows"][0]["name"] == BASE and data["rows"][0]["change_pct"] is None
 
 
+def test_a_pipe_in_a_candidate_name_stays_inside_its_markdown_cell() -> None:
+    report = build_report(meta("a|b"), campaign(STEADY, **{"a|b": [150.0, 152.0, 149.0]}))
+    table = [line for line in render_markdown(report).splitlines() if line.startswith("|")]
+    header_cells = table[0].count("|")
+    assert all(line.replace("\\|", "").count("|") == header_cells for line in table)
+    assert "a\\|b" in render_markdown(report)
+
+
 # --- knee ---------------------------------------------------------------------------------
 
 

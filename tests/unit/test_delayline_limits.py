@@ -84,3 +84,18 @@ def test_asking_for_priority_is_granted_exactly_when_this_process_may_have_it() 
         assert out == "granted"
     else:
         assert "needs root or CAP_SYS_NICE" in out
+
+
+def test_quiet_log_flush_reports_the_held_back_lines_with_the_newest_message() -> None:
+    now = [0.0]
+    lines: list[str] = []
+    log = QuietLog(lines.append, interval_s=1.0, clock=lambda: now[0])
+    for count in range(1, 9):
+        log(f"refused ({count} so far)")
+    log.flush()
+    assert lines == [
+        "refused (1 so far)",
+        "refused (8 so far) (7 more like it since the last report)",
+    ]
+    log.flush()  # nothing held: nothing more
+    assert len(lines) == 2

@@ -158,3 +158,70 @@ def test_plot_series_from_release_0_1_records() -> None:
     growth = growth_series(tables)
     assert {g.client for g in growth} == {"grpcio", "h2"}
     assert not any(g.timed for g in growth)  # release 0.1 kept no timestamps: by step
+
+
+FORMULAS = ["=HYPERLINK(\"http://x\",\"y\")", "+cmd|' /C calc'!A0", "@SUM(A1:A9)", "-2+3",
+            "\tx", "\rx", "'quoted"]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", FORMULAS)
+def test_csv_text_cells_never_start_a_formula_and_read_back_exactly(text: str) -> None:
+    import csv
+    import io
+
+    from kit.plan.trial import Trial
+    from kit.report.export import render_csv
+    from kit.results.records import Measurement, RunTags
+
+    m = Measurement(trial=Trial(), status="failed", error=text, tags=RunTags(key=text))
+    (row,) = csv.DictReader(io.StringIO(render_csv([m]), newline=""))
+    assert row["tags_key"] == "'" + text and row["error"] == "'" + text
+    back = flat.parse_csv_row(row)
+    assert back["tags_key"] == text and back["error"] == text
+    assert flat.flat_row(m)["tags_key"] == text  # the JSON stays exact
+
+
+def test_csv_numbers_keep_their_sign() -> None:
+    assert flat.csv_cell(-2) == "-2" and flat.csv_cell(-0.5) == "-0.5"
+
+
+def test_plot_series_draw_one_point_and_one_finish_per_configuration() -> None:
+    """Thousands of runs of one configuration are one median point, not thousands."""
+    from kit.analysis.series import finish_series
+    from kit.plan.trial import ClientConfig, Trial, Workload
+    from kit.results.client import ClientResult
+    from kit.results.records import Measurement
+
+    trial = Trial(
+        client=ClientConfig(kind="h2", window_mode="static", window_bytes=2**20),
+        workload=Workload(streams=2),
+    )
+
+    def run(mib: int) -> Measurement:
+        result = ClientResult(
+            client="h2", bytes=mib * 2**20, elapsed_s=1.0, stream_finish_s=(0.5, 1.0)
+        )
+        return Measurement(trial=trial, status="ok", result=result)
+
+    runs = [run(mib) for mib in (10, 30, 20)] * 50
+    (point,) = window_points(runs)
+    assert point.throughput_mib_s == pytest.approx(20.0)
+    assert len(finish_series(runs)) == 1
+
+
+def test_plot_labels_are_plain_text_whatever_the_names(tmp_path: Path) -> None:
+    """A "$" would start matplotlib's mathtext (a crash); CJK and emoji warned per glyph."""
+    import warnings
+
+    from kit.report.plot import render_plots
+
+    text = (FIXTURES / "compare.jsonl").read_text(encoding="utf-8")
+    path = tmp_path / "names.jsonl"
+    path.write_text(text.replace("h2:window=1MiB", "cost $\\\\frac{a}{ 价格😀 $x"), "utf-8")
+    measurements = read_records(path).measurements
+    assert any("价格" in (m.tags.key or "") for m in measurements)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        figures = render_plots(measurements)
+    assert "compare-1.png" in figures
+    assert [str(w.message) for w in seen] == []

@@ -384,3 +384,46 @@ def test_a_non_finite_number_is_refused_when_written(tmp_path: Path) -> None:
             tmp_path / "runs.jsonl",
             Measurement(trial=TRIAL, status="ok", theory_mib_s=float("nan")),
         )
+
+
+def test_a_write_that_fails_part_way_leaves_no_torn_line(tmp_path: Path) -> None:
+    """A disk that fills mid-line (here: RLIMIT_FSIZE, in a child) cuts the line back off."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(b'{"kept": 1}\n')
+    child = (
+        "import resource, signal, sys\n"
+        "from kit.plan.trial import Trial\n"
+        "from kit.results.records import Measurement\n"
+        "from kit.results.store import append_record\n"
+        "from kit.errors import RecordsError\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))\n"
+        "try:\n"
+        "    append_record(sys.argv[1], Measurement(trial=Trial(), status='failed', error='x'))\n"
+        "except RecordsError as exc:\n"
+        "    print(exc)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", child, str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert "cannot append to records file" in proc.stdout, proc.stderr
+    assert path.read_bytes() == b'{"kept": 1}\n'
+
+
+def test_a_line_longer_than_the_limit_is_skipped_without_being_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kit.results import store
+
+    good = json.dumps(store.encode_record(Measurement(trial=Trial(), status="failed", error="x")))
+    monkeypatch.setattr(store, "MAX_LINE_BYTES", 2000)
+    monkeypatch.setattr(store, "_CHUNK_BYTES", 100)
+    assert len(good) < 2000
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join([good, "x" * 5000, good]) + "\n")
+    read = store.read_records(path)
+    assert len(read.measurements) == 2
+    assert read.warnings == ("line 2: longer than 1.95 KiB, skipped",)

@@ -56,3 +56,17 @@ def test_integer_channel_arguments_are_checked() -> None:
 def test_a_listen_address_without_a_host_says_so() -> None:
     with pytest.raises(UsageError, match=r"has no host: use 127\.0\.0\.1:0"):
         split_host_port(":0", "--listen")
+
+
+@pytest.mark.parametrize("text", ["=1+2:80", "@SUM(A1):80", "a b:80", "-x:80", "a..b:80"])
+def test_a_host_that_is_neither_an_address_nor_a_name_is_refused(text: str) -> None:
+    with pytest.raises(UsageError, match="neither an IP address nor a host name"):
+        split_host_port(text, "--target")
+
+
+@pytest.mark.parametrize(
+    ("text", "host"),
+    [("127.0.0.1:1", "127.0.0.1"), ("[::1]:1", "::1"), ("my-host.example:1", "my-host.example")],
+)
+def test_addresses_and_names_are_hosts(text: str, host: str) -> None:
+    assert split_host_port(text, "--target") == (host, 1)
