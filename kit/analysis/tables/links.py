@@ -47,7 +47,11 @@ def estimator_bar(views: dict[str, CampaignView]) -> Bar:
 def rate_ceiling_bar(views: dict[str, CampaignView]) -> Bar:
     """No cell of the estimator table delivered more than the link's rate."""
     name = f"links: no window carries more than the rate (steady <= {RATE_CEILING:g} x rate)"
-    view = links_view(views)
+    return rate_ceiling(name, links_view(views))
+
+
+def rate_ceiling(name: str, view: CampaignView | None) -> Bar:
+    """No cell of ``view`` delivered more than its link's rate (steady / rate, medians)."""
     fractions = {c.key: median_of(c, steady_fraction) for c in view.cells} if view else {}
     measured = {k: v for k, v in fractions.items() if v is not None}
     if not measured:

@@ -27,8 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kit.analysis.cells import CampaignView, CellView, Metric, efficiency, median_of, throughput
-from kit.analysis.link import ramp_ms, steady_fraction, window_final_bytes
+from kit.analysis.link import ramp_ms, window_final_bytes
 from kit.analysis.tables.checks import Bar
+from kit.analysis.tables.links import RATE_CEILING, rate_ceiling
 from kit.plan.tables.stacks import (
     MODEL,
     REAL,
@@ -59,7 +60,6 @@ CREDIT_RULES: dict[str, tuple[str, float]] = {
     "grpc-js": ("nghttp2's half-window WINDOW_UPDATEs", 0.50),
 }
 EXTRA_CREDIT_KINDS = ("grpcio",)  # C-core grants per-message extra credit: above window/RTT
-RATE_CEILING = 1.02
 MODEL_RANGE = (0.8, 1.25)
 JS_DEFAULT_RANGE = (0.75, 1.33)
 
@@ -237,13 +237,7 @@ def credit_bar(views: dict[str, CampaignView], kind: str) -> Bar:
 def rate_bar(views: dict[str, CampaignView]) -> Bar:
     """No stack's dynamic window carries more than a link's rate."""
     name = f"stacks: no dynamic window carries more than the rate (steady <= {RATE_CEILING:g})"
-    view = links_view(views)
-    fractions = {c.key: median_of(c, steady_fraction) for c in view.cells} if view else {}
-    measured = {k: v for k, v in fractions.items() if v is not None}
-    if not measured:
-        return Bar(name, None, "not measured")
-    over = [f"{k} {v:.3f}" for k, v in measured.items() if v > RATE_CEILING]
-    return Bar(name, not over, "; ".join(over) or f"highest {max(measured.values()):.3f}")
+    return rate_ceiling(name, links_view(views))
 
 
 def model_bar(views: dict[str, CampaignView]) -> Bar:

@@ -36,10 +36,30 @@ LINKS_HEADERS = (
 )
 
 
-def _range(cell: CellView, metric: Metric, fmt: Callable[[float], str]) -> str:
+def metric_range(cell: CellView, metric: Metric, fmt: Callable[[float], str]) -> str:
+    """A cell's median (min-max) of ``metric``; FAILED, or - when it has no run."""
     if not cell.ok:
         return "FAILED" if cell.runs else "-"
     return fmt_range(cell.summary(metric), fmt)
+
+
+_range = metric_range
+
+
+def estimator_columns(cell: CellView) -> list[str]:
+    """The estimator's columns, shared with the stacks table: steady / rate, Mbit/s, final
+    window / BDP, time, RTTs and bytes to 90% of the rate, PINGs, peak backlog, flags."""
+    return [
+        _range(cell, steady_fraction, lambda v: f"{v:.2f}"),
+        _range(cell, _mbit, lambda v: f"{v:.0f}"),
+        _range(cell, window_over_bdp, lambda v: f"{v:.1f}x"),
+        _range(cell, ramp_ms, lambda v: f"{v:.0f}"),
+        _range(cell, ramp_rtts, lambda v: f"{v:.1f}"),
+        _range(cell, ramp_bytes, fmt_size),
+        _range(cell, bdp_pings, lambda v: f"{v:.0f}"),
+        _range(cell, peak_queued, fmt_size),
+        flags_text(cell.flags(throughput)),
+    ]
 
 
 def _link_text(cell: CellView) -> str:
@@ -62,22 +82,7 @@ def _mbit(m: Any) -> float | None:
 
 
 def _row(cell: CellView) -> list[str]:
-    def bytes_fmt(v: float) -> str:
-        return fmt_size(v)
-
-    return [
-        _link_text(cell),
-        _window_text(cell),
-        _range(cell, steady_fraction, lambda v: f"{v:.2f}"),
-        _range(cell, _mbit, lambda v: f"{v:.0f}"),
-        _range(cell, window_over_bdp, lambda v: f"{v:.1f}x"),
-        _range(cell, ramp_ms, lambda v: f"{v:.0f}"),
-        _range(cell, ramp_rtts, lambda v: f"{v:.1f}"),
-        _range(cell, ramp_bytes, bytes_fmt),
-        _range(cell, bdp_pings, lambda v: f"{v:.0f}"),
-        _range(cell, peak_queued, bytes_fmt),
-        flags_text(cell.flags(throughput)),
-    ]
+    return [_link_text(cell), _window_text(cell), *estimator_columns(cell)]
 
 
 def render_links(view: CampaignView) -> str:

@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kit.analysis.cells import CampaignView, CellView, Metric, throughput
+from kit.analysis.cells import CampaignView, CellView, throughput
 from kit.analysis.link import (
-    bdp_pings,
     mbit_s,
-    peak_queued,
-    ramp_bytes,
-    ramp_ms,
-    ramp_rtts,
-    steady_fraction,
-    window_over_bdp,
 )
 from kit.analysis.tables.stacks import (
     CREDIT_RULES,
@@ -40,8 +33,9 @@ from kit.plan.tables.stacks import (
 )
 from kit.plan.trial import bdp_bytes
 from kit.plan.units import format_rate
-from kit.report.format import flags_text, fmt_mib_s, fmt_ms, fmt_range, fmt_size, markdown_table
+from kit.report.format import flags_text, fmt_mib_s, fmt_ms, fmt_size, markdown_table
 from kit.report.tables.cells import floor_line
+from kit.report.tables.links import estimator_columns, metric_range
 from kit.results.records import Measurement
 
 
@@ -60,10 +54,7 @@ def stacks_views(views: dict[str, CampaignView], skipped: Sequence[str]) -> Stac
     return found if found.windows or found.links or found.uploads else None
 
 
-def _range(cell: CellView, metric: Metric, fmt: Callable[[float], str]) -> str:
-    if not cell.ok:
-        return "FAILED" if cell.runs else "-"
-    return fmt_range(cell.summary(metric), fmt)
+_range = metric_range
 
 
 def _window_text(cell: CellView) -> str:
@@ -163,19 +154,7 @@ def _link_text(cell: CellView) -> str:
 
 
 def _links_row(cell: CellView) -> list[str]:
-    return [
-        _link_text(cell),
-        stack_version(cell),
-        _range(cell, steady_fraction, lambda v: f"{v:.2f}"),
-        _range(cell, _mbit, lambda v: f"{v:.0f}"),
-        _range(cell, window_over_bdp, lambda v: f"{v:.1f}x"),
-        _range(cell, ramp_ms, lambda v: f"{v:.0f}"),
-        _range(cell, ramp_rtts, lambda v: f"{v:.1f}"),
-        _range(cell, ramp_bytes, fmt_size),
-        _range(cell, bdp_pings, lambda v: f"{v:.0f}"),
-        _range(cell, peak_queued, fmt_size),
-        flags_text(cell.flags(throughput)),
-    ]
+    return [_link_text(cell), stack_version(cell), *estimator_columns(cell)]
 
 
 def _ratio_text(value: float | None) -> str:
