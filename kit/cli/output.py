@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -61,3 +61,15 @@ def topology(
     return Topology(
         direct=direct, on_teardown_problem=warn_teardown, target=target, keep_awake=keep_awake
     )
+
+
+SHOWN_WARNINGS = 5
+
+
+def echo_warnings(prefix: str, warnings: Sequence[str], shown: int = SHOWN_WARNINGS) -> None:
+    """The first few skipped-line warnings, then how many more (a file that is no records
+    file at all would otherwise print a line for each of its lines)."""
+    for warning in warnings[:shown]:
+        echo_err(f"{prefix}: {warning}")
+    if len(warnings) > shown:
+        echo_err(f"{prefix}: {len(warnings) - shown} more line(s) skipped likewise")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from kit.cli.output import echo_err
+from kit.cli.output import echo_warnings
 from kit.errors import UsageError
 from kit.report.plot import render_plots
 from kit.results.store import read_records
@@ -34,8 +34,7 @@ def plot(
 ) -> None:
     """Draw records as PNGs: throughput vs window, window growth, stream finish, comparisons."""
     read = read_records(file)
-    for warning in read.warnings:
-        echo_err(f"kit plot: {file}: {warning}")
+    echo_warnings(f"kit plot: {file}", read.warnings)
     figures = render_plots(read.measurements)
     if not figures:
         raise UsageError(f"{file}: no successful measurement to plot")

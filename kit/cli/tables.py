@@ -22,7 +22,7 @@ from kit.cli.export import (
     write_csv,
 )
 from kit.cli.options import RESULTS_DIR
-from kit.cli.output import topology, write_text
+from kit.cli.output import echo_warnings, topology, write_text
 from kit.cli.plot import write_plots
 from kit.errors import UsageError
 from kit.plan.tables import TABLE_NAMES, TablesSettings, parse_only
@@ -151,8 +151,7 @@ def report(
 ) -> None:
     """Re-render tables, comparisons or runs from records, without measuring."""
     read = read_records(file)
-    for warning in read.warnings:
-        typer.echo(f"kit report: {file}: {warning}", err=True)
+    echo_warnings(f"kit report: {file}", read.warnings)
     text = render_records(read, str(file), markdown, terminal_width())
     if text is None:
         raise UsageError(

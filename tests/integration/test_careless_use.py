@@ -132,6 +132,19 @@ def test_what_is_not_a_regular_records_file_is_refused(command: str) -> None:
     assert "/dev/zero is not a regular file" in one_line(proc.stderr)
 
 
+@pytest.mark.parametrize("command", ["report", "plot"])
+def test_a_file_that_is_no_records_file_says_so_in_a_few_lines(command: str) -> None:
+    """The README (hundreds of lines, none a record): the first five skipped lines, how many
+    more, and the one-line error; not a warning per line."""
+    proc = kit_here(command, "README.md")
+    assert proc.returncode == 2 and proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 7, lines
+    assert all(line.startswith(f"kit {command}: README.md: line ") for line in lines[:5])
+    assert lines[5].startswith(f"kit {command}: README.md: ") and "more line(s) skipped" in lines[5]
+    assert lines[6].startswith("kit: error: README.md: no ")
+
+
 # --- a stopped or killed tap decoder ---------------------------------------------------------
 
 
