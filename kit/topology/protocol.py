@@ -56,6 +56,11 @@ class Ready:
     stack: str = ""
     version: str = ""
 
+    @property
+    def label(self) -> str:
+        """ "grpc-go 1.85.0": what a record's meta says ran."""
+        return f"{self.stack} {self.version}".strip()
+
 
 @dataclass(frozen=True)
 class Failure:

@@ -47,7 +47,6 @@ from kit.topology.awake import KeepAwake
 from kit.topology.cpu import CpuSampler, machine_load
 from kit.topology.processes import Child, spawn
 from kit.topology.programs import CLIENT_PROGRAMS, PROXY_PROGRAM, SERVER_PROGRAMS
-from kit.topology.protocol import Ready
 
 CLIENT_GRACE_S = 20.0
 TAP_SETTLE_S = 3.0
@@ -125,6 +124,7 @@ class Topology:
         self._on_teardown_problem = on_teardown_problem
         self._warmed: set[tuple[ServerConfig, Link]] = set()
         self._servers: dict[ServerConfig, Child] = {}
+        self._client_stacks: dict[str, str] = {}  # client kind -> what its ready line said
         self._proxies: dict[tuple[ServerConfig, Link], _Proxy] = {}
         self._children: list[Child] = []
         self.phase: tuple[str, float] = ("start-up", time.monotonic())  # for interrupted runs
@@ -247,17 +247,12 @@ class Topology:
             return replace(base, error=no_answer)
         self._enter("the timed phase")
         since = now_ns()
-        if self.target is None:
-            base = replace(
-                base, meta=replace(base.meta, server_stack=_stack(self.server(trial.server).ready))
-            )
-        ran: list[Ready] = []
         try:
             with CpuSampler(pids, filler=self._awake.pids) as sampler:
-                result = self._run_client(trial, address, ran)
+                result = self._run_client(trial, address)
         except MeasurementError as exc:
-            return replace(base, error=str(exc), meta=replace(base.meta, client_stack=_stack(*ran)))
-        base = replace(base, meta=replace(base.meta, client_stack=_stack(*ran)))
+            return replace(base, error=str(exc), meta=self._what_ran(base.meta, trial))
+        base = replace(base, meta=self._what_ran(base.meta, trial))
         self._enter("collecting the frame summary")
         cpu = _cpu(result, sampler.fractions(result.t_start_ns, result.t_end_ns))
         path_cores = sum(c.cpu_fraction for c in cpu)
@@ -298,10 +293,8 @@ class Topology:
                 return f"no answer within the {trial.workload.timeout_s:g} s timeout: {exc}"
         return None
 
-    def _run_client(
-        self, trial: Trial, address: tuple[str, int], ran: list[Ready] | None = None
-    ) -> ClientResult:
-        """The client's result; its ready line (what stack it is) is appended to ``ran``."""
+    def _run_client(self, trial: Trial, address: tuple[str, int]) -> ClientResult:
+        """The client's result; what its ready line said it is is kept by its kind."""
         process = ClientProcess(target_host=address[0], target_port=address[1], trial=trial)
         child = Child.start("client", CLIENT_PROGRAMS[trial.client.kind], process)
         try:
@@ -315,8 +308,8 @@ class Topology:
             told = not dead or dead in str(exc)
             raise MeasurementError(str(exc) + ("" if told else f"; {dead}")) from None
         finally:
-            if ran is not None and child.ready is not None:  # read with its result
-                ran.append(child.ready)
+            if child.ready is not None:  # read with its result
+                self._client_stacks[trial.client.kind] = child.ready.label
             child.close()
 
     def _dead(self) -> str:
@@ -325,6 +318,15 @@ class Topology:
             f"the {c.role} (pid {c.pid}) exited with code {c.popen.returncode}"
             for c in self._children
             if c.popen.poll() is not None
+        )
+
+    def _what_ran(self, meta: RunMeta, trial: Trial) -> RunMeta:
+        """The meta with the stacks (and versions) the client and our server said they are."""
+        ready = self._servers[trial.server].ready if self.target is None else None
+        return replace(
+            meta,
+            client_stack=self._client_stacks.get(trial.client.kind, ""),
+            server_stack="" if ready is None else ready.label,
         )
 
     def _check_programs(self, trial: Trial) -> None:
@@ -399,12 +401,6 @@ def _cpu(result: ClientResult, others: dict[str, float]) -> tuple[ProcessCpu, ..
         ProcessCpu("client", result.cpu_fraction),
         *(ProcessCpu(r, f) for r, f in sorted(others.items())),
     )
-
-
-def _stack(*ready: Ready | None) -> str:
-    """ "grpc-go 1.85.0" from a ready line ("" without one)."""
-    line = next((r for r in ready if r is not None), None)
-    return "" if line is None else f"{line.stack} {line.version}".strip()
 
 
 def _meta(started_at: str, direct: bool) -> RunMeta:
