@@ -24,11 +24,13 @@ GIB = 1 << 30
 @dataclass(frozen=True)
 class Knob:
     """An option's values: an integer in ``low..high``, ``bool`` (0/1/true/false) or a
-    ``ratio`` (a decimal text strictly between 0 and 1)."""
+    ``ratio`` (a decimal text strictly between 0 and 1). ``window``: it sets what the kit's
+    static window sets, so the two are not given together."""
 
     low: int = 0
     high: int = INT32_MAX
     kind: Literal["int", "bool", "ratio"] = "int"
+    window: bool = False
 
     def check(self, who: str, key: str, value: int | str) -> None:
         if self.kind == "bool":
@@ -51,7 +53,7 @@ class Knob:
             )
 
 
-_WINDOW_GO = Knob(65_535, INT32_MAX)
+_WINDOW_GO = Knob(65_535, INT32_MAX, window=True)
 _BUFFER_GO = Knob(0, GIB)
 _GO_BOTH: dict[str, Knob] = {
     "InitialWindowSize": _WINDOW_GO,
@@ -61,8 +63,8 @@ _GO_BOTH: dict[str, Knob] = {
     "SharedWriteBuffer": Knob(kind="bool"),
 }
 _JAVA_BOTH: dict[str, Knob] = {
-    "flowControlWindow": Knob(1),
-    "initialFlowControlWindow": Knob(1),
+    "flowControlWindow": Knob(1, window=True),
+    "initialFlowControlWindow": Knob(1, window=True),
     "maxInboundMessageSize": Knob(1),
     "maxInboundMetadataSize": Knob(1),
     "SO_RCVBUF": Knob(1),
@@ -77,7 +79,7 @@ _JS_BOTH: dict[str, Knob] = {
     "grpc.enable_channelz": Knob(0, 1),
 }
 
-_WINDOW_TONIC = Knob(1, INT32_MAX)
+_WINDOW_TONIC = Knob(1, INT32_MAX, window=True)
 _TONIC_BOTH: dict[str, Knob] = {
     "initial_stream_window_size": _WINDOW_TONIC,
     "initial_connection_window_size": _WINDOW_TONIC,
@@ -129,8 +131,11 @@ STACK_REFUSED: Mapping[str, Mapping[Side, Mapping[str, str]]] = {
 }
 
 
-def check_stack_options(stack: str, side: Side, options: tuple[tuple[str, int | str], ...]) -> None:
-    """Refuse, in one line naming the stack, an option ``stack`` does not have on ``side``."""
+def check_stack_options(
+    stack: str, side: Side, options: tuple[tuple[str, int | str], ...], static: bool = False
+) -> None:
+    """Refuse, in one line naming the stack, an option ``stack`` does not have on ``side``,
+    and (``static``: the kit sets the window) one that sets the window too."""
     who = f"{stack} {side}"
     table = STACK_OPTIONS[stack][side]
     refused = STACK_REFUSED.get(stack, {}).get(side, {})
@@ -144,6 +149,12 @@ def check_stack_options(stack: str, side: Side, options: tuple[tuple[str, int | 
             raise UsageError(f"{who}: option {key} given twice")
         seen.add(key)
         table[key].check(who, key, value)
+        if static and table[key].window:
+            window = "static window" if side == "client" else "static server window"
+            raise UsageError(
+                f"{who}: option {key} with a {window}: the {window} sets it itself; give the "
+                "option with dynamic windows instead"
+            )
 
 
 _TONIC_WINDOWS = ("initial_stream_window_size", "initial_connection_window_size")
@@ -158,18 +169,13 @@ def check_tonic_windows(
     set). Refused in the words of the tonic programs, which refuse the same."""
     who = f"tonic {side}"
     adaptive = any(k == "http2_adaptive_window" and v in (1, "true") for k, v in options)
-    for key, _ in options:
-        if static and (key in _TONIC_WINDOWS or (key == "http2_adaptive_window" and adaptive)):
-            if side == "client":
-                raise UsageError(
-                    f"{who}: option {key} with a static window: the static window sets the "
-                    "windows itself (initial_stream_window_size, initial_connection_window_size, "
-                    "no adaptive window); give the option with dynamic windows instead"
-                )
-            raise UsageError(
-                f"{who}: option {key} with a static server window: the window sets it itself; "
-                "give the option with a dynamic server window instead"
-            )
+    if static and adaptive:
+        raise UsageError(
+            f"{who}: option http2_adaptive_window with a static "
+            + ("window" if side == "client" else "server window")
+            + ": the kit's static window turns the adaptive window off; give the option with "
+            "dynamic windows instead"
+        )
     if adaptive and any(k in _TONIC_WINDOWS for k, _ in options):
         raise UsageError(
             f"{who}: http2_adaptive_window=1 overrides initial_stream_window_size / "

@@ -314,13 +314,14 @@ class ClientConfig:
         )
         check(self.conn_credit == "receipt", "{conn_credit}: " + who + " credits on receipt")
         check(
-            self.max_frame_bytes is None or self.kind == "tonic",
-            "{max_frame_bytes}: " + who + " has no knob for the MAX_FRAME_SIZE it advertises",
-        )
-        check(
             self.max_frame_bytes is None,
-            "{max_frame_bytes}: the tonic client's knob for it is its own option "
-            "(--option max_frame_size=N: Endpoint::max_frame_size)",
+            "{max_frame_bytes}: "
+            + (
+                "the tonic client's knob for it is its own option "
+                "(--option max_frame_size=N: Endpoint::max_frame_size)"
+                if self.kind == "tonic"
+                else who + " has no knob for the MAX_FRAME_SIZE it advertises"
+            ),
         )
         if self.conn_window_bytes is not None:
             check(
@@ -343,7 +344,7 @@ class ClientConfig:
         if self.kind == "grpc-go":
             for name in ("window_bytes", "conn_window_bytes"):
                 _check_go_window(name, getattr(self, name))
-        check_stack_options(self.kind, "client", self.channel_options)
+        check_stack_options(self.kind, "client", self.channel_options, self.window_mode == "static")
         if self.kind == "tonic":
             check_tonic_windows("client", self.window_mode == "static", self.channel_options)
 
@@ -432,7 +433,9 @@ class ServerConfig:
             )
             if self.kind == "grpc-go":
                 _check_go_window("window_bytes", self.window_bytes)
-            check_stack_options(self.kind, "server", self.channel_options)
+            check_stack_options(
+                self.kind, "server", self.channel_options, self.window_mode == "static"
+            )
             if self.kind == "tonic":
                 check_tonic_windows("server", self.window_mode == "static", self.channel_options)
         _check_window("window_bytes", self.window_bytes)

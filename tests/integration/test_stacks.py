@@ -149,6 +149,21 @@ def test_an_upload_to_the_stacks_server_confirms_every_byte(stack: str, topo: To
         (["--server", "grpc-go", "--server-option", "Bar=1"], "grpc-go server: option 'Bar'"),
         (["--server", "grpc-js", "--server-mode", "bdp-off"], "the grpc-js server is static or"),
         (["--client", "grpc-go", "--window", "16KiB"], "grpc-go's lower bound"),
+        (
+            ["--client", "grpc-go", "--window", "1MiB", "--option", "InitialWindowSize=1048576"],
+            "grpc-go client: option InitialWindowSize with a static window",
+        ),
+        (
+            [
+                "--server",
+                "grpc-java",
+                "--server-window",
+                "1MiB",
+                "--server-option",
+                "flowControlWindow=65536",
+            ],
+            "grpc-java server: option flowControlWindow with a static",
+        ),
         (["--client", "grpc-js", "--window", "1MiB", "--conn-window", "4MiB"], "grpc-js sets one"),
         (["--client", "grpc-java", "--max-frame-size", "1MiB"], "grpc-java client has no knob"),
         (["--client", "grpc-rust"], "--client: 'grpc-rust' is not one of"),
