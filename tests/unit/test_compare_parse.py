@@ -155,7 +155,7 @@ def test_file_candidate_table_spec_reproduces_it() -> None:
 
 def test_file_sizes_without_a_unit_are_refused() -> None:
     """A TOML integer is no size: `conn-window = 4194304` would read as bytes silently."""
-    with pytest.raises(UsageError, match="conn-window 4194304 needs a unit, e.g. 4MiB"):
+    with pytest.raises(UsageError, match=r"conn-window 4194304 needs a unit, e\.g\. 4MiB"):
         plan_file_from_dict({"candidate": [{"client": "h2", "conn-window": 4194304}]})
 
 

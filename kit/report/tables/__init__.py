@@ -24,7 +24,7 @@ from kit.analysis.tables.uploads import upload_views
 from kit.analysis.tables.windows import table1_views
 from kit.analysis.tables.wire import wire_view
 from kit.plan.tables import TABLE_NUMBERS, TablesSettings
-from kit.report.tables.checks import render_bars
+from kit.report.tables.checks import failed_line, render_bars
 from kit.report.tables.links import render_links
 from kit.report.tables.sharing import render_sharing
 from kit.report.tables.stacks import render_stacks, stacks_views
@@ -117,6 +117,11 @@ def _not_measured(table: str) -> str:
 def render_bars_of(measurements: Sequence[Measurement]) -> str:
     """Just the checks, for the terminal at the end of a run."""
     return render_bars(evaluate_bars(group_campaigns(measurements)))
+
+
+def failed_checks_line(measurements: Sequence[Measurement]) -> str | None:
+    """The one line a tables run ends with when a check fails (None: none fails)."""
+    return failed_line(evaluate_bars(group_campaigns(measurements)))
 
 
 def render_tables(read: RecordsRead, records_name: str) -> str:
