@@ -26,6 +26,7 @@ from kit.cli.export import (
     with_progress,
     write_csv,
 )
+from kit.cli.help import RUN_EXAMPLES
 from kit.cli.options import (
     DelayDown,
     DelayUp,
@@ -378,6 +379,6 @@ def outward_address() -> str:
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(run)
+    app.command(epilog=RUN_EXAMPLES)(run)
     app.command()(proxy)
     app.command()(serve)
