@@ -111,14 +111,20 @@ def _sink(conn: socket.socket) -> None:
 
 
 def serve_upstream() -> None:
-    """Each accepted connection's first byte picks its role: b"e" echoes, anything else sinks.
+    """Each accepted connection's first byte picks its role: b"e" echoes, b"s" echoes after a
+    sleep (``kit.tools.floorbench``), anything else sinks.
     Prints the port, then serves until killed (run as its own process: see ``upstream``)."""
     listener = socket.create_server((LOOPBACK, 0))
 
     def route(conn: socket.socket) -> None:
         with contextlib.suppress(OSError):
             first = conn.recv(1, socket.MSG_PEEK)
-            (_echo if first == b"e" else _sink)(conn)
+            if first == b"s":  # the floor: an echo that sleeps the RTT itself
+                from kit.tools.floorbench import sleeping_echo
+
+                sleeping_echo(conn)
+            else:
+                (_echo if first == b"e" else _sink)(conn)
 
     print(listener.getsockname()[1], flush=True)
     while True:
