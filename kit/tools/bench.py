@@ -2,11 +2,13 @@
 
 Measured side by side in one run (these machines are shared and noisy, so no absolute
 speed is a pass/fail criterion):
-1. delay accuracy: idle ping-pong RTT through the delay line minus the configured RTT,
-   p50/p99, with ordinary blocking endpoints (minus the same ping-pong without the proxy,
-   reported beside it) at 5 ms, 20 ms, 2+10 ms and at 5 ms next to a bulk transfer (bar:
-   p50 <= 0.1 ms, p99 <= 0.3 ms idle, <= 1 ms beside the bulk), and with busy-polling
-   endpoints at 5 and 20 ms (minus the zero-delay forwarding RTT);
+1. delay accuracy against the machine's floor (``kit.tools.floorbench``): a blocking
+   ping-pong through the delay line beside the same ping-pong with no proxy, the echo
+   sleeping the RTT itself, interleaved, at 5 ms, 20 ms, 2+10 ms and 5 ms next to a bulk
+   transfer (bar: p50 <= floor + 0.05 ms, p99 <= floor + 0.3 ms; + 1 ms beside the bulk),
+   the GC levers beside the default delay line, and a neighbour's 10 ms ping-pong during a
+   max-rate PING flood, with and without the tap (bar: p50 <= floor + 1 ms); then with
+   busy-polling endpoints at 5 and 20 ms (minus the zero-delay forwarding RTT);
 2. relay ceiling at zero delay: bulk bytes through the delay line / direct, same run;
 3. h2 client efficiency with static windows (bar: >= 0.90 where window/RTT <= 200 MiB/s,
    never above 1.05);
@@ -15,9 +17,10 @@ speed is a pass/fail criterion):
    ceiling, the min rule, the jitter distribution, the estimators on 100 Mbit/s x 50 ms.
 6. the frame tap's cost (``kit.tools.tapbench``): forwarding rate with the tap / without,
    for a 17-byte PING flood, empty DATA frames, 16 KiB DATA frames and unary-like calls
-   (bar: >= 0.8: the decoder skips rather than slow the link), and a neighbour connection's
-   10 ms ping-pong error p99 during a PING flood, with and without the tap, beside the same
-   ping-pong idle and the physical floor (no proxy at all).
+   (bar: >= 0.8: the decoder skips rather than slow the link).
+
+``python -m kit.tools.bench --floor`` runs only part 1's
+floor lines; ``--links`` only part 5.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ import os
 import select
 import socket
 import struct
+import subprocess
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -125,7 +126,7 @@ def against_floor(
             with _env(env):
                 line = stack.enter_context(proxy(port, delay_up_ms, None, delay_down_ms))
             if bulk:
-                stack.enter_context(_tool_process("flood", str(line.port), "large-data"))
+                _started(stack.enter_context(_tool_process("flood", str(line.port), "large-data")))
             socks[name] = stack.enter_context(_client(line.port, ECHO_ROLE))
         hello = SLEEPING_ROLE + _DELAY.pack(round(rtt_ms * 1e6))
         socks["floor"] = stack.enter_context(_client(port, hello))
@@ -136,6 +137,14 @@ def against_floor(
             for name in order:
                 _burst(socks[name], BURST, series[name])
     return {name: errors_of(rtts, rtt_ms) for name, rtts in series.items()}
+
+
+def _started(flooder: subprocess.Popen[str]) -> None:
+    """Wait until a flood process says it sends (bounded: it prints at once when it runs)."""
+    assert flooder.stdout is not None
+    ready, _, _ = select.select([flooder.stdout], [], [], 15)
+    if not ready or not flooder.stdout.readline():
+        raise OSError("the flood process did not start")
 
 
 @contextlib.contextmanager
@@ -155,14 +164,14 @@ def flood_neighbour(
     series: dict[str, list[float]] = {"neighbour": [], "floor": []}
     with _upstream() as port, proxy(port, delay_ms, tap) as line:
         with contextlib.ExitStack() as stack:
-            stack.enter_context(_tool_process("flood", str(line.port)))
+            _started(stack.enter_context(_tool_process("flood", str(line.port))))
             socks = {
                 "neighbour": stack.enter_context(_client(line.port, ECHO_ROLE)),
                 "floor": stack.enter_context(
                     _client(port, SLEEPING_ROLE + _DELAY.pack(round(rtt_ms * 1e6)))
                 ),
             }
-            time.sleep(0.3)  # the flood is at full rate
+            time.sleep(0.2)  # the flood is at full rate
             for i in range(rounds):
                 for name in socks if i % 2 == 0 else reversed(socks):
                     _burst(socks[name], BURST, series[name])
