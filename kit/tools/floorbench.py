@@ -17,7 +17,6 @@ import contextlib
 import os
 import select
 import socket
-import struct
 import subprocess
 import time
 from collections.abc import Iterator, Mapping
@@ -27,11 +26,16 @@ from pathlib import Path
 from kit.plan.processes import LOOPBACK
 from kit.plan.units import MIB
 from kit.quantile import percentile
-from kit.tools.tapbench import _tool_process, flood, proxy, send_mib_s
+from kit.tools.tapbench import (
+    SLEEP_DELAY,
+    SLEEPING_ROLE,
+    _tool_process,
+    flood,
+    proxy,
+    send_mib_s,
+)
 
-SLEEPING_ROLE = b"s"
 ECHO_ROLE = b"e"
-_DELAY = struct.Struct(">Q")
 BURST = 20
 GAP_S = 0.002
 
@@ -48,29 +52,6 @@ class Errors:
 def errors_of(rtts_ms: list[float], rtt_ms: float) -> Errors:
     errs = [r - rtt_ms for r in rtts_ms] or [float("nan")]
     return Errors(percentile(errs, 50), percentile(errs, 99), len(rtts_ms))
-
-
-def sleeping_echo(conn: socket.socket) -> None:
-    """Reply to each byte at its arrival + the delay the client asked for (absolute timerfd)."""
-    from kit.delayline.timer import open_timerfd
-
-    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    head = b""
-    while len(head) < 1 + _DELAY.size:
-        more = conn.recv(1 + _DELAY.size - len(head))
-        if not more:
-            return
-        head += more
-    (delay_ns,) = _DELAY.unpack(head[1:])
-    timer = open_timerfd()
-    try:
-        while conn.recv(64):
-            timer.set_abs_ns(time.monotonic_ns() + delay_ns)
-            select.select([timer.fd], [], [])  # sleeps in the kernel until the deadline
-            timer.drain()
-            conn.sendall(b"p")
-    finally:
-        timer.close()
 
 
 @contextlib.contextmanager
@@ -128,7 +109,7 @@ def against_floor(
             if bulk:
                 _started(stack.enter_context(_tool_process("flood", str(line.port), "large-data")))
             socks[name] = stack.enter_context(_client(line.port, ECHO_ROLE))
-        hello = SLEEPING_ROLE + _DELAY.pack(round(rtt_ms * 1e6))
+        hello = SLEEPING_ROLE + SLEEP_DELAY.pack(round(rtt_ms * 1e6))
         socks["floor"] = stack.enter_context(_client(port, hello))
         for sock in socks.values():  # warm-up: first wake-ups, lead estimate, page faults
             _burst(sock, 5, [])
@@ -168,7 +149,7 @@ def flood_neighbour(
             socks = {
                 "neighbour": stack.enter_context(_client(line.port, ECHO_ROLE)),
                 "floor": stack.enter_context(
-                    _client(port, SLEEPING_ROLE + _DELAY.pack(round(rtt_ms * 1e6)))
+                    _client(port, SLEEPING_ROLE + SLEEP_DELAY.pack(round(rtt_ms * 1e6)))
                 ),
             }
             time.sleep(0.2)  # the flood is at full rate

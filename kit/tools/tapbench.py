@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import select
 import socket
 import statistics
 import struct
@@ -23,6 +24,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from kit.delayline.timer import open_timerfd
 from kit.plan.processes import LOOPBACK, ProxyConfig
 from kit.plan.trial import Link
 from kit.plan.units import MIB
@@ -109,6 +111,31 @@ def _sink(conn: socket.socket) -> None:
             pass
 
 
+SLEEPING_ROLE = b"s"
+SLEEP_DELAY = struct.Struct(">Q")  # after the role byte: the sleep in ns
+
+
+def sleeping_echo(conn: socket.socket) -> None:
+    """Reply to each byte at its arrival + the delay the client asked for (absolute timerfd)."""
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    head = b""
+    while len(head) < 1 + SLEEP_DELAY.size:
+        more = conn.recv(1 + SLEEP_DELAY.size - len(head))
+        if not more:
+            return
+        head += more
+    (delay_ns,) = SLEEP_DELAY.unpack(head[1:])
+    timer = open_timerfd()
+    try:
+        while conn.recv(64):
+            timer.set_abs_ns(time.monotonic_ns() + delay_ns)
+            select.select([timer.fd], [], [])  # sleeps in the kernel until the deadline
+            timer.drain()
+            conn.sendall(b"p")
+    finally:
+        timer.close()
+
+
 def serve_upstream() -> None:
     """Each accepted connection's first byte picks its role: b"e" echoes, b"s" echoes after a
     sleep (``kit.tools.floorbench``), anything else sinks.
@@ -118,9 +145,7 @@ def serve_upstream() -> None:
     def route(conn: socket.socket) -> None:
         with contextlib.suppress(OSError):
             first = conn.recv(1, socket.MSG_PEEK)
-            if first == b"s":  # the floor: an echo that sleeps the RTT itself
-                from kit.tools.floorbench import sleeping_echo
-
+            if first == SLEEPING_ROLE:  # the floor: an echo that sleeps the RTT itself
                 sleeping_echo(conn)
             else:
                 (_echo if first == b"e" else _sink)(conn)
