@@ -109,10 +109,13 @@ def test_a_flood_does_not_hold_a_neighbours_ping_pong_back(tmp_path: Path) -> No
     same ping-pong with no proxy, the echo sleeping 10 ms). A neighbour whose bytes waited
     behind the flood's backlog (one queue, or a whole due backlog written first) would be
     at least one 5 ms delay late; measured +1..+3 ms on a 2-core machine with other work
-    (+0.5 when quiet), more when the machine is saturated. Best of three: a busy host only
-    adds lateness."""
+    (+0.5 when quiet). Best of three: a busy host only adds lateness. On a saturated
+    machine (load above its cores: measured +8..+26 ms at load 8 on 2 cores, the floor
+    +0.3) the delay line, the one busy process of the path, waits for a CPU: not decided."""
     excess = []
     for attempt in range(3):
+        if os.getloadavg()[0] > (os.cpu_count() or 1):
+            pytest.skip(f"load average {os.getloadavg()[0]:.1f}: the machine is saturated")
         found, rate = flood_neighbour(5.0, rounds=2, tap=tmp_path / f"tap-{attempt}.jsonl")
         neighbour, floor = found["neighbour"], found["floor"]
         excess.append(neighbour.p50_ms - floor.p50_ms)
