@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -31,7 +32,12 @@ from kit.cli.options import (
     DelayUp,
     Jitter,
     KeepAwake,
+    LinkKindOption,
     LinkSeed,
+    Loss,
+    LossBurst,
+    Mtu,
+    Queue,
     Rate,
     RateDown,
     RateUp,
@@ -151,6 +157,11 @@ def run(
     rate_down: RateDown = None,
     jitter: Jitter = None,
     seed: LinkSeed = None,
+    link: LinkKindOption = "stream",
+    loss: Loss = None,
+    loss_burst: LossBurst = None,
+    queue: Queue = None,
+    mtu: Mtu = None,
     direct: Annotated[
         bool, typer.Option(help="Skip the delay line (no tap; RTT must be 0).")
     ] = False,
@@ -170,7 +181,14 @@ def run(
 ) -> None:
     """Run one client through a delay line to a server (ours, or --target), print the result."""
     trial = trial_from(
-        link_options(rtt, delay_up, delay_down, rate, rate_up, rate_down, jitter, seed),
+        replace(
+            link_options(rtt, delay_up, delay_down, rate, rate_up, rate_down, jitter, seed),
+            link=link,
+            loss=loss,
+            loss_burst=loss_burst,
+            queue=queue,
+            mtu=mtu,
+        ),
         ClientOptions(
             client=client,
             window=window,

@@ -14,6 +14,7 @@ the other), then writes everything due; a packet is one ``os.read`` and one ``os
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import select
 import signal
@@ -26,28 +27,17 @@ from dataclasses import dataclass, field
 from kit import __version__
 from kit.delayline.netns import CLIENT_NS_FD, SERVER_NS_FD, Side, new_side
 from kit.delayline.packets import DirectionCounts, PacketDirection
+from kit.delayline.packettap import PacketTap
+from kit.plan.packet import CLIENT_ADDR, SERVER_ADDR, ForwarderConfig, queue_bytes_for
+from kit.plan.trial import Link
 from kit.quantile import percentile
-from kit.plan.packet import CLIENT_ADDR, SERVER_ADDR, ForwarderConfig, PacketLink
+from kit.results.records import PacketSide, PacketTotals
 from kit.topology.protocol import child_main
 
 STACK = "kit.forwarder"
 READS_PER_WAKE = 64
 MAX_LATE_SAMPLES = 200_000
 MAX_PACKET_BYTES = 65_536
-
-
-@dataclass(frozen=True)
-class PacketTotals:
-    """What the forwarder did, per direction ("up": client to server)."""
-
-    up: DirectionCounts
-    down: DirectionCounts
-    wakeups: int
-    busy_s: float
-    # How late packets left against their due time (the delay error), over a bounded sample.
-    late_p50_us: float
-    late_p99_us: float
-    late_samples: int
 
 
 @dataclass
@@ -58,13 +48,13 @@ class Lane:
     dst: int
     schedule: PacketDirection
     waiting: deque[tuple[int, bytes]]
-    tap: Callable[[bytes, int], None] | None = None
+    index: int  # 0 up, 1 down
+    tap: PacketTap | None = None
     late_ns: list[int] = field(default_factory=list)
 
 
-def directions(packet: PacketLink) -> tuple[PacketDirection, PacketDirection]:
+def directions(link: Link) -> tuple[PacketDirection, PacketDirection]:
     """(up, down) schedules of a packet link, each seeded apart."""
-    link = packet.link
     out = []
     for index, (delay_ms, rate) in enumerate(
         ((link.delay_up_ms, link.rate_up_bits_s), (link.delay_down_ms, link.rate_down_bits_s))
@@ -73,10 +63,10 @@ def directions(packet: PacketLink) -> tuple[PacketDirection, PacketDirection]:
             PacketDirection(
                 round(delay_ms * 1e6),
                 rate_bits_s=rate,
-                queue_bytes=packet.queue_bytes_for(rate),
+                queue_bytes=queue_bytes_for(link, rate),
                 jitter_ns=round(link.jitter_ms * 1e6),
-                loss=packet.loss,
-                burst_len=packet.burst_len,
+                loss=link.loss,
+                burst_len=link.loss_burst_len,
                 seed=link.seed * 2 + index,
             )
         )
@@ -106,7 +96,7 @@ def _write_due(lane: Lane, now_ns: int) -> None:
         except OSError:
             continue  # the device is going away (teardown) or its queue is full: a drop
         if tap is not None:
-            tap(packet, now_ns)
+            tap.packet(lane.index, packet, now_ns)
 
 
 def forward(lanes: tuple[Lane, Lane], stop: Callable[[], bool]) -> tuple[int, float]:
@@ -131,11 +121,15 @@ def forward(lanes: tuple[Lane, Lane], stop: Callable[[], bool]) -> tuple[int, fl
 
 
 def serve(config: ForwarderConfig, ready: Callable[[int], None]) -> PacketTotals:
-    packet = config.packet
-    client = new_side(f"{CLIENT_ADDR}/32", SERVER_ADDR, packet.mtu, CLIENT_NS_FD)
-    server = new_side(f"{SERVER_ADDR}/32", CLIENT_ADDR, packet.mtu, SERVER_NS_FD)
-    up, down = directions(packet)
-    lanes = (Lane(client.tun_fd, server.tun_fd, up, deque()), Lane(server.tun_fd, client.tun_fd, down, deque()))
+    link = config.link
+    client = new_side(f"{CLIENT_ADDR}/32", SERVER_ADDR, link.mtu, CLIENT_NS_FD)
+    server = new_side(f"{SERVER_ADDR}/32", CLIENT_ADDR, link.mtu, SERVER_NS_FD)
+    up, down = directions(link)
+    tap = None if config.tap_path is None else PacketTap(config.tap_path)
+    lanes = (
+        Lane(client.tun_fd, server.tun_fd, up, deque(), 0, tap),
+        Lane(server.tun_fd, client.tun_fd, down, deque(), 1, tap),
+    )
     stopping = []
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.append(True))
@@ -143,15 +137,24 @@ def serve(config: ForwarderConfig, ready: Callable[[int], None]) -> PacketTotals
     wakeups, busy_s = forward(lanes, lambda: bool(stopping))
     _close(client, server)
     late = lanes[0].late_ns + lanes[1].late_ns or [0]
-    return PacketTotals(
-        up.counts,
-        down.counts,
+    totals = PacketTotals(
+        _side(up.counts),
+        _side(down.counts),
         wakeups,
         round(busy_s, 3),
         round(percentile(late, 50) / 1e3, 1),
         round(percentile(late, 99) / 1e3, 1),
         len(late),
     )
+    if tap is not None:
+        problem = tap.close(totals, time.monotonic_ns())
+        if problem is not None:
+            print(f"{STACK}: {problem}", file=sys.stderr, flush=True)
+    return totals
+
+
+def _side(counts: DirectionCounts) -> PacketSide:
+    return PacketSide(**dataclasses.asdict(counts))
 
 
 def _close(*sides: Side) -> None:

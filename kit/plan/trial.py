@@ -44,6 +44,12 @@ WINDOW_MODES: tuple[str, ...] = ("dynamic", "static", "bdp-off", "pool")
 CREDIT_POLICIES: tuple[str, ...] = ("immediate", "half", "quarter")
 CONN_CREDITS: tuple[str, ...] = ("receipt", "read")
 WORKLOAD_KINDS: tuple[str, ...] = ("download", "unary", "upload")
+LinkKind = Literal["stream", "packet"]
+LINK_KINDS: tuple[str, ...] = ("stream", "packet")
+MIN_MTU = 576
+MAX_MTU = 65_000  # a TUN device takes packets up to 64 KiB
+DEFAULT_MTU = 1500
+MAX_LOSS = 0.5
 
 # Every client stack warms each connection the same way before the timed phase, as the
 # reference study did: SETTINGS settled, then one Ping call. Nothing else moves, so a dynamic
@@ -159,6 +165,15 @@ class Link:
     rate_down_bits_s: float | None = None
     jitter_ms: float = 0.0
     seed: int = DEFAULT_LINK_SEED
+    # The packet link only (``kind="packet"``, see ``kit.plan.packet``): the kernels' TCP
+    # runs over it, so IP packets can be lost (``loss``, in both directions, Gilbert-Elliott
+    # bursts of mean ``loss_burst_len`` when > 0) and a rate has a drop-tail queue of
+    # ``queue_bytes`` (None: one bandwidth-delay product, at least 64 KiB).
+    kind: LinkKind = "stream"
+    loss: float = 0.0
+    loss_burst_len: float = 0.0
+    queue_bytes: int | None = None
+    mtu: int = DEFAULT_MTU
 
     def __post_init__(self) -> None:
         _check_delay("delay_up_ms", self.delay_up_ms)
@@ -166,6 +181,7 @@ class Link:
         _check_rate_jitter_seed(
             self.rate_up_bits_s, self.rate_down_bits_s, self.jitter_ms, self.seed
         )
+        _check_packet_fields(self)
 
     @classmethod
     def from_rtt(cls, rtt_ms: float) -> Link:
@@ -198,6 +214,49 @@ def link_text(link: Link) -> str:
     if link.jitter_ms:
         text += f", jitter +-{link.jitter_ms:g} ms (seed {link.seed})"
     return text
+
+
+def _check_packet_fields(link: Link) -> None:
+    _check_choice("{kind}", link.kind, LINK_KINDS)
+    check(
+        is_number(link.loss) and 0 <= link.loss <= MAX_LOSS,
+        "{loss}: {0} is outside 0..0.5 (a fraction of packets)",
+        link.loss,
+    )
+    check(
+        link.loss_burst_len == 0
+        or (is_number(link.loss_burst_len) and 1 <= link.loss_burst_len <= 1000 and link.loss > 0),
+        "{loss_burst_len}: {0} packets must be 1..1000, with a loss above 0",
+        link.loss_burst_len,
+    )
+    check(
+        is_int(link.mtu) and MIN_MTU <= link.mtu <= MAX_MTU,
+        "{mtu}: {0} bytes is outside " + f"{MIN_MTU}..{MAX_MTU}",
+        link.mtu,
+    )
+    check(
+        link.queue_bytes is None or (is_int(link.queue_bytes) and link.queue_bytes >= link.mtu),
+        "{queue_bytes}: {0} bytes must hold at least one packet (the MTU, {1} bytes)",
+        link.queue_bytes,
+        link.mtu,
+    )
+    if link.kind == "stream":
+        packet_only = [
+            name
+            for name, value, default in (
+                ("loss", link.loss, 0.0),
+                ("loss_burst_len", link.loss_burst_len, 0.0),
+                ("queue_bytes", link.queue_bytes, None),
+                ("mtu", link.mtu, DEFAULT_MTU),
+            )
+            if value != default
+        ]
+        check(
+            not packet_only,
+            "{kind}: {0} need(s) the packet link (the stream link loses no bytes, has no "
+            "queue to drop from and no packets)",
+            ", ".join(packet_only),
+        )
 
 
 def _check_rate_jitter_seed(
