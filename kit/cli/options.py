@@ -138,6 +138,14 @@ Queue = Annotated[
 Mtu = Annotated[
     int | None, typer.Option("--mtu", help="Packet link: MTU of its devices (default 1500).")
 ]
+Congestion = Annotated[
+    str | None,
+    typer.Option(
+        "--cc",
+        help="Packet link: the kernels' congestion control: cubic, bbr, reno (default: "
+        "this machine's).",
+    ),
+]
 Target = Annotated[
     str | None,
     typer.Option(

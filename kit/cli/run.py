@@ -28,6 +28,7 @@ from kit.cli.export import (
     write_csv,
 )
 from kit.cli.options import (
+    Congestion,
     DelayDown,
     DelayUp,
     Jitter,
@@ -162,6 +163,7 @@ def run(
     loss_burst: LossBurst = None,
     queue: Queue = None,
     mtu: Mtu = None,
+    cc: Congestion = None,
     direct: Annotated[
         bool, typer.Option(help="Skip the delay line (no tap; RTT must be 0).")
     ] = False,
@@ -188,6 +190,7 @@ def run(
             loss_burst=loss_burst,
             queue=queue,
             mtu=mtu,
+            cc=cc,
         ),
         ClientOptions(
             client=client,

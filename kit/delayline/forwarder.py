@@ -122,8 +122,8 @@ def forward(lanes: tuple[Lane, Lane], stop: Callable[[], bool]) -> tuple[int, fl
 
 def serve(config: ForwarderConfig, ready: Callable[[int], None]) -> PacketTotals:
     link = config.link
-    client = new_side(f"{CLIENT_ADDR}/32", SERVER_ADDR, link.mtu, CLIENT_NS_FD)
-    server = new_side(f"{SERVER_ADDR}/32", CLIENT_ADDR, link.mtu, SERVER_NS_FD)
+    client = new_side(f"{CLIENT_ADDR}/32", SERVER_ADDR, link.mtu, CLIENT_NS_FD, link.congestion)
+    server = new_side(f"{SERVER_ADDR}/32", CLIENT_ADDR, link.mtu, SERVER_NS_FD, link.congestion)
     up, down = directions(link)
     tap = None if config.tap_path is None else PacketTap(config.tap_path)
     lanes = (

@@ -19,7 +19,7 @@ import struct
 import subprocess
 from dataclasses import dataclass
 
-from kit.errors import TopologyError
+from kit.errors import TopologyError, UsageError
 
 CLONE_NEWNET = 0x40000000
 TUNSETIFF = 0x400454CA
@@ -68,9 +68,24 @@ def _open_tun() -> int:
     return fd
 
 
-def new_side(addr: str, peer: str, mtu: int, keep_at: int) -> Side:
+def _set_congestion(name: str) -> None:
+    """The namespace's default congestion control (a per-namespace sysctl)."""
+    try:
+        with open("/proc/sys/net/ipv4/tcp_congestion_control", "w", encoding="ascii") as f:
+            f.write(name)
+    except OSError:
+        with open("/proc/sys/net/ipv4/tcp_available_congestion_control", encoding="ascii") as f:
+            known = f.read().strip()
+        raise UsageError(
+            f"--cc: {name!r} is not available here (this kernel has: {known})"
+        ) from None
+
+
+def new_side(addr: str, peer: str, mtu: int, keep_at: int, congestion: str = "") -> Side:
     """A new namespace (this process moves into it) with ``lo`` and the TUN device up."""
     _unshare_net()
+    if congestion:
+        _set_congestion(congestion)
     ns_fd = os.open("/proc/self/ns/net", os.O_RDONLY)
     os.dup2(ns_fd, keep_at, inheritable=False)
     os.close(ns_fd)

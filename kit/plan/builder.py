@@ -146,6 +146,7 @@ def link_from(o: LinkOptions, default_rtt: str = DEFAULT_RTT) -> Link:
             loss_burst_len=burst_len,
             mtu=mtu,
             queue_bytes=_queue_bytes(o, link),
+            congestion="" if o.cc is None else str(o.cc),
         )
 
 

@@ -135,6 +135,7 @@ class LinkOptions(Options):
     loss_burst: Raw | None = option_field("loss-burst", item=False, sets="loss_burst_len")
     queue: Raw | None = option_field("queue", item=False, sets="queue_bytes")
     mtu: Raw | None = option_field("mtu", item=False)
+    cc: Raw | None = option_field("cc", item=False, sets="congestion")
 
 
 @dataclass(frozen=True)

@@ -174,6 +174,7 @@ class Link:
     loss_burst_len: float = 0.0
     queue_bytes: int | None = None
     mtu: int = DEFAULT_MTU
+    congestion: str = ""  # the kernels' congestion control in the namespaces ("": default)
 
     def __post_init__(self) -> None:
         _check_delay("delay_up_ms", self.delay_up_ms)
@@ -230,6 +231,11 @@ def _check_packet_fields(link: Link) -> None:
         link.loss_burst_len,
     )
     check(
+        link.congestion == "" or link.congestion.isidentifier(),
+        "{congestion}: {0!r} is not a congestion-control name (cubic, bbr, reno)",
+        link.congestion,
+    )
+    check(
         is_int(link.mtu) and MIN_MTU <= link.mtu <= MAX_MTU,
         "{mtu}: {0} bytes is outside " + f"{MIN_MTU}..{MAX_MTU}",
         link.mtu,
@@ -248,14 +254,15 @@ def _check_packet_fields(link: Link) -> None:
                 ("loss_burst_len", link.loss_burst_len, 0.0),
                 ("queue_bytes", link.queue_bytes, None),
                 ("mtu", link.mtu, DEFAULT_MTU),
+                ("congestion", link.congestion, ""),
             )
             if value != default
         ]
         check(
             not packet_only,
-            "{kind}: {0} need(s) the packet link (the stream link loses no bytes, has no "
-            "queue to drop from and no packets)",
-            ", ".join(packet_only),
+            ", ".join(_placeholder(name) for name in packet_only)
+            + ": only on the packet link ({kind} packet); the stream link loses no bytes and "
+            "has no packets or queue to drop from",
         )
 
 
