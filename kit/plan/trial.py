@@ -855,6 +855,10 @@ _LATER_FIELDS = frozenset(
         "seed",
     }
 )
+# The packet link's fields came later still (``kind`` is also the client's and workload's).
+_LATER_LINK_FIELDS = frozenset(
+    {"kind", "loss", "loss_burst_len", "queue_bytes", "mtu", "congestion"}
+)
 
 
 def fingerprint(trial: Trial) -> dict[str, object]:
@@ -867,7 +871,8 @@ def fingerprint(trial: Trial) -> dict[str, object]:
     parts = ((trial.client, client), (trial.workload, data["workload"]), (trial.link, data["link"]))
     for part, value in parts:
         for f in dataclasses.fields(part):
-            if f.name in _LATER_FIELDS and getattr(part, f.name) == f.default:
+            later = f.name in _LATER_FIELDS or (part is trial.link and f.name in _LATER_LINK_FIELDS)
+            if later and getattr(part, f.name) == f.default:
                 del value[f.name]
     if trial.server.kind == "grpcio":  # servers of other stacks came later too
         del data["server"]["kind"]
