@@ -14,7 +14,7 @@ import subprocess
 import threading
 
 from kit.delayline.netns import CLIENT_NS_FD, SERVER_NS_FD, missing, nsenter_prefix
-from kit.errors import TopologyError
+from kit.errors import UsageError
 from kit.plan.packet import SERVER_ADDR, ForwarderConfig
 from kit.plan.processes import ServerProcess
 from kit.plan.trial import Link, ServerConfig
@@ -34,10 +34,11 @@ def in_namespace(program: Program, forwarder_pid: int, ns_fd: int) -> Program:
 
 
 def check_packet_link() -> None:
-    """``TopologyError`` (one line: what is missing) when the packet link cannot run here."""
+    """``UsageError`` (exit 2, one line: what is missing) when the packet link cannot run
+    here: like an option this machine does not offer."""
     why = missing()
     if why is not None:
-        raise TopologyError(why)
+        raise UsageError(f"--link packet: {why}")
 
 
 class PacketPath:

@@ -88,7 +88,7 @@ def test_a_killed_packet_run_leaves_no_namespace_or_process(
         proc.send_signal(signum)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == (130 if signum == signal.SIGINT else -signal.SIGKILL), err
-    gone, alive = psutil.wait_procs(kids, timeout=10)
+    _gone, alive = psutil.wait_procs(kids, timeout=10)
     assert not alive, alive
     deadline = time.monotonic() + 5
     while net_namespaces() != before and time.monotonic() < deadline:

@@ -76,7 +76,7 @@ def test_jitter_never_reorders_and_stays_within_bounds() -> None:
     assert all(x is not None for x in dues)
     got = [x for x in dues if x is not None]
     assert got == sorted(got)
-    assert all(15_000_000 <= due - i * 100_000 for i, due in enumerate(got))
+    assert all(due - i * 100_000 >= 15_000_000 for i, due in enumerate(got))
     assert max(due - i * 100_000 for i, due in enumerate(got)) <= 25_000_000 + 5_000_000
 
 
