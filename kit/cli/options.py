@@ -146,6 +146,20 @@ Congestion = Annotated[
         "this machine's).",
     ),
 ]
+RateStepsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--rate-steps",
+        help="Down rate changing over time, looped: 100Mbit:5s,10Mbit:5s (either link).",
+    ),
+]
+TraceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--trace",
+        help="Down rate from a mahimahi trace file (one line per 1500-byte delivery, ms).",
+    ),
+]
 Target = Annotated[
     str | None,
     typer.Option(

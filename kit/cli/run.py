@@ -41,6 +41,7 @@ from kit.cli.options import (
     Queue,
     Rate,
     RateDown,
+    RateStepsOption,
     RateUp,
     Rtt,
     ServerMode,
@@ -48,6 +49,7 @@ from kit.cli.options import (
     ServerStack,
     ServerWindow,
     Target,
+    TraceOption,
     TransferSize,
     Units,
     Verbose,
@@ -164,6 +166,8 @@ def run(
     queue: Queue = None,
     mtu: Mtu = None,
     cc: Congestion = None,
+    rate_steps: RateStepsOption = None,
+    trace: TraceOption = None,
     direct: Annotated[
         bool, typer.Option(help="Skip the delay line (no tap; RTT must be 0).")
     ] = False,
@@ -191,6 +195,8 @@ def run(
             queue=queue,
             mtu=mtu,
             cc=cc,
+            rate_steps=rate_steps,
+            trace=trace,
         ),
         ClientOptions(
             client=client,

@@ -28,6 +28,7 @@ from kit import __version__
 from kit.delayline.netns import CLIENT_NS_FD, SERVER_NS_FD, Side, new_side
 from kit.delayline.packets import DirectionCounts, PacketDirection
 from kit.delayline.packettap import PacketTap
+from kit.delayline.schedule import link_bottleneck
 from kit.plan.packet import CLIENT_ADDR, SERVER_ADDR, ForwarderConfig, queue_bytes_for
 from kit.plan.trial import Link
 from kit.quantile import percentile
@@ -56,14 +57,17 @@ class Lane:
 def directions(link: Link) -> tuple[PacketDirection, PacketDirection]:
     """(up, down) schedules of a packet link, each seeded apart."""
     out = []
-    for index, (delay_ms, rate) in enumerate(
-        ((link.delay_up_ms, link.rate_up_bits_s), (link.delay_down_ms, link.rate_down_bits_s))
+    for index, (name, delay_ms) in enumerate(
+        (("up", link.delay_up_ms), ("down", link.delay_down_ms))
     ):
+        bottleneck = link_bottleneck(link, name)
         out.append(
             PacketDirection(
                 round(delay_ms * 1e6),
-                rate_bits_s=rate,
-                queue_bytes=queue_bytes_for(link, rate),
+                bottleneck=bottleneck,
+                queue_bytes=queue_bytes_for(
+                    link, None if bottleneck is None else bottleneck.rate_bits_s
+                ),
                 jitter_ns=round(link.jitter_ms * 1e6),
                 loss=link.loss,
                 burst_len=link.loss_burst_len,

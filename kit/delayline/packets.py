@@ -80,6 +80,7 @@ class PacketDirection:
         delay_ns: int,
         *,
         rate_bits_s: float | None = None,
+        bottleneck: Bottleneck | None = None,
         queue_bytes: int = 0,
         jitter_ns: int = 0,
         loss: float = 0.0,
@@ -91,7 +92,9 @@ class PacketDirection:
         if not 0 <= loss < 1:
             raise UsageError(f"loss: {loss} must be at least 0 and below 1")
         self.delay_ns, self.jitter_ns = delay_ns, jitter_ns
-        self.bottleneck = None if rate_bits_s is None else Bottleneck(rate_bits_s)
+        if bottleneck is None and rate_bits_s is not None:
+            bottleneck = Bottleneck(rate_bits_s)
+        self.bottleneck = bottleneck
         self.queue_bytes = queue_bytes
         self._rng = random.Random(seed)
         self.loss_model = _loss_model(loss, burst_len, random.Random(seed * 7919 + 1))

@@ -38,6 +38,7 @@ from kit.plan.options import (
     spellings,
 )
 from kit.plan.stack_options import STACK_OPTIONS
+from kit.plan.trace import parse_rate_steps, read_trace
 from kit.plan.trial import (
     CLIENT_KINDS,
     DEFAULT_LINK_SEED,
@@ -52,6 +53,7 @@ from kit.plan.trial import (
     Link,
     LinkKind,
     OptionValue,
+    RateStep,
     ServerConfig,
     ServerKind,
     Trial,
@@ -147,7 +149,18 @@ def link_from(o: LinkOptions, default_rtt: str = DEFAULT_RTT) -> Link:
             mtu=mtu,
             queue_bytes=_queue_bytes(o, link),
             congestion="" if o.cc is None else str(o.cc),
+            rate_steps=_rate_steps(o),
         )
+
+
+def _rate_steps(o: LinkOptions) -> tuple[RateStep, ...]:
+    if o.rate_steps is not None and o.trace is not None:
+        raise UsageError(f"{o.name('trace')}: give {o.name('rate_steps')} or a trace, not both")
+    if o.rate_steps is not None:
+        return parse_rate_steps(str(o.rate_steps), o.name("rate_steps"))
+    if o.trace is not None:
+        return read_trace(str(o.trace), o.name("trace"))
+    return ()
 
 
 def _loss(o: LinkOptions) -> tuple[float, float]:

@@ -136,6 +136,8 @@ class LinkOptions(Options):
     queue: Raw | None = option_field("queue", item=False, sets="queue_bytes")
     mtu: Raw | None = option_field("mtu", item=False)
     cc: Raw | None = option_field("cc", item=False, sets="congestion")
+    rate_steps: Raw | None = option_field("rate-steps", item=False)
+    trace: Raw | None = option_field("trace", item=False, sets="rate_steps")
 
 
 @dataclass(frozen=True)

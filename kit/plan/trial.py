@@ -151,6 +151,31 @@ def _check_rate(name: str, value: float | None) -> None:
 
 
 @dataclass(frozen=True)
+class RateStep:
+    """One step of a rate that changes over time: ``rate_bits_s`` (0: an outage) for
+    ``duration_ms``; a link's steps loop."""
+
+    rate_bits_s: float
+    duration_ms: float
+
+    def __post_init__(self) -> None:
+        check(
+            is_number(self.rate_bits_s)
+            and (self.rate_bits_s == 0 or rate_in_range(self.rate_bits_s)),
+            "{rate_steps}: a rate of {0} bit/s is outside " + RATE_RANGE + " (or 0)",
+            self.rate_bits_s,
+        )
+        check(
+            is_number(self.duration_ms) and 0 < self.duration_ms <= 3_600_000,
+            "{rate_steps}: a step of {0} ms is outside 0..1 h",
+            self.duration_ms,
+        )
+
+
+MAX_RATE_STEPS = 2000  # a link travels to its processes as JSON on their command line
+
+
+@dataclass(frozen=True)
 class Link:
     """The delay line: each direction delays every chunk by a fixed time; RTT is their sum.
 
@@ -175,6 +200,8 @@ class Link:
     queue_bytes: int | None = None
     mtu: int = DEFAULT_MTU
     congestion: str = ""  # the kernels' congestion control in the namespaces ("": default)
+    # A down rate that changes over time, looped (``--rate-steps``, ``--trace``); either link.
+    rate_steps: tuple[RateStep, ...] = ()
 
     def __post_init__(self) -> None:
         _check_delay("delay_up_ms", self.delay_up_ms)
@@ -183,6 +210,7 @@ class Link:
             self.rate_up_bits_s, self.rate_down_bits_s, self.jitter_ms, self.seed
         )
         _check_packet_fields(self)
+        _check_rate_steps(self)
 
     @classmethod
     def from_rtt(cls, rtt_ms: float) -> Link:
@@ -195,7 +223,11 @@ class Link:
 
     @property
     def limited(self) -> bool:
-        return self.rate_up_bits_s is not None or self.rate_down_bits_s is not None
+        return (
+            self.rate_up_bits_s is not None
+            or self.rate_down_bits_s is not None
+            or bool(self.rate_steps)
+        )
 
 
 def link_text(link: Link) -> str:
@@ -215,6 +247,20 @@ def link_text(link: Link) -> str:
     if link.jitter_ms:
         text += f", jitter +-{link.jitter_ms:g} ms (seed {link.seed})"
     return text
+
+
+def _check_rate_steps(link: Link) -> None:
+    if not link.rate_steps:
+        return
+    check(
+        len(link.rate_steps) <= MAX_RATE_STEPS and any(s.rate_bits_s > 0 for s in link.rate_steps),
+        "{rate_steps}: {0} steps; give 1.." + f"{MAX_RATE_STEPS}" + ", at least one above 0",
+        len(link.rate_steps),
+    )
+    check(
+        link.rate_down_bits_s is None,
+        "{rate_down_bits_s}: the down rate follows the rate steps; give one or the other",
+    )
 
 
 def _check_packet_fields(link: Link) -> None:

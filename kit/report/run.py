@@ -88,6 +88,8 @@ def _link_rows(link: Link, bdp: int | None) -> list[Row]:
     if link.jitter_ms:
         unit = "packet" if link.kind == "packet" else "chunk"
         rows.append(("jitter", f"+-{link.jitter_ms:g} ms per {unit} (seed {link.seed})"))
+    if link.rate_steps:
+        rows.append(("down rate over time", _steps_text(link)))
     if link.kind == "packet":
         rows.append(("packet link", packet_link_text(link)))
         mathis = mathis_bits_s(link)
@@ -99,6 +101,20 @@ def _link_rows(link: Link, bdp: int | None) -> list[Row]:
 
 
 MAX_TCP_ROWS = 8
+MAX_STEPS_SHOWN = 4
+
+
+def _steps_text(link: Link) -> str:
+    """The rate steps (a few), or their summary (a trace's many)."""
+    steps = link.rate_steps
+    period_ms = sum(s.duration_ms for s in steps)
+    mean = sum(s.rate_bits_s * s.duration_ms for s in steps) / period_ms
+    if len(steps) <= MAX_STEPS_SHOWN:
+        shown = ", ".join(f"{format_rate(s.rate_bits_s)} {s.duration_ms:g} ms" for s in steps)
+    else:
+        rates = [s.rate_bits_s for s in steps]
+        shown = f"{len(steps)} steps, {format_rate(min(rates))}..{format_rate(max(rates))}"
+    return f"{shown}; looped every {period_ms:g} ms, mean {format_rate(mean)}"
 
 
 def _tcp_rows(views: tuple[TcpView, ...]) -> list[Row]:

@@ -10,8 +10,10 @@ import pytest
 
 from kit.capture.tcpstream import TcpStreams, parse_segment
 from kit.delayline.packets import PacketDirection
+from kit.delayline.schedule import Bottleneck, RateSteps
 from kit.errors import UsageError
 from kit.plan.packet import mathis_bits_s, queue_bytes_for
+from kit.plan.trace import parse_rate_steps, trace_steps
 from kit.plan.trial import Link
 from kit.topology.packet import parse_ss
 
@@ -161,3 +163,37 @@ def test_ss_output_gives_each_connection_its_kernel_view() -> None:
     assert (view.congestion, view.cwnd_packets, view.mss_bytes) == ("cubic", 37, 1448)
     assert (view.srtt_ms, view.retransmits, view.bytes_sent) == (51.9, 4, 3774873)
     assert view.peer == "[::ffff:10.203.0.1]:44834"
+
+
+# --- rates that change over time (either link) ---------------------------------------------
+
+
+def test_rate_steps_serialise_at_each_steps_rate_and_loop() -> None:
+    # 12 Mbit/s (1 ms per 1500 B) for 3 ms, then an outage of 2 ms, looped.
+    b = Bottleneck(0.0, RateSteps([(12e6, 3_000_000), (0.0, 2_000_000)]))
+    exits = [b.exit_ns(1500, 0) for _ in range(7)]
+    assert exits == [1_000_000, 2_000_000, 3_000_000, 6_000_000, 7_000_000, 8_000_000, 11_000_000]
+    assert b.rate_bits_s == pytest.approx(12e6 * 3 / 5)
+    assert b.queued_bytes(0) == pytest.approx(7 * 1500, abs=1)
+
+
+def test_a_trace_becomes_the_rate_it_delivers() -> None:
+    # Two 1500-byte opportunities in every ms of the first 10 ms, none in the next 10.
+    text = "\n".join(str(t) for t in range(1, 11) for _ in range(2)) + "\n20\n"
+    steps = trace_steps(text)
+    assert len(steps) == 20 and all(s.duration_ms == 1 for s in steps)
+    assert steps[0].rate_bits_s == pytest.approx(2 * 1500 * 8 / 1e-3)
+    assert steps[10].rate_bits_s == 0 and steps[19].rate_bits_s > 0
+
+
+def test_rate_steps_text_and_bad_traces() -> None:
+    steps = parse_rate_steps("100Mbit:5s,10Mbit:500ms")
+    assert [(s.rate_bits_s, s.duration_ms) for s in steps] == [(100e6, 5000.0), (10e6, 500.0)]
+    with pytest.raises(UsageError, match="RATE:DURATION"):
+        parse_rate_steps("100Mbit")
+    with pytest.raises(UsageError, match="not decrease"):
+        trace_steps("5\n3\n")
+    with pytest.raises(UsageError, match="line 2"):
+        trace_steps("1\nx\n")
+    with pytest.raises(UsageError, match="down rate follows"):
+        Link(rate_down_bits_s=1e6, rate_steps=steps)
