@@ -137,7 +137,7 @@ class LinkOptions(Options):
     mtu: Raw | None = option_field("mtu", item=False)
     cc: Raw | None = option_field("cc", item=False, sets="congestion")
     rate_steps: Raw | None = option_field("rate-steps", item=False)
-    trace: Raw | None = option_field("trace", item=False, sets="rate_steps")
+    trace: Raw | None = option_field("trace", item=False)
 
 
 @dataclass(frozen=True)

@@ -903,7 +903,7 @@ _LATER_FIELDS = frozenset(
 )
 # The packet link's fields came later still (``kind`` is also the client's and workload's).
 _LATER_LINK_FIELDS = frozenset(
-    {"kind", "loss", "loss_burst_len", "queue_bytes", "mtu", "congestion"}
+    {"kind", "loss", "loss_burst_len", "queue_bytes", "mtu", "congestion", "rate_steps"}
 )
 
 
