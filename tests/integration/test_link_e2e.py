@@ -272,3 +272,14 @@ def test_compare_on_a_rate_limited_link(tmp_path: Path) -> None:
 def test_compare_preset_refuses_a_rate() -> None:
     proc = kit_here("compare", "--preset", "windows", "--rate", "1Gbit")
     assert proc.returncode == 2 and "--rate" in proc.stderr
+
+
+def test_rate_steps_give_their_mean_rate_on_the_stream_link(tmp_path: Path) -> None:
+    """40 then 10 Mbit/s, 200 ms each: a 1.6 s phase holds four loops, whatever phase of
+    the loop it starts in, so goodput is the mean (25 Mbit/s): at most +3% over it, at least
+    0.85 of it (the first RTT carries nothing, and the machine is shared)."""
+    data = run_json(
+        tmp_path, "--rtt", "10ms", "--rate-steps", "40Mbit:200ms,10Mbit:200ms", "--client", "h2",
+        "--window", "4MiB", "--duration", "1.6s",
+    )  # fmt: skip
+    assert 0.85 * 25 <= data["throughput_mbit_s"] <= 1.03 * 25, data["throughput_mbit_s"]
