@@ -23,15 +23,16 @@ from typing import Any, cast
 
 from kit.errors import RecordsError, UsageError
 from kit.results.codec import decode_line, encode_line
-from kit.results.records import LinkConnection, PacketTotals, ProxyTotals, TapConnection
+from kit.results.records import LinkChange, LinkConnection, PacketTotals, ProxyTotals, TapConnection
 
 TAP_SCHEMA = 2
-TapLine = TapConnection | ProxyTotals | LinkConnection | PacketTotals
+TapLine = TapConnection | ProxyTotals | LinkConnection | PacketTotals | LinkChange
 TAP_KINDS: dict[str, type[Any]] = {
     "conn": TapConnection,
     "proxy": ProxyTotals,
     "link": LinkConnection,
     "packet": PacketTotals,
+    "change": LinkChange,
 }
 _KIND_OF = {cls: kind for kind, cls in TAP_KINDS.items()}
 

@@ -55,6 +55,7 @@ from kit.cli.options import (
     Verbose,
 )
 from kit.cli.output import topology
+from kit.delayline.control import start_control
 from kit.delayline.relay import run_proxy_blocking
 from kit.errors import Interrupted, RecordsError, UsageError
 from kit.plan.builder import link_from, server_from, trial_from
@@ -303,6 +304,13 @@ def proxy(
     max_buffered_bytes: Annotated[
         str, typer.Option(help="Bytes held in all delay queues together; at it, reading pauses.")
     ] = size_spec(DEFAULT_MAX_BUFFERED_BYTES),
+    control: Annotated[
+        str | None,
+        typer.Option(
+            help="HOST:PORT (loopback) of an HTTP JSON API to read and change the link while "
+            "it runs: GET/POST /link."
+        ),
+    ] = None,
 ) -> None:
     """Run a standalone delay line (with frame tap) until Ctrl-C."""
     link = link_from(
@@ -320,7 +328,16 @@ def proxy(
         max_connections=max_connections,
         max_buffered_bytes=parse_size_bytes(max_buffered_bytes, option="--max-buffered-bytes"),
     )
-    run_proxy_blocking(config, announce=typer.echo)
+    api = None
+    if control is not None:
+        control_host, control_port = split_host_port(control, "--control")
+        api = start_control(control_host, control_port, config.tap_path, typer.echo)
+        typer.echo(f"control API on http://{control_host}:{api.server_port}/link (GET, POST)")
+    try:
+        run_proxy_blocking(config, announce=typer.echo)
+    finally:
+        if api is not None:
+            api.shutdown()
 
 
 def link_options(

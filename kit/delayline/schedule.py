@@ -29,6 +29,7 @@ is ``peak_queued_bytes``. ``delivered`` is a bounded trace of the bytes released
 from __future__ import annotations
 
 import random
+import weakref
 from collections import deque
 from collections.abc import Sequence
 
@@ -155,6 +156,14 @@ class Bottleneck:
         if queued > self.peak_queued_bytes:
             self.peak_queued_bytes = queued
         return queued
+
+    def set_rate(self, rate_bits_s: float) -> None:
+        """A new rate for what arrives from now on (``kit proxy --control``); what is queued
+        keeps its exit times. Not for a link with rate steps."""
+        if not rate_bits_s > 0 or self.steps is not None:
+            raise UsageError(f"rate: {rate_bits_s} bit/s must be above 0 (and no rate steps)")
+        self.rate_bits_s = rate_bits_s
+        self.ns_per_byte = 8e9 / rate_bits_s
 
     def forget(self, n_bytes: int, now_ns: int) -> None:
         """``n_bytes`` still waiting here were dropped (their connection closed): the link
@@ -324,9 +333,48 @@ class DelayQueue:
         return due
 
 
+class LiveLink:
+    """Every queue and bottleneck of this process's delay line, by direction, so a control
+    (``kit proxy --control``) can change delay, jitter and rate while traffic flows: a
+    changed delay applies to chunks arriving from then on (those queued keep their times,
+    and FIFO order holds), as does a changed rate."""
+
+    def __init__(self) -> None:
+        self.queues: dict[str, weakref.WeakSet[DelayQueue]] = {
+            "up": weakref.WeakSet(),
+            "down": weakref.WeakSet(),
+        }
+        self.bottlenecks: dict[str, Bottleneck | None] = {"up": None, "down": None}
+        self.started: Link | None = None  # the link the delay line started with
+        self.changed: Link | None = None  # set only by a control: new queues follow it
+
+    def change(self, link: Link) -> None:
+        """Apply ``link``'s delays, jitter and rates (a rate only where there is a bottleneck)."""
+        for direction in ("up", "down"):
+            delay_ms = link.delay_up_ms if direction == "up" else link.delay_down_ms
+            for queue in list(self.queues[direction]):
+                queue.delay_ns = round(delay_ms * 1e6)
+                queue.jitter_ns = round(link.jitter_ms * 1e6)
+            rate = link.rate_up_bits_s if direction == "up" else link.rate_down_bits_s
+            bottleneck = self.bottlenecks[direction]
+            if bottleneck is not None and rate is not None:
+                bottleneck.set_rate(rate)
+        self.changed = link
+
+    @property
+    def link(self) -> Link | None:
+        return self.changed or self.started
+
+
+LIVE = LiveLink()
+
+
 def bottleneck_for(config: ProxyConfig, direction: str) -> Bottleneck | None:
     """The proxy-wide bottleneck of one direction ("up" or "down"), None when unlimited."""
-    return link_bottleneck(config.link, direction)
+    bottleneck = link_bottleneck(config.link, direction)
+    LIVE.bottlenecks[direction] = bottleneck
+    LIVE.started = config.link
+    return bottleneck
 
 
 def link_bottleneck(link: Link, direction: str) -> Bottleneck | None:
@@ -344,15 +392,17 @@ def queue_for(
     """The queue of one direction of connection ``conn_id``; its jitter is seeded from the
     config's seed, the connection and the direction, so a run with the same seed and the
     same connection order draws the same delays."""
-    link = config.link
+    link = LIVE.changed or config.link  # changed by a control since the start, or as started
     delay_ms = link.delay_up_ms if direction == "up" else link.delay_down_ms
-    return DelayQueue(
+    queue = DelayQueue(
         round(delay_ms * 1e6),
         config.buffer_cap_bytes,
         bottleneck=bottleneck,
         jitter_ns=round(link.jitter_ms * 1e6),
         seed=hash_seed(link.seed, conn_id, direction),
     )
+    LIVE.queues[direction].add(queue)
+    return queue
 
 
 def hash_seed(seed: int, conn_id: int, direction: str) -> int:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from kit.plan.trial import Trial
+from kit.plan.trial import Link, Trial
 from kit.results.client import ClientResult
 
 CPU_BOUND_FRACTION = 0.90
@@ -204,6 +204,17 @@ class TcpView:
     srtt_ms: float
     retransmits: int  # segments retransmitted over the connection's life
     bytes_sent: int
+
+
+@dataclass(frozen=True)
+class LinkChange:
+    """A change of the running delay line's link through ``kit proxy --control``: when
+    (monotonic ns, the clock of the tap's other lines, and wall-clock time) and the link
+    from then on."""
+
+    t_ns: int
+    at: str
+    link: Link
 
 
 @dataclass(frozen=True)
