@@ -1,7 +1,8 @@
 """The proxy's tap file: JSON lines, one ``TapConnection`` per relayed connection (written
 when it closes, or at proxy shutdown if still open), on a link with a rate or jitter one
 ``LinkConnection`` per connection (what its bottleneck did, written just before it) and
-one ``ProxyTotals`` at shutdown.
+one ``ProxyTotals`` at shutdown; a ``LinkChange`` per change through ``kit proxy --control``;
+on the packet link, the forwarder's ``PacketTotals`` instead of the ``ProxyTotals``.
 
 ``kit.delayline.relay`` writes them (``encode_tap_line``), ``kit.topology`` reads them as
 the file grows (``parse_tap_lines``), ``kit.capture.summary`` summarizes them per trial. A
