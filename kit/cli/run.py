@@ -230,6 +230,11 @@ def run(
             read_rate=read_rate,
         ),
     )
+    if trial.link.kind == "packet" and (direct or target is not None):
+        raise UsageError(
+            "--link packet: the packet link runs the server itself, in a network namespace of "
+            "its own; it takes no --target and no --direct"
+        )
     if direct and (trial.link.rtt_ms > 0 or trial.link.limited or trial.link.jitter_ms):
         raise UsageError(
             "--direct: without the delay line the link is loopback's; "

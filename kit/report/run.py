@@ -101,6 +101,7 @@ def _link_rows(link: Link, bdp: int | None) -> list[Row]:
 
 
 MAX_TCP_ROWS = 8
+MIN_SEGMENTS_FOR_SHARE = 100
 MAX_STEPS_SHOWN = 4
 
 
@@ -127,8 +128,10 @@ def _tcp_rows(views: tuple[TcpView, ...]) -> list[Row]:
 
 
 def _tcp_text(v: TcpView) -> str:
-    segments = max(1, v.bytes_sent // max(1, v.mss_bytes))
-    share = f" ({v.retransmits / segments:.2%} of ~{segments} segments)" if v.retransmits else ""
+    segments = v.bytes_sent // max(1, v.mss_bytes)
+    # A share of a handful of segments (a receiver's) says nothing: only a sender's.
+    many = v.retransmits and segments >= MIN_SEGMENTS_FOR_SHARE
+    share = f" ({v.retransmits / segments:.2%} of ~{segments} segments)" if many else ""
     return (
         f"{v.congestion or '?'}, cwnd {v.cwnd_packets} x {v.mss_bytes} B, srtt {sig3(v.srtt_ms)} ms, "
         f"{v.retransmits} retransmitted{share}, {fmt_size(v.bytes_sent)} sent"

@@ -230,6 +230,17 @@ def test_quick_links_table(tmp_path: Path) -> None:
         ("run", ["--seed", "-3", "--jitter", "1ms"], "--seed"),
         ("proxy", ["--rate", "0Gbit"], "--rate"),
         ("proxy", ["--jitter", "-2ms"], "--jitter"),
+        ("run", ["--loss", "1%"], "--loss: only on the packet link (--link packet)"),
+        ("run", ["--link", "packet", "--loss", "60%"], "--loss"),
+        ("run", ["--link", "packet", "--loss-burst", "1%"], "LOSS:LENGTH"),
+        ("run", ["--link", "packet", "--loss", "1%", "--loss-burst", "1%:4"], "not both"),
+        ("run", ["--link", "packet", "--queue", "20ms"], "--queue: a queue in time needs"),
+        ("run", ["--link", "packet", "--direct", "--rtt", "0"], "takes no --target"),
+        ("run", ["--link", "wire"], "--link"),
+        ("run", ["--rate-steps", "100Mbit"], "RATE:DURATION"),
+        ("run", ["--rate-steps", "1Mbit:1s", "--rate", "1Mbit"], "--rate"),
+        ("run", ["--trace", "/nonexistent.trace"], "--trace: cannot read"),
+        ("proxy", ["--control", "10.0.0.1:80"], "--control"),
     ],
 )
 def test_bad_link_input_is_one_line_and_exit_2(command: str, args: list[str], needle: str) -> None:
