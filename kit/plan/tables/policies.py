@@ -21,7 +21,7 @@ from kit.plan.campaign import Cell
 from kit.plan.tables.links import LinkCase
 from kit.plan.tables.sharing import SHARING_READ_RATE_BITS_S, SHARING_RTT_MS
 from kit.plan.tables.stacks import ADAPTIVE_OPTIONS, STACK_LINK_CASES
-from kit.plan.trial import ClientConfig, ClientKind, Link, Trial, WindowMode, Workload
+from kit.plan.trial import ClientConfig, Link, Trial, WindowMode, Workload
 from kit.plan.units import KIB, MIB
 
 POLICIES_PREFIX = "table9-"
@@ -82,11 +82,10 @@ def real_key(case: LinkCase, streams: int, stack: str) -> str:
     return link_key(case, streams, f"real-{stack}")
 
 
-def _rows() -> list[tuple[str, ClientConfig, ClientKind]]:
-    """(key suffix, client, kind) of every row: the policies, then the real stacks."""
-    rows = [(name, policy_client(name), "h2") for name in POLICY_NAMES]
-    rows += [(f"real-{name}", client, client.kind) for name, client, _ in REAL_STACKS]
-    return [(who, client, kind) for who, client, kind in rows]
+def _rows() -> list[tuple[str, ClientConfig]]:
+    """(key suffix, client) of every row: the policies, then the real stacks."""
+    rows = [(name, policy_client(name)) for name in POLICY_NAMES]
+    return rows + [(f"real-{name}", client) for name, client, _ in REAL_STACKS]
 
 
 def links_cells(quick: bool) -> list[Cell]:
@@ -98,7 +97,7 @@ def links_cells(quick: bool) -> list[Cell]:
             workload = Workload(
                 streams=streams, duration_s=seconds, warmup=False, timeout_s=max(10.0, 10 * seconds)
             )
-            for who, client, _ in _rows():
+            for who, client in _rows():
                 label = f"{who} on {case.name}, {streams} stream(s)"
                 trial = Trial(link=case.link(), client=client, workload=workload, label=label)
                 cells.append(Cell(link_key(case, streams, who), trial))
