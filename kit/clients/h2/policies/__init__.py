@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kit.clients.h2.policies import grpc_java, hyper
 from kit.clients.h2.policies.base import NOTHING, Answer, WindowPolicy
 from kit.clients.h2.policies.grpc_go import GrpcGoPolicy
 from kit.clients.h2.policies.pool import PoolPolicy
@@ -42,15 +43,28 @@ def _pool(s: PolicySettings) -> WindowPolicy:
     return PoolPolicy(s.pool_bytes or 0, s.conn_window_bytes, s.credit_policy, s.conn_credit)
 
 
+def _grpc_java(s: PolicySettings) -> WindowPolicy:
+    return grpc_java.GrpcJavaPolicy(s.stream_window_bytes, s.conn_window_bytes)
+
+
+def _hyper(s: PolicySettings) -> WindowPolicy:
+    return hyper.HyperPolicy(s.stream_window_bytes, s.conn_window_bytes)
+
+
 BUILDERS: dict[str, Callable[[PolicySettings], WindowPolicy]] = {
     "static": _static,
     "grpc-go": _grpc_go,
     "pool": _pool,
+    "grpc-java": _grpc_java,
+    "hyper": _hyper,
 }
 
 
 # A model's windows before it grows them: (stream, connection), from its source.
-INITIAL_WINDOWS: dict[str, tuple[int, int]] = {}
+INITIAL_WINDOWS: dict[str, tuple[int, int]] = {
+    "grpc-java": (grpc_java.INITIAL_WINDOW_BYTES, grpc_java.INITIAL_WINDOW_BYTES),
+    "hyper": (hyper.SPEC_WINDOW_BYTES, hyper.SPEC_WINDOW_BYTES),
+}
 
 
 def initial_windows(name: str) -> tuple[int, int]:
