@@ -62,6 +62,9 @@ def test_the_model_beside_the_real_stack(read: RecordsRead) -> None:
     go = [r for r in ratios if r.stack == "grpc-go"]
     assert [(r.link, r.streams) for r in go] == [("100Mbit-20ms", 1), ("100Mbit-20ms", 4)]
     assert all(r.throughput is not None and 0.5 < r.throughput < 2.0 for r in go)
+    for stack in ("grpc-java", "tonic"):  # their models beside them, from the same rounds
+        pair = [r for r in ratios if r.stack == stack]
+        assert pair and all(r.throughput is not None for r in pair), pair
 
 
 def test_the_report_renders_both_parts(read: RecordsRead) -> None:
