@@ -469,7 +469,8 @@ class H2GrpcConnection:
         padding = size - len(data)
         if call is not None and live:
             call.pad_bytes += padding
-        self._apply(self.policy.data(event.stream_id if live else None, size, padding, now_ns))
+        answer = self.policy.data(event.stream_id if live else None, size, padding, now_ns)
+        self._apply(answer, now_ns)
         if call is None or not live:
             return
         call.data_bytes += len(data)

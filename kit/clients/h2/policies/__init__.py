@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kit.clients.h2.policies import grpc_java, hyper
+from kit.clients.h2.policies import dotnet, grpc_java, hyper, linux, quic_go, quiche
 from kit.clients.h2.policies.base import NOTHING, Answer, WindowPolicy
 from kit.clients.h2.policies.grpc_go import GrpcGoPolicy
 from kit.clients.h2.policies.pool import PoolPolicy
@@ -51,12 +51,32 @@ def _hyper(s: PolicySettings) -> WindowPolicy:
     return hyper.HyperPolicy(s.stream_window_bytes, s.conn_window_bytes)
 
 
+def _dotnet(s: PolicySettings) -> WindowPolicy:
+    return dotnet.DotnetPolicy(s.stream_window_bytes, s.conn_window_bytes)
+
+
+def _quic_go(s: PolicySettings) -> WindowPolicy:
+    return quic_go.QuicGoPolicy(s.stream_window_bytes, s.conn_window_bytes)
+
+
+def _quiche(s: PolicySettings) -> WindowPolicy:
+    return quiche.QuichePolicy(s.stream_window_bytes, s.conn_window_bytes)
+
+
+def _linux(s: PolicySettings) -> WindowPolicy:
+    return linux.LinuxPolicy(s.stream_window_bytes, s.conn_window_bytes)
+
+
 BUILDERS: dict[str, Callable[[PolicySettings], WindowPolicy]] = {
     "static": _static,
     "grpc-go": _grpc_go,
     "pool": _pool,
     "grpc-java": _grpc_java,
     "hyper": _hyper,
+    "dotnet": _dotnet,
+    "quic-go": _quic_go,
+    "quiche": _quiche,
+    "linux": _linux,
 }
 
 
@@ -64,6 +84,10 @@ BUILDERS: dict[str, Callable[[PolicySettings], WindowPolicy]] = {
 INITIAL_WINDOWS: dict[str, tuple[int, int]] = {
     "grpc-java": (grpc_java.INITIAL_WINDOW_BYTES, grpc_java.INITIAL_WINDOW_BYTES),
     "hyper": (hyper.SPEC_WINDOW_BYTES, hyper.SPEC_WINDOW_BYTES),
+    "dotnet": (dotnet.INITIAL_STREAM_WINDOW_BYTES, dotnet.CONNECTION_WINDOW_BYTES),
+    "quic-go": (quic_go.INITIAL_STREAM_WINDOW_BYTES, quic_go.INITIAL_CONN_WINDOW_BYTES),
+    "quiche": (quiche.DEFAULT_WINDOW_BYTES, quiche.HTTP2_MIN_CONN_WINDOW),
+    "linux": (linux.INITIAL_WINDOW_BYTES, linux.INITIAL_WINDOW_BYTES),
 }
 
 

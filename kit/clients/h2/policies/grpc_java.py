@@ -64,7 +64,7 @@ class GrpcJavaPolicy(ModelPolicy):
     def pings(self) -> bool:
         return True
 
-    def stream_update(self, stream: Window, now_ns: int) -> int:
+    def stream_update(self, stream_id: int, stream: Window, now_ns: int) -> int:
         return netty_update(stream)
 
     def conn_update(self, now_ns: int) -> int:
@@ -119,4 +119,5 @@ class GrpcJavaPolicy(ModelPolicy):
         grants = ((0, conn),) if conn > 0 else ()
         if grants:
             self.limited_pings = 0
+        self.shown_stream_window = self.shown_conn_window = target
         return Answer(grants, stream_window=target, conn_window=target, settings=True)

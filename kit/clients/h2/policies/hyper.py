@@ -98,7 +98,7 @@ class HyperPolicy(ModelPolicy):
         self.sample_bytes = 0
         self.next_bdp_ns: int | None = 0  # hyper: the first DATA may PING at once
 
-    def stream_update(self, stream: Window, now_ns: int) -> int:
+    def stream_update(self, stream_id: int, stream: Window, now_ns: int) -> int:
         return h2_release(stream)
 
     def conn_update(self, now_ns: int) -> int:
@@ -135,4 +135,5 @@ class HyperPolicy(ModelPolicy):
             stream.size += delta
             stream.limit += delta  # SETTINGS: the peer grows every open stream by the delta
         grants = ((0, conn),) if conn > 0 else ()
+        self.shown_stream_window, self.shown_conn_window = window, self.conn.size
         return Answer(grants, stream_window=window, conn_window=self.conn.size, settings=True)

@@ -50,6 +50,8 @@ class ModelPolicy(WindowPolicy):
         self.streams: dict[int, Window] = {}
         self.conn = Window(conn_window_bytes)
         self.pings_sent = 0
+        self.shown_stream_window = stream_window_bytes  # the last window reported grown
+        self.shown_conn_window = conn_window_bytes
 
     @property
     def pings(self) -> bool:
@@ -86,20 +88,32 @@ class ModelPolicy(WindowPolicy):
         out = [(0, self.conn_update(now_ns))]
         if stream is not None and stream_id is not None:
             stream.consumed += n
-            out.append((stream_id, self.stream_update(stream, now_ns)))
+            out.append((stream_id, self.stream_update(stream_id, stream, now_ns)))
         return tuple(g for g in out if g[1] > 0)
 
     def answer(self, grants: tuple[Grant, ...], ping: bool) -> Answer:
+        """The answer to a DATA frame or a read; a window that grew on the way is
+        reported (the largest stream window, for a model that sizes streams one by one)."""
         if ping:
             self.ping_outstanding = True
             self.pings_sent += 1
+        grew = self._grew() if grants else None
         if not grants and not ping:
             return NOTHING
-        return Answer(grants, ping=ping)
+        conn = self.conn.size if grew is not None else None
+        return Answer(grants, ping=ping, stream_window=grew, conn_window=conn)
+
+    def _grew(self) -> int | None:
+        largest = self.largest_stream_window()
+        if largest <= self.shown_stream_window and self.conn.size <= self.shown_conn_window:
+            return None
+        self.shown_stream_window = max(largest, self.shown_stream_window)
+        self.shown_conn_window = max(self.conn.size, self.shown_conn_window)
+        return self.shown_stream_window
 
     # -- what each model decides ---------------------------------------------------------
 
-    def stream_update(self, stream: Window, now_ns: int) -> int:
+    def stream_update(self, stream_id: int, stream: Window, now_ns: int) -> int:
         """The stream's WINDOW_UPDATE increment now (0: none)."""
         return 0
 
