@@ -194,7 +194,10 @@ FOOTNOTES = """Notes:
   backlog at the bottleneck. *peak committed*: the most stream credit the receiver had
   granted that the sender had not yet used, summed over the connection's streams, as the
   tap saw it: the memory the receiver promised (the connection window may hold the sender
-  below it). A *FAILED* row's note is the client's error.
+  below it). *final window* is the last SETTINGS INITIAL_WINDOW_SIZE: a policy that grows
+  its streams with WINDOW_UPDATEs instead keeps its start value there (0.1-0.3x the BDP
+  here), and *peak committed* is its memory figure. A *FAILED* row's note is the client's
+  error.
 - Model / real compares medians of the same link and stream count, measured in the same
   rounds; with one or two rounds on a shared machine a ratio inside the noise floor is not
   a difference.
