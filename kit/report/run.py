@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from tabulate import tabulate
 
 from kit.analysis.cells import cpu_limit, efficiency, latency_stats, ping_rtt_ms
+from kit.analysis.intervals import intervals_of
 from kit.analysis.link import Ramp, bdp_of, mbit_s, ramp_of
 from kit.analysis.sharing import StreamSharing, stream_sharing
 from kit.plan.trial import Link, Trial, pool_granted_bytes
@@ -28,6 +29,7 @@ from kit.report.format import (
     short_error,
     sig3,
 )
+from kit.report.intervals import intervals_text
 from kit.results.records import FrameSummary, Measurement, ProcessCpu, StreamWindowPoint
 
 Row = tuple[str, str]
@@ -110,6 +112,10 @@ def _result_rows(m: Measurement, unit: str = "MiB/s") -> list[Row]:
         sharing = stream_sharing(result) if result is not None and download else None
         rows += _sharing_rows(m.trial.workload.slow_streams, sharing, m.frames)
     rows += _tap_link_rows(m, bdp)
+    intervals = intervals_of(m)
+    if intervals:
+        every = f"throughput per {m.meta.interval_ms:g} ms"
+        rows.append((every, intervals_text(intervals, m.meta.interval_ms, unit)))
     ping = ping_rtt_ms(m)
     rows.append(("PING RTT during transfer", "-" if ping is None else f"{sig3(ping)} ms"))
     rows.append(("CPU (fraction of a core)", _cpu_text(m.cpu)))
