@@ -54,7 +54,7 @@ def test_receipt_credit_keeps_the_fast_stream_fast(tmp_path: Path) -> None:
 def test_pool_divides_its_bytes_between_receiving_streams(tmp_path: Path) -> None:
     data = kit_run(
         tmp_path, "--client", "h2", "--rtt", "20ms", "--streams", "4",
-        "--window-policy", "pool", "--pool", "1MiB", "--duration", "0.6s",
+        "--window-policy", "pool", "--pool", "1MiB", "--duration", "0.6s", "--full",
     )  # fmt: skip
     assert data["client_window_mode"] == "pool" and data["client_pool_size_bytes"] == MIB
     share = MIB // 16_384 // 4 * 16_384  # whole 16 KiB buffers: 256 KiB each
