@@ -44,6 +44,12 @@ WINDOW_MODES: tuple[str, ...] = ("dynamic", "static", "bdp-off", "pool")
 CREDIT_POLICIES: tuple[str, ...] = ("immediate", "half", "quarter")
 CONN_CREDITS: tuple[str, ...] = ("receipt", "read")
 WORKLOAD_KINDS: tuple[str, ...] = ("download", "unary", "upload")
+LinkKind = Literal["stream", "packet"]
+LINK_KINDS: tuple[str, ...] = ("stream", "packet")
+MIN_MTU = 576
+MAX_MTU = 65_000  # a TUN device takes packets up to 64 KiB
+DEFAULT_MTU = 1500
+MAX_LOSS = 0.5
 
 # Every client stack warms each connection the same way before the timed phase, as the
 # reference study did: SETTINGS settled, then one Ping call. Nothing else moves, so a dynamic
@@ -145,6 +151,31 @@ def _check_rate(name: str, value: float | None) -> None:
 
 
 @dataclass(frozen=True)
+class RateStep:
+    """One step of a rate that changes over time: ``rate_bits_s`` (0: an outage) for
+    ``duration_ms``; a link's steps loop."""
+
+    rate_bits_s: float
+    duration_ms: float
+
+    def __post_init__(self) -> None:
+        check(
+            is_number(self.rate_bits_s)
+            and (self.rate_bits_s == 0 or rate_in_range(self.rate_bits_s)),
+            "{rate_steps}: a rate of {0} bit/s is outside " + RATE_RANGE + " (or 0)",
+            self.rate_bits_s,
+        )
+        check(
+            is_number(self.duration_ms) and 0 < self.duration_ms <= 3_600_000,
+            "{rate_steps}: a step of {0} ms is outside 0..1 h",
+            self.duration_ms,
+        )
+
+
+MAX_RATE_STEPS = 2000  # a link travels to its processes as JSON on their command line
+
+
+@dataclass(frozen=True)
 class Link:
     """The delay line: each direction delays every chunk by a fixed time; RTT is their sum.
 
@@ -159,6 +190,18 @@ class Link:
     rate_down_bits_s: float | None = None
     jitter_ms: float = 0.0
     seed: int = DEFAULT_LINK_SEED
+    # The packet link only (``kind="packet"``, see ``kit.plan.packet``): the kernels' TCP
+    # runs over it, so IP packets can be lost (``loss``, in both directions, Gilbert-Elliott
+    # bursts of mean ``loss_burst_len`` when > 0) and a rate has a drop-tail queue of
+    # ``queue_bytes`` (None: one bandwidth-delay product, at least 64 KiB).
+    kind: LinkKind = "stream"
+    loss: float = 0.0
+    loss_burst_len: float = 0.0
+    queue_bytes: int | None = None
+    mtu: int = DEFAULT_MTU
+    congestion: str = ""  # the kernels' congestion control in the namespaces ("": default)
+    # A down rate that changes over time, looped (``--rate-steps``, ``--trace``); either link.
+    rate_steps: tuple[RateStep, ...] = ()
 
     def __post_init__(self) -> None:
         _check_delay("delay_up_ms", self.delay_up_ms)
@@ -166,6 +209,8 @@ class Link:
         _check_rate_jitter_seed(
             self.rate_up_bits_s, self.rate_down_bits_s, self.jitter_ms, self.seed
         )
+        _check_packet_fields(self)
+        _check_rate_steps(self)
 
     @classmethod
     def from_rtt(cls, rtt_ms: float) -> Link:
@@ -178,7 +223,11 @@ class Link:
 
     @property
     def limited(self) -> bool:
-        return self.rate_up_bits_s is not None or self.rate_down_bits_s is not None
+        return (
+            self.rate_up_bits_s is not None
+            or self.rate_down_bits_s is not None
+            or bool(self.rate_steps)
+        )
 
 
 def link_text(link: Link) -> str:
@@ -198,6 +247,69 @@ def link_text(link: Link) -> str:
     if link.jitter_ms:
         text += f", jitter +-{link.jitter_ms:g} ms (seed {link.seed})"
     return text
+
+
+def _check_rate_steps(link: Link) -> None:
+    if not link.rate_steps:
+        return
+    check(
+        len(link.rate_steps) <= MAX_RATE_STEPS and any(s.rate_bits_s > 0 for s in link.rate_steps),
+        "{rate_steps}: {0} steps; give 1.." + f"{MAX_RATE_STEPS}" + ", at least one above 0",
+        len(link.rate_steps),
+    )
+    check(
+        link.rate_down_bits_s is None,
+        "{rate_down_bits_s}: the down rate follows the rate steps; give one or the other",
+    )
+
+
+def _check_packet_fields(link: Link) -> None:
+    _check_choice("{kind}", link.kind, LINK_KINDS)
+    check(
+        is_number(link.loss) and 0 <= link.loss <= MAX_LOSS,
+        "{loss}: {0} is outside 0..0.5 (a fraction of packets)",
+        link.loss,
+    )
+    check(
+        link.loss_burst_len == 0
+        or (is_number(link.loss_burst_len) and 1 <= link.loss_burst_len <= 1000 and link.loss > 0),
+        "{loss_burst_len}: {0} packets must be 1..1000, with a loss above 0",
+        link.loss_burst_len,
+    )
+    check(
+        link.congestion == "" or link.congestion.isidentifier(),
+        "{congestion}: {0!r} is not a congestion-control name (cubic, bbr, reno)",
+        link.congestion,
+    )
+    check(
+        is_int(link.mtu) and MIN_MTU <= link.mtu <= MAX_MTU,
+        "{mtu}: {0} bytes is outside " + f"{MIN_MTU}..{MAX_MTU}",
+        link.mtu,
+    )
+    check(
+        link.queue_bytes is None or (is_int(link.queue_bytes) and link.queue_bytes >= link.mtu),
+        "{queue_bytes}: {0} bytes must hold at least one packet (the MTU, {1} bytes)",
+        link.queue_bytes,
+        link.mtu,
+    )
+    if link.kind == "stream":
+        packet_only = [
+            name
+            for name, value, default in (
+                ("loss", link.loss, 0.0),
+                ("loss_burst_len", link.loss_burst_len, 0.0),
+                ("queue_bytes", link.queue_bytes, None),
+                ("mtu", link.mtu, DEFAULT_MTU),
+                ("congestion", link.congestion, ""),
+            )
+            if value != default
+        ]
+        check(
+            not packet_only,
+            ", ".join(_placeholder(name) for name in packet_only)
+            + ": only on the packet link ({kind} packet); the stream link loses no bytes and "
+            "has no packets or queue to drop from",
+        )
 
 
 def _check_rate_jitter_seed(
@@ -789,6 +901,10 @@ _LATER_FIELDS = frozenset(
         "seed",
     }
 )
+# The packet link's fields came later still (``kind`` is also the client's and workload's).
+_LATER_LINK_FIELDS = frozenset(
+    {"kind", "loss", "loss_burst_len", "queue_bytes", "mtu", "congestion", "rate_steps"}
+)
 
 
 def fingerprint(trial: Trial) -> dict[str, object]:
@@ -801,7 +917,8 @@ def fingerprint(trial: Trial) -> dict[str, object]:
     parts = ((trial.client, client), (trial.workload, data["workload"]), (trial.link, data["link"]))
     for part, value in parts:
         for f in dataclasses.fields(part):
-            if f.name in _LATER_FIELDS and getattr(part, f.name) == f.default:
+            later = f.name in _LATER_FIELDS or (part is trial.link and f.name in _LATER_LINK_FIELDS)
+            if later and getattr(part, f.name) == f.default:
                 del value[f.name]
     if trial.server.kind == "grpcio":  # servers of other stacks came later too
         del data["server"]["kind"]
