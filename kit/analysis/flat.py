@@ -123,7 +123,10 @@ SAME_AS: dict[str, str] = {
     "frames_window_final_bytes": "window_final_bytes",
 }
 _TRACE_AXIS = frozenset({"frames_delivered_down_origin_ns", "frames_delivered_down_bucket_ns"})
-_COMPACT_LEFT_OUT = SERIES | SAME_AS.keys() | _TRACE_AXIS
+# What other columns say in other words: ``ok`` is ``status``, ``link_limited`` the rate
+# columns, the labels the kind and window columns.
+_RESTATED = frozenset({"ok", "link_limited", "client_label", "server_label"})
+_COMPACT_LEFT_OUT = SERIES | SAME_AS.keys() | _TRACE_AXIS | _RESTATED
 # Window growth: the sizes in order (release 0.1's shape); with ``full``, with their times.
 _GROWTH = ("frames_window_growth", "frames_server_window_growth")
 # A spreadsheet's cell holds at most this many characters (Excel, LibreOffice); a longer
