@@ -295,10 +295,10 @@ def run_grpcio(host: str, port: int, trial: Trial) -> ClientResult:
             ch.channel.close()
 
 
-if __name__ == "__main__":  # python -m kit.clients.grpcio_client --config '<json>'
-    sys.exit(client_main(run_grpcio, "grpcio", grpc.__version__))
-
-
 def _slow_streams(n: int) -> str:
     """ "stream 1" or "streams 1..3": the slow streams are the first ones opened."""
     return "stream 1" if n == 1 else f"streams 1..{n}"
+
+
+if __name__ == "__main__":  # python -m kit.clients.grpcio_client --config '<json>'
+    sys.exit(client_main(run_grpcio, "grpcio", grpc.__version__))
