@@ -124,7 +124,11 @@ def run(
     ] = None,
     window_policy: Annotated[
         str | None,
-        typer.Option(help="h2: static | dynamic | pool (inferred from --window); as --mode."),
+        typer.Option(
+            help="h2: grpc-go (= dynamic) | grpc-java | hyper | dotnet | quic-go | quiche | "
+            "linux | pool | static (inferred from --window); as --mode. Other stacks' are "
+            "models (QUIC's: a QUIC stream is a stream, MAX_DATA the connection window)."
+        ),
     ] = None,
     pool: Annotated[
         str | None,
