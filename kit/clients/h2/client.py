@@ -405,7 +405,7 @@ def _notes(session: Session) -> tuple[str, ...]:
     workload = session.trial.workload
     if workload.slow_streams and workload.read_rate_bits_s is not None:
         notes.append(
-            f"streams 1..{workload.slow_streams} read at {workload.read_rate_bits_s / 1e6:g} Mbit/s"
+            f"{_slow_streams(workload.slow_streams)} read at {workload.read_rate_bits_s / 1e6:g} Mbit/s"
             + (
                 "; the run ends when the full-speed streams finish (slow ones cancelled then)"
                 if workload.bytes_per_stream is not None
@@ -425,3 +425,8 @@ def _notes(session: Session) -> tuple[str, ...]:
             f"which cannot shrink: it stays {DEFAULT_WINDOW_BYTES} B"
         )
     return tuple(notes)
+
+
+def _slow_streams(n: int) -> str:
+    """ "stream 1" or "streams 1..3": the slow streams are the first ones opened."""
+    return "stream 1" if n == 1 else f"streams 1..{n}"
