@@ -143,3 +143,15 @@ def test_a_comparison_streamed_from_its_file_draws_every_sample() -> None:
     ok = [m for m in read_records(path).measurements if m.ok]
     assert len(series.samples) == len(ok) and warnings == []
     assert series.baseline_median is not None
+
+
+def test_report_streamed_equals_the_whole_file_and_drops_lone_runs() -> None:
+    from kit.report.document import StreamedRecords, render_records
+
+    for path in (RELEASE / "runs.jsonl", RELEASE / "compare.jsonl", QUICK / "links.jsonl"):
+        streamed = StreamedRecords(keep_rows=True)
+        streamed.add_all(iter_records(path, []))
+        whole = read_records(path)
+        assert streamed.render("f", width=100) == render_records(whole, "f", width=100)
+        assert len(streamed.rows) == len(whole.measurements)
+        assert all(m.tags.campaign for m in streamed.campaigns)  # lone records not kept
