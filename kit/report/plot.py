@@ -259,7 +259,7 @@ def _finish_figure(series: Sequence[Finish]) -> Figure:
     """Horizontal bars, one row per stream, grouped by cell: a linear axis from 0, so a
     0.3 ms spread looks like 0.3 ms; names stay readable however many cells there are."""
     rows = sum(len(s.finish_ms) for s in series) + len(series)
-    fig, axes = _figure(size=(SIZE_IN[0], min(12.0, 1.5 + 0.22 * rows)))
+    fig, axes = _figure(size=(SIZE_IN[0], min(12.0, max(SIZE_IN[1], 1.5 + 0.22 * rows))))
     ax = axes[0]
     y, ticks, names = 0.0, [], []
     for s in series:
