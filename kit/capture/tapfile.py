@@ -1,7 +1,8 @@
 """The proxy's tap file: JSON lines, one ``TapConnection`` per relayed connection (written
 when it closes, or at proxy shutdown if still open), on a link with a rate or jitter one
 ``LinkConnection`` per connection (what its bottleneck did, written just before it) and
-one ``ProxyTotals`` at shutdown.
+one ``ProxyTotals`` at shutdown; a ``LinkChange`` per change through ``kit proxy --control``;
+on the packet link, the forwarder's ``PacketTotals`` instead of the ``ProxyTotals``.
 
 ``kit.delayline.relay`` writes them (``encode_tap_line``), ``kit.topology`` reads them as
 the file grows (``parse_tap_lines``), ``kit.capture.summary`` summarizes them per trial. A
@@ -23,14 +24,16 @@ from typing import Any, cast
 
 from kit.errors import RecordsError, UsageError
 from kit.results.codec import decode_line, encode_line
-from kit.results.records import LinkConnection, ProxyTotals, TapConnection
+from kit.results.records import LinkChange, LinkConnection, PacketTotals, ProxyTotals, TapConnection
 
 TAP_SCHEMA = 2
-TapLine = TapConnection | ProxyTotals | LinkConnection
+TapLine = TapConnection | ProxyTotals | LinkConnection | PacketTotals | LinkChange
 TAP_KINDS: dict[str, type[Any]] = {
     "conn": TapConnection,
     "proxy": ProxyTotals,
     "link": LinkConnection,
+    "packet": PacketTotals,
+    "change": LinkChange,
 }
 _KIND_OF = {cls: kind for kind, cls in TAP_KINDS.items()}
 

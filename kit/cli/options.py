@@ -111,6 +111,55 @@ Jitter = Annotated[
 LinkSeed = Annotated[
     int | None, typer.Option("--seed", help="Seed of the jitter (default 1: reproducible).")
 ]
+LinkKindOption = Annotated[
+    str,
+    typer.Option(
+        "--link",
+        help="stream: the delay line (HTTP/2's windows only); packet: the kernels' TCP over "
+        "an emulated IP link in network namespaces (root), with --loss.",
+    ),
+]
+Loss = Annotated[
+    str | None,
+    typer.Option("--loss", help="Packet link: independent loss per packet: 0.1%, 0.001."),
+]
+LossBurst = Annotated[
+    str | None,
+    typer.Option(
+        "--loss-burst", help="Packet link: loss in bursts (Gilbert-Elliott) LOSS:MEAN_LENGTH: 1%:4."
+    ),
+]
+Queue = Annotated[
+    str | None,
+    typer.Option(
+        "--queue", help="Packet link: drop-tail queue at the rate: 256KiB or 20ms (default 1 BDP)."
+    ),
+]
+Mtu = Annotated[
+    int | None, typer.Option("--mtu", help="Packet link: MTU of its devices (default 1500).")
+]
+Congestion = Annotated[
+    str | None,
+    typer.Option(
+        "--cc",
+        help="Packet link: the kernels' congestion control: cubic, bbr, reno (default: "
+        "this machine's).",
+    ),
+]
+RateStepsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--rate-steps",
+        help="Down rate changing over time, looped: 100Mbit:5s,10Mbit:5s (either link).",
+    ),
+]
+TraceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--trace",
+        help="Down rate from a mahimahi trace file (one line per 1500-byte delivery, ms).",
+    ),
+]
 Target = Annotated[
     str | None,
     typer.Option(

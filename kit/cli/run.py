@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -27,13 +28,20 @@ from kit.cli.export import (
     write_csv,
 )
 from kit.cli.options import (
+    Congestion,
     DelayDown,
     DelayUp,
     Jitter,
     KeepAwake,
+    LinkKindOption,
     LinkSeed,
+    Loss,
+    LossBurst,
+    Mtu,
+    Queue,
     Rate,
     RateDown,
+    RateStepsOption,
     RateUp,
     Rtt,
     ServerMode,
@@ -41,11 +49,13 @@ from kit.cli.options import (
     ServerStack,
     ServerWindow,
     Target,
+    TraceOption,
     TransferSize,
     Units,
     Verbose,
 )
 from kit.cli.output import topology
+from kit.delayline.control import start_control
 from kit.delayline.relay import run_proxy_blocking
 from kit.errors import Interrupted, RecordsError, UsageError
 from kit.plan.builder import link_from, server_from, trial_from
@@ -109,7 +119,11 @@ def run(
     ] = None,
     window_policy: Annotated[
         str | None,
-        typer.Option(help="h2: static | dynamic | pool (inferred from --window); as --mode."),
+        typer.Option(
+            help="h2: grpc-go (= dynamic) | grpc-java | hyper | dotnet | quic-go | quiche | "
+            "linux | pool | static (inferred from --window); as --mode. Other stacks' are "
+            "models (QUIC's: a QUIC stream is a stream, MAX_DATA the connection window)."
+        ),
     ] = None,
     pool: Annotated[
         str | None,
@@ -151,6 +165,14 @@ def run(
     rate_down: RateDown = None,
     jitter: Jitter = None,
     seed: LinkSeed = None,
+    link: LinkKindOption = "stream",
+    loss: Loss = None,
+    loss_burst: LossBurst = None,
+    queue: Queue = None,
+    mtu: Mtu = None,
+    cc: Congestion = None,
+    rate_steps: RateStepsOption = None,
+    trace: TraceOption = None,
     direct: Annotated[
         bool, typer.Option(help="Skip the delay line (no tap; RTT must be 0).")
     ] = False,
@@ -170,7 +192,17 @@ def run(
 ) -> None:
     """Run one client through a delay line to a server (ours, or --target), print the result."""
     trial = trial_from(
-        link_options(rtt, delay_up, delay_down, rate, rate_up, rate_down, jitter, seed),
+        replace(
+            link_options(rtt, delay_up, delay_down, rate, rate_up, rate_down, jitter, seed),
+            link=link,
+            loss=loss,
+            loss_burst=loss_burst,
+            queue=queue,
+            mtu=mtu,
+            cc=cc,
+            rate_steps=rate_steps,
+            trace=trace,
+        ),
         ClientOptions(
             client=client,
             window=window,
@@ -202,6 +234,11 @@ def run(
             read_rate=read_rate,
         ),
     )
+    if trial.link.kind == "packet" and (direct or target is not None):
+        raise UsageError(
+            "--link packet: the packet link runs the server itself, in a network namespace of "
+            "its own; it takes no --target and no --direct"
+        )
     if direct and (trial.link.rtt_ms > 0 or trial.link.limited or trial.link.jitter_ms):
         raise UsageError(
             "--direct: without the delay line the link is loopback's; "
@@ -276,6 +313,13 @@ def proxy(
     max_buffered_bytes: Annotated[
         str, typer.Option(help="Bytes held in all delay queues together; at it, reading pauses.")
     ] = size_spec(DEFAULT_MAX_BUFFERED_BYTES),
+    control: Annotated[
+        str | None,
+        typer.Option(
+            help="HOST:PORT (loopback) of an HTTP JSON API to read and change the link while "
+            "it runs: GET/POST /link."
+        ),
+    ] = None,
 ) -> None:
     """Run a standalone delay line (with frame tap) until Ctrl-C."""
     link = link_from(
@@ -293,7 +337,16 @@ def proxy(
         max_connections=max_connections,
         max_buffered_bytes=parse_size_bytes(max_buffered_bytes, option="--max-buffered-bytes"),
     )
-    run_proxy_blocking(config, announce=typer.echo)
+    api = None
+    if control is not None:
+        control_host, control_port = split_host_port(control, "--control")
+        api = start_control(control_host, control_port, config.tap_path, typer.echo)
+        typer.echo(f"control API on http://{control_host}:{api.server_port}/link (GET, POST)")
+    try:
+        run_proxy_blocking(config, announce=typer.echo)
+    finally:
+        if api is not None:
+            api.shutdown()
 
 
 def link_options(

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
+import os
 import signal
 import socket
 import sys
@@ -41,7 +43,8 @@ from kit.capture.tapfile import encode_tap_line
 from kit.delayline.accept import Acceptor, listen_socket
 from kit.delayline.limits import Budget, QuietLog, ensure_fd_room, is_out_of_resources
 from kit.delayline.priority import raise_priority
-from kit.delayline.schedule import Bottleneck, DelayQueue, bottleneck_for, queue_for
+from kit.delayline.schedule import Bottleneck, Chunk, DelayQueue, bottleneck_for, queue_for
+from kit.delayline.streams import StampedReader, Streams, open_stamped
 from kit.delayline.timer import Sleeper, SpinSleeper, make_sleeper
 from kit.errors import TopologyError
 from kit.plan.processes import ProxyConfig
@@ -50,6 +53,12 @@ from kit.plan.units import MIB
 from kit.results.records import DeliveryTrace, LinkConnection, LinkSide, ProxyTotals
 
 WRITE_HIGH_WATER_BYTES = 16 * MIB
+# One event loop serves every connection, one read per ready socket per loop turn, and a
+# neighbour's byte needs ~10 turns to cross (read, wake the writer, timer, write; both ways).
+# A flood's 1 MiB read made each turn ~1 ms: a 10 ms ping-pong beside a max-rate PING flood
+# took +5 ms at p50 (64 KiB reads: +1.7 ms, the floor +0.4). So while connections share the
+# proxy, each read is at most this; a lone connection keeps ``read_bytes`` (faster in bulk).
+SHARED_READ_BYTES = 64 * 1024
 SHUTDOWN_GRACE_S = 2.0
 REFUSED_LINGER_S = 2.0
 DIAL_TIMEOUT_S = 10.0
@@ -126,8 +135,8 @@ class _Pump:
         self._wake = asyncio.Event()
         self._resume = asyncio.Event()
 
-    async def read_loop(self, src: asyncio.StreamReader) -> None:
-        queue, tap, clock = self.queue, self.tap, time.monotonic_ns
+    async def read_loop(self, src: StampedReader) -> None:
+        queue, tap = self.queue, self.tap
         while True:
             if queue.should_pause_reading:  # backpressure: leave bytes in the kernel
                 self._resume.clear()
@@ -146,7 +155,7 @@ class _Pump:
                     budget.waiting.discard(self._resume)
                 continue
             data = await src.read(self.read_bytes)
-            now_ns = clock()
+            now_ns = src.fed_ns  # when the bytes reached the process, not when this task ran
             if not data:
                 if tap is not None:
                     tap.end(now_ns)
@@ -190,8 +199,7 @@ class _Pump:
         if not self.queue.should_pause_reading:
             self._resume.set()
         if chunks:
-            dst.write(chunks[0] if len(chunks) == 1 else b"".join(chunks))
-            await dst.drain()
+            await self._write(dst, chunks)
         if self.queue.eof_released:
             if dst.can_write_eof() and not dst.transport.is_closing():
                 # drain() only waits down to the low-water mark; once this task returns the
@@ -202,6 +210,25 @@ class _Pump:
                 dst.write_eof()
             return True
         return False
+
+    async def _write(self, dst: asyncio.StreamWriter, chunks: list[Chunk]) -> None:
+        """Hand ``chunks`` to the transport, at most ``turn_bytes`` per loop turn when the
+        loop is shared: a flood's backlog must not hold a neighbour's due bytes back."""
+        if len(chunks) == 1:
+            dst.write(chunks[0])
+        else:
+            group: list[Chunk] = []
+            size = 0
+            for chunk in chunks:
+                group.append(chunk)
+                size += len(chunk)
+                if size >= self.read_bytes:
+                    dst.write(b"".join(group))
+                    group, size = [], 0
+                    await asyncio.sleep(0)  # one loop turn: the others' reads and writes
+            if group:
+                dst.write(b"".join(group))
+        await dst.drain()
 
     def flush_due(self) -> None:
         """At shutdown: hand what is already due to the transport (it flushes on close)."""
@@ -228,13 +255,16 @@ async def _quietly(awaitable: Awaitable[None]) -> None:
 
 
 def _tune(writer: asyncio.StreamWriter, read_bytes: int) -> None:
-    transport = writer.transport
     # Large buffers so latency, not the transport, bounds throughput (toxiproxy's rule).
-    transport.set_write_buffer_limits(high=max(WRITE_HIGH_WATER_BYTES, 4 * read_bytes))
+    writer.transport.set_write_buffer_limits(high=max(WRITE_HIGH_WATER_BYTES, 4 * read_bytes))
+    _set_read_size(writer, read_bytes)
+
+
+def _set_read_size(writer: asyncio.StreamWriter | None, read_bytes: int) -> None:
     # The selector transport recv()s 256 KiB at a time (class attribute max_size); reading
     # read_bytes per syscall measured ~8% faster at 1 MiB. Harmless where it doesn't exist.
-    if hasattr(transport, "max_size"):
-        setattr(transport, "max_size", read_bytes)  # noqa: B010
+    if writer is not None and hasattr(writer.transport, "max_size"):
+        setattr(writer.transport, "max_size", read_bytes)  # noqa: B010
 
 
 class _Connection:
@@ -244,7 +274,7 @@ class _Connection:
         self,
         proxy: DelayLine,
         conn_id: int,
-        reader: asyncio.StreamReader,
+        reader: StampedReader,
         writer: asyncio.StreamWriter,
     ) -> None:
         self.proxy, self.conn_id = proxy, conn_id
@@ -285,13 +315,11 @@ class _Connection:
                 self.down.queue.discard(time.monotonic_ns())
                 self.proxy.connection_done(self)  # counted and recorded whatever happened
 
-    async def _dial(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+    async def _dial(self) -> Streams | None:
         config = self.proxy.config
         try:
             return await asyncio.wait_for(
-                asyncio.open_connection(
-                    config.upstream_host, config.upstream_port, limit=config.read_bytes
-                ),
+                open_stamped(config.upstream_host, config.upstream_port, limit=config.read_bytes),
                 DIAL_TIMEOUT_S,
             )
         except OSError as exc:  # refused, unreachable, or TimeoutError (an OSError)
@@ -319,12 +347,11 @@ class _Connection:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(self.tasks[0]), REFUSED_LINGER_S)
 
-    async def _relay(
-        self, up_reader: asyncio.StreamReader, up_writer: asyncio.StreamWriter
-    ) -> None:
+    async def _relay(self, up_reader: StampedReader, up_writer: asyncio.StreamWriter) -> None:
         self.upstream_writer = up_writer
         _tune(self.client_writer, self.proxy.config.read_bytes)
         _tune(up_writer, self.proxy.config.read_bytes)
+        self.set_read_size(self.proxy.fit_read_sizes())
         self.tasks += [
             asyncio.create_task(self.up.write_loop(up_writer)),
             asyncio.create_task(self.down.read_loop(up_reader)),
@@ -375,6 +402,11 @@ class _Connection:
                 wait.cancel()
                 writer.transport.abort()
 
+    def set_read_size(self, read_bytes: int) -> None:
+        self.up.read_bytes = self.down.read_bytes = read_bytes  # also each write's bound
+        _set_read_size(self.client_writer, read_bytes)
+        _set_read_size(self.upstream_writer, read_bytes)
+
     def hand_over_tap(self) -> None:
         """Tell the decoder this connection is done: what the link did to it first (a
         ``LinkConnection`` line, when the link shapes traffic), then the decoder writes the
@@ -419,6 +451,7 @@ class DelayLine:
         self._starting: set[asyncio.Future[None]] = set()
         self._conns: dict[_Connection, asyncio.Task[None]] = {}
         self._next_id = 0
+        self._read_size = config.read_bytes  # what every transport reads now (fit_read_sizes)
         self.tap: TapChannel | None = None
         self.budget = Budget(config.max_buffered_bytes)
         self._refusals = QuietLog(_log)
@@ -477,14 +510,14 @@ class DelayLine:
 
     async def _start_connection(self, sock: socket.socket) -> None:
         try:
-            reader, writer = await asyncio.open_connection(sock=sock, limit=self.config.read_bytes)
+            reader, writer = await open_stamped(sock=sock, limit=self.config.read_bytes)
         except OSError as exc:
             sock.close()
             self._accept_failed(exc)
             return
         await self._accept(reader, writer)
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _accept(self, reader: StampedReader, writer: asyncio.StreamWriter) -> None:
         if self.stats.active >= self.config.max_connections:
             self.stats.refused_connections += 1
             self._refusals(
@@ -509,6 +542,18 @@ class DelayLine:
             conn.up.release_budget()
             conn.down.release_budget()
             conn.hand_over_tap()
+            self.fit_read_sizes()
+
+    def fit_read_sizes(self) -> int:
+        """Bound each loop turn's read work while connections share the loop (see
+        ``SHARED_READ_BYTES``); a connection alone reads ``read_bytes`` at a time."""
+        read_bytes = self.config.read_bytes
+        shared = min(read_bytes, SHARED_READ_BYTES) if len(self._conns) > 1 else read_bytes
+        if shared != self._read_size:
+            self._read_size = shared
+            for conn in self._conns:
+                conn.set_read_size(shared)
+        return shared
 
     async def aclose(self) -> None:
         """Stop accepting, flush what is due, close every connection, write final records."""
@@ -549,6 +594,7 @@ async def serve_proxy(
     """
     proxy = DelayLine(config)
     await proxy.start()
+    apply_gc_lever()
     own_stop = stop is None
     stop_event = asyncio.Event() if stop is None else stop
     if own_stop:
@@ -562,6 +608,22 @@ async def serve_proxy(
             _remove_signal_handlers()
         await proxy.aclose()
     return proxy.stats
+
+
+GC_ENV = "KIT_DELAYLINE_GC"  # "freeze" or "off": a lever for side-by-side measurement
+
+
+def apply_gc_lever() -> None:
+    """``KIT_DELAYLINE_GC=freeze``: move what start-up allocated out of the collector's
+    sight (cheaper full collections); ``off``: no cyclic GC at all. Neither is the default:
+    measured beside the default in the same minute (``make bench``), neither moved the idle
+    delay's p50/p99 beyond noise; a collection here is rare (the hot path makes no cycles)."""
+    lever = os.environ.get(GC_ENV, "")
+    if lever in ("freeze", "off"):
+        gc.collect()
+        gc.freeze()
+    if lever == "off":
+        gc.disable()
 
 
 def _install_signal_handlers(stop: asyncio.Event) -> None:

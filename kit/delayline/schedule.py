@@ -29,10 +29,13 @@ is ``peak_queued_bytes``. ``delivered`` is a bounded trace of the bytes released
 from __future__ import annotations
 
 import random
+import weakref
 from collections import deque
+from collections.abc import Sequence
 
 from kit.errors import UsageError
 from kit.plan.processes import DEFAULT_BUFFER_CAP_BYTES, ProxyConfig
+from kit.plan.trial import Link
 
 # An entry is (due_ns, chunk); chunk None is the end-of-stream marker.
 _Entry = tuple[int, bytes | memoryview | None]
@@ -56,28 +59,96 @@ def chunk_bytes(rate_bits_s: float) -> int:
     return max(MIN_CHUNK_BYTES, min(MAX_CHUNK_BYTES, per_ms))
 
 
-class Bottleneck:
-    """The serialisation point of one direction of a link: a FIFO drained at ``rate_bits_s``."""
+class RateSteps:
+    """A rate that changes over time: ``(rate_bits_s, duration_ns)`` steps, looped, from the
+    first byte that reaches the bottleneck on (``--rate-steps``, ``--trace``). A step may
+    have rate 0 (an outage): bytes wait for the next step with capacity."""
 
-    def __init__(self, rate_bits_s: float) -> None:
+    def __init__(self, steps: Sequence[tuple[float, int]]) -> None:
+        if not steps or any(r < 0 or d <= 0 for r, d in steps) or not any(r > 0 for r, _ in steps):
+            raise UsageError("rate steps: each needs a rate >= 0 and a duration > 0, one rate > 0")
+        self.steps = [(r / 8e9, d) for r, d in steps]  # bytes per ns
+        self.period_ns = sum(d for _, d in steps)
+        self.period_bytes = sum(b * d for b, d in self.steps)
+        self.mean_rate_bits_s = self.period_bytes * 8e9 / self.period_ns
+        self.max_rate_bits_s = max(r for r, _ in steps)
+        self.origin_ns: float | None = None
+
+    def _locate(self, t_ns: float) -> tuple[int, float]:
+        """(step index, ns left in it) at ``t_ns``."""
+        assert self.origin_ns is not None
+        into = (t_ns - self.origin_ns) % self.period_ns
+        for index, (_, duration) in enumerate(self.steps):
+            if into < duration:
+                return index, duration - into
+            into -= duration
+        return 0, self.steps[0][1]
+
+    def finish_ns(self, start_ns: float, n_bytes: float) -> float:
+        """When ``n_bytes`` starting to serialise at ``start_ns`` have all left."""
+        if self.origin_ns is None:
+            self.origin_ns = start_ns
+        periods = int(n_bytes // self.period_bytes)  # whole loops first: bounded walking
+        t, left = start_ns + periods * self.period_ns, n_bytes - periods * self.period_bytes
+        index, room_ns = self._locate(t)
+        while True:
+            per_ns = self.steps[index][0]
+            if per_ns * room_ns >= left:
+                return t + (left / per_ns if per_ns else 0.0)
+            left -= per_ns * room_ns
+            t += room_ns
+            index = (index + 1) % len(self.steps)
+            room_ns = self.steps[index][1]
+
+    def capacity_bytes(self, t0_ns: float, t1_ns: float) -> float:
+        """Bytes the link can serialise between ``t0_ns`` and ``t1_ns`` (a backlog's size)."""
+        if self.origin_ns is None or t1_ns <= t0_ns:
+            return 0.0
+        periods = int((t1_ns - t0_ns) // self.period_ns)
+        total, t = periods * self.period_bytes, t0_ns + periods * self.period_ns
+        index, room_ns = self._locate(t)
+        while t < t1_ns:
+            span = min(room_ns, t1_ns - t)
+            total += self.steps[index][0] * span
+            t += span
+            index = (index + 1) % len(self.steps)
+            room_ns = self.steps[index][1]
+        return total
+
+
+class Bottleneck:
+    """The serialisation point of one direction of a link: a FIFO drained at ``rate_bits_s``,
+    or at a rate that changes over time (``steps``; ``rate_bits_s`` is then their mean)."""
+
+    def __init__(self, rate_bits_s: float, steps: RateSteps | None = None) -> None:
+        if steps is not None:
+            rate_bits_s = steps.mean_rate_bits_s
         if not rate_bits_s > 0:
             raise UsageError(f"rate: {rate_bits_s} bit/s must be above 0")
         self.rate_bits_s = rate_bits_s
         self.ns_per_byte = 8e9 / rate_bits_s
-        self.chunk_bytes = chunk_bytes(rate_bits_s)
+        self.steps = steps
+        self.chunk_bytes = chunk_bytes(rate_bits_s if steps is None else steps.max_rate_bits_s)
         self._last_exit_ns = float("-inf")
         self.peak_queued_bytes = 0
 
     def exit_ns(self, n_bytes: int, arrival_ns: int) -> int:
         """When the last byte of an ``n_bytes`` chunk arriving at ``arrival_ns`` has left."""
         start = max(float(arrival_ns), self._last_exit_ns)
-        self._last_exit_ns = start + n_bytes * self.ns_per_byte
+        if self.steps is None:
+            self._last_exit_ns = start + n_bytes * self.ns_per_byte
+        else:
+            self._last_exit_ns = self.steps.finish_ns(start, n_bytes)
         return round(self._last_exit_ns)
 
     def queued_bytes(self, now_ns: int) -> int:
         """Bytes still waiting to be serialised at ``now_ns`` (the backlog)."""
         backlog_ns = self._last_exit_ns - now_ns
-        return round(backlog_ns / self.ns_per_byte) if backlog_ns > 0 else 0
+        if backlog_ns <= 0:
+            return 0
+        if self.steps is not None:
+            return round(self.steps.capacity_bytes(now_ns, self._last_exit_ns))
+        return round(backlog_ns / self.ns_per_byte)
 
     def note_backlog(self, now_ns: int) -> int:
         """The backlog at ``now_ns`` (right after an arrival: its peak), kept in the peak."""
@@ -85,6 +156,14 @@ class Bottleneck:
         if queued > self.peak_queued_bytes:
             self.peak_queued_bytes = queued
         return queued
+
+    def set_rate(self, rate_bits_s: float) -> None:
+        """A new rate for what arrives from now on (``kit proxy --control``); what is queued
+        keeps its exit times. Not for a link with rate steps."""
+        if not rate_bits_s > 0 or self.steps is not None:
+            raise UsageError(f"rate: {rate_bits_s} bit/s must be above 0 (and no rate steps)")
+        self.rate_bits_s = rate_bits_s
+        self.ns_per_byte = 8e9 / rate_bits_s
 
     def forget(self, n_bytes: int, now_ns: int) -> None:
         """``n_bytes`` still waiting here were dropped (their connection closed): the link
@@ -254,9 +333,55 @@ class DelayQueue:
         return due
 
 
+class LiveLink:
+    """Every queue and bottleneck of this process's delay line, by direction, so a control
+    (``kit proxy --control``) can change delay, jitter and rate while traffic flows: a
+    changed delay applies to chunks arriving from then on (those queued keep their times,
+    and FIFO order holds), as does a changed rate."""
+
+    def __init__(self) -> None:
+        self.queues: dict[str, weakref.WeakSet[DelayQueue]] = {
+            "up": weakref.WeakSet(),
+            "down": weakref.WeakSet(),
+        }
+        self.bottlenecks: dict[str, Bottleneck | None] = {"up": None, "down": None}
+        self.started: Link | None = None  # the link the delay line started with
+        self.changed: Link | None = None  # set only by a control: new queues follow it
+
+    def change(self, link: Link) -> None:
+        """Apply ``link``'s delays, jitter and rates (a rate only where there is a bottleneck)."""
+        for direction in ("up", "down"):
+            delay_ms = link.delay_up_ms if direction == "up" else link.delay_down_ms
+            for queue in list(self.queues[direction]):
+                queue.delay_ns = round(delay_ms * 1e6)
+                queue.jitter_ns = round(link.jitter_ms * 1e6)
+            rate = link.rate_up_bits_s if direction == "up" else link.rate_down_bits_s
+            bottleneck = self.bottlenecks[direction]
+            if bottleneck is not None and rate is not None:
+                bottleneck.set_rate(rate)
+        self.changed = link
+
+    @property
+    def link(self) -> Link | None:
+        return self.changed or self.started
+
+
+LIVE = LiveLink()
+
+
 def bottleneck_for(config: ProxyConfig, direction: str) -> Bottleneck | None:
     """The proxy-wide bottleneck of one direction ("up" or "down"), None when unlimited."""
-    link = config.link
+    bottleneck = link_bottleneck(config.link, direction)
+    LIVE.bottlenecks[direction] = bottleneck
+    LIVE.started = config.link
+    return bottleneck
+
+
+def link_bottleneck(link: Link, direction: str) -> Bottleneck | None:
+    """One direction's bottleneck; the down direction follows the link's rate steps."""
+    if direction == "down" and link.rate_steps:
+        steps = [(s.rate_bits_s, round(s.duration_ms * 1e6)) for s in link.rate_steps]
+        return Bottleneck(0.0, RateSteps(steps))
     rate = link.rate_up_bits_s if direction == "up" else link.rate_down_bits_s
     return None if rate is None else Bottleneck(rate)
 
@@ -267,15 +392,17 @@ def queue_for(
     """The queue of one direction of connection ``conn_id``; its jitter is seeded from the
     config's seed, the connection and the direction, so a run with the same seed and the
     same connection order draws the same delays."""
-    link = config.link
+    link = LIVE.changed or config.link  # changed by a control since the start, or as started
     delay_ms = link.delay_up_ms if direction == "up" else link.delay_down_ms
-    return DelayQueue(
+    queue = DelayQueue(
         round(delay_ms * 1e6),
         config.buffer_cap_bytes,
         bottleneck=bottleneck,
         jitter_ns=round(link.jitter_ms * 1e6),
         seed=hash_seed(link.seed, conn_id, direction),
     )
+    LIVE.queues[direction].add(queue)
+    return queue
 
 
 def hash_seed(seed: int, conn_id: int, direction: str) -> int:

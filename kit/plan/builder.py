@@ -38,10 +38,13 @@ from kit.plan.options import (
     spellings,
 )
 from kit.plan.stack_options import STACK_OPTIONS
+from kit.plan.trace import parse_rate_steps, read_trace
 from kit.plan.trial import (
     CLIENT_KINDS,
     DEFAULT_LINK_SEED,
+    DEFAULT_MTU,
     H2_ONLY,
+    POLICY_ALIASES,
     SERVER_KINDS,
     STACK_KINDS,
     ClientConfig,
@@ -49,7 +52,9 @@ from kit.plan.trial import (
     ConnCredit,
     CreditPolicy,
     Link,
+    LinkKind,
     OptionValue,
+    RateStep,
     ServerConfig,
     ServerKind,
     Trial,
@@ -63,6 +68,7 @@ from kit.plan.trial import (
 )
 from kit.plan.units import (
     parse_duration_ms,
+    parse_fraction,
     parse_rate_bits_s,
     parse_size_bytes,
     parse_window_bytes,
@@ -123,10 +129,11 @@ def link_from(o: LinkOptions, default_rtt: str = DEFAULT_RTT) -> Link:
     rate_down = _rate(o.rate_down, o.name("rate_down"))
     jitter = 0.0 if o.jitter is None else _jitter_ms(o.jitter, o.name("jitter"))
     seed = _given(o.jitter_seed, DEFAULT_LINK_SEED)
+    loss, burst_len = _loss(o)
     with named(link_names(o)):
         # from_rtt checks the RTT's range when it sets a direction's delay.
         half = Link.from_rtt(rtt_ms).delay_up_ms if up is None or down is None else 0.0
-        return Link(
+        link = Link(
             delay_up_ms=half if up is None else up,
             delay_down_ms=half if down is None else down,
             rate_up_bits_s=both if rate_up is None else rate_up,
@@ -134,6 +141,62 @@ def link_from(o: LinkOptions, default_rtt: str = DEFAULT_RTT) -> Link:
             jitter_ms=jitter,
             seed=whole_number(seed, o.name("jitter_seed")),
         )
+        mtu = DEFAULT_MTU if o.mtu is None else whole_number(o.mtu, o.name("mtu"))
+        return replace(
+            link,
+            kind=cast(LinkKind, str(_given(o.link, "stream"))),  # Link checks it
+            loss=loss,
+            loss_burst_len=burst_len,
+            mtu=mtu,
+            queue_bytes=_queue_bytes(o, link),
+            congestion="" if o.cc is None else str(o.cc),
+            rate_steps=_rate_steps(o),
+        )
+
+
+def _rate_steps(o: LinkOptions) -> tuple[RateStep, ...]:
+    if o.rate_steps is not None and o.trace is not None:
+        raise UsageError(f"{o.name('trace')}: give {o.name('rate_steps')} or a trace, not both")
+    if o.rate_steps is not None:
+        return parse_rate_steps(str(o.rate_steps), o.name("rate_steps"))
+    if o.trace is not None:
+        return read_trace(str(o.trace), o.name("trace"))
+    return ()
+
+
+def _loss(o: LinkOptions) -> tuple[float, float]:
+    """(loss fraction, mean burst length) from ``--loss 0.1%`` or ``--loss-burst 1%:4``."""
+    if o.loss is not None and o.loss_burst is not None:
+        raise UsageError(
+            f"{o.name('loss')}: give {o.name('loss')} (independent) or "
+            f"{o.name('loss_burst')} (in bursts), not both"
+        )
+    if o.loss_burst is not None:
+        loss_text, sep, length = str(o.loss_burst).partition(":")
+        option = o.name("loss_burst")
+        if not sep:
+            raise UsageError(f"{option}: {o.loss_burst!r} is not LOSS:LENGTH (e.g. 1%:4)")
+        try:
+            burst_len = float(length)
+        except ValueError:
+            raise UsageError(f"{option}: burst length {length!r} is not a number") from None
+        return parse_fraction(loss_text, option=option), burst_len
+    if o.loss is None:
+        return 0.0, 0.0
+    return parse_fraction(str(o.loss), option=o.name("loss")), 0.0
+
+
+def _queue_bytes(o: LinkOptions, link: Link) -> int | None:
+    """``--queue 256KiB`` as is, ``--queue 20ms`` as bytes at the slower direction's rate."""
+    if o.queue is None:
+        return None
+    text, option = str(o.queue).strip(), o.name("queue")
+    if not text.endswith("ms") and not text.endswith("s"):
+        return parse_size_bytes(text, option=option)
+    rates = [r for r in (link.rate_up_bits_s, link.rate_down_bits_s) if r is not None]
+    if not rates:
+        raise UsageError(f"{option}: a queue in time needs a --rate (or give it in bytes)")
+    return round(min(rates) / 8 * parse_duration_ms(text, option=option) / 1000)
 
 
 def link_names(o: LinkOptions) -> dict[str, str]:
@@ -336,6 +399,7 @@ def _mode(o: ClientOptions, window: int | None) -> WindowMode:
         raise UsageError(f"{o.name('window_policy')}: give it or {o.name('mode')}, not both")
     given = o.window_policy if o.window_policy is not None else o.mode
     mode = str(given or ("static" if window is not None else "dynamic"))
+    mode = POLICY_ALIASES.get(mode, mode)  # grpc-go's policy is "dynamic" in records
     if mode != "static" and window is not None:
         raise UsageError(
             f"{o.name('window')}: mode {mode!r} does not take a window "

@@ -129,6 +129,15 @@ class LinkOptions(Options):
     jitter: Raw | None = option_field("jitter", sets="jitter_ms")
     # ``kit run --seed``; a plan file's ``seed`` is its rounds' shuffle (``PlanOptions``).
     jitter_seed: Raw | None = option_field("jitter-seed", "--seed", sets="seed")
+    # The packet link's (``--link packet``): the kernels' TCP over a lossy IP link.
+    link: Raw | None = option_field("link", item=False, sets="kind")
+    loss: Raw | None = option_field("loss", item=False)
+    loss_burst: Raw | None = option_field("loss-burst", item=False, sets="loss_burst_len")
+    queue: Raw | None = option_field("queue", item=False, sets="queue_bytes")
+    mtu: Raw | None = option_field("mtu", item=False)
+    cc: Raw | None = option_field("cc", item=False, sets="congestion")
+    rate_steps: Raw | None = option_field("rate-steps", item=False)
+    trace: Raw | None = option_field("trace", item=False)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,18 @@ from kit.plan.units import (
 
 ClientKind = Literal["grpcio", "h2", "grpc-go", "grpc-java", "grpc-js", "tonic"]
 ServerKind = Literal["grpcio", "grpc-go", "grpc-java", "grpc-js", "tonic"]
-WindowMode = Literal["dynamic", "static", "bdp-off", "pool"]
+WindowMode = Literal[
+    "dynamic",
+    "static",
+    "bdp-off",
+    "pool",
+    "grpc-java",
+    "hyper",
+    "dotnet",
+    "quic-go",
+    "quiche",
+    "linux",
+]
 CreditPolicy = Literal["immediate", "half", "quarter"]
 ConnCredit = Literal["receipt", "read"]
 WorkloadKind = Literal["download", "unary", "upload"]
@@ -41,9 +52,22 @@ CLIENT_KINDS: tuple[str, ...] = ("grpcio", "h2", "grpc-go", "grpc-java", "grpc-j
 STACK_KINDS: tuple[str, ...] = ("grpc-go", "grpc-java", "grpc-js", "tonic")
 SERVER_KINDS: tuple[str, ...] = ("grpcio", *STACK_KINDS)
 WINDOW_MODES: tuple[str, ...] = ("dynamic", "static", "bdp-off", "pool")
+# The h2 client's models of other stacks' receive-window policies (kit.clients.h2.policies).
+# QUIC's rules apply to HTTP/2 here: a QUIC stream is a stream, MAX_DATA the connection window.
+MODEL_POLICIES: tuple[str, ...] = ("grpc-java", "hyper", "dotnet", "quic-go", "quiche", "linux")
+CLIENT_WINDOW_MODES: tuple[str, ...] = (*WINDOW_MODES, *MODEL_POLICIES)
+# What ``--window-policy`` takes on the h2 client; grpc-go's is ``dynamic`` in records.
+WINDOW_POLICIES: tuple[str, ...] = ("grpc-go", *MODEL_POLICIES, "pool", "static")
+POLICY_ALIASES: dict[str, str] = {"grpc-go": "dynamic"}
 CREDIT_POLICIES: tuple[str, ...] = ("immediate", "half", "quarter")
 CONN_CREDITS: tuple[str, ...] = ("receipt", "read")
 WORKLOAD_KINDS: tuple[str, ...] = ("download", "unary", "upload")
+LinkKind = Literal["stream", "packet"]
+LINK_KINDS: tuple[str, ...] = ("stream", "packet")
+MIN_MTU = 576
+MAX_MTU = 65_000  # a TUN device takes packets up to 64 KiB
+DEFAULT_MTU = 1500
+MAX_LOSS = 0.5
 
 # Every client stack warms each connection the same way before the timed phase, as the
 # reference study did: SETTINGS settled, then one Ping call. Nothing else moves, so a dynamic
@@ -145,6 +169,31 @@ def _check_rate(name: str, value: float | None) -> None:
 
 
 @dataclass(frozen=True)
+class RateStep:
+    """One step of a rate that changes over time: ``rate_bits_s`` (0: an outage) for
+    ``duration_ms``; a link's steps loop."""
+
+    rate_bits_s: float
+    duration_ms: float
+
+    def __post_init__(self) -> None:
+        check(
+            is_number(self.rate_bits_s)
+            and (self.rate_bits_s == 0 or rate_in_range(self.rate_bits_s)),
+            "{rate_steps}: a rate of {0} bit/s is outside " + RATE_RANGE + " (or 0)",
+            self.rate_bits_s,
+        )
+        check(
+            is_number(self.duration_ms) and 0 < self.duration_ms <= 3_600_000,
+            "{rate_steps}: a step of {0} ms is outside 0..1 h",
+            self.duration_ms,
+        )
+
+
+MAX_RATE_STEPS = 2000  # a link travels to its processes as JSON on their command line
+
+
+@dataclass(frozen=True)
 class Link:
     """The delay line: each direction delays every chunk by a fixed time; RTT is their sum.
 
@@ -159,6 +208,18 @@ class Link:
     rate_down_bits_s: float | None = None
     jitter_ms: float = 0.0
     seed: int = DEFAULT_LINK_SEED
+    # The packet link only (``kind="packet"``, see ``kit.plan.packet``): the kernels' TCP
+    # runs over it, so IP packets can be lost (``loss``, in both directions, Gilbert-Elliott
+    # bursts of mean ``loss_burst_len`` when > 0) and a rate has a drop-tail queue of
+    # ``queue_bytes`` (None: one bandwidth-delay product, at least 64 KiB).
+    kind: LinkKind = "stream"
+    loss: float = 0.0
+    loss_burst_len: float = 0.0
+    queue_bytes: int | None = None
+    mtu: int = DEFAULT_MTU
+    congestion: str = ""  # the kernels' congestion control in the namespaces ("": default)
+    # A down rate that changes over time, looped (``--rate-steps``, ``--trace``); either link.
+    rate_steps: tuple[RateStep, ...] = ()
 
     def __post_init__(self) -> None:
         _check_delay("delay_up_ms", self.delay_up_ms)
@@ -166,6 +227,8 @@ class Link:
         _check_rate_jitter_seed(
             self.rate_up_bits_s, self.rate_down_bits_s, self.jitter_ms, self.seed
         )
+        _check_packet_fields(self)
+        _check_rate_steps(self)
 
     @classmethod
     def from_rtt(cls, rtt_ms: float) -> Link:
@@ -178,7 +241,11 @@ class Link:
 
     @property
     def limited(self) -> bool:
-        return self.rate_up_bits_s is not None or self.rate_down_bits_s is not None
+        return (
+            self.rate_up_bits_s is not None
+            or self.rate_down_bits_s is not None
+            or bool(self.rate_steps)
+        )
 
 
 def link_text(link: Link) -> str:
@@ -198,6 +265,69 @@ def link_text(link: Link) -> str:
     if link.jitter_ms:
         text += f", jitter +-{link.jitter_ms:g} ms (seed {link.seed})"
     return text
+
+
+def _check_rate_steps(link: Link) -> None:
+    if not link.rate_steps:
+        return
+    check(
+        len(link.rate_steps) <= MAX_RATE_STEPS and any(s.rate_bits_s > 0 for s in link.rate_steps),
+        "{rate_steps}: {0} steps; give 1.." + f"{MAX_RATE_STEPS}" + ", at least one above 0",
+        len(link.rate_steps),
+    )
+    check(
+        link.rate_down_bits_s is None,
+        "{rate_down_bits_s}: the down rate follows the rate steps; give one or the other",
+    )
+
+
+def _check_packet_fields(link: Link) -> None:
+    _check_choice("{kind}", link.kind, LINK_KINDS)
+    check(
+        is_number(link.loss) and 0 <= link.loss <= MAX_LOSS,
+        "{loss}: {0} is outside 0..0.5 (a fraction of packets)",
+        link.loss,
+    )
+    check(
+        link.loss_burst_len == 0
+        or (is_number(link.loss_burst_len) and 1 <= link.loss_burst_len <= 1000 and link.loss > 0),
+        "{loss_burst_len}: {0} packets must be 1..1000, with a loss above 0",
+        link.loss_burst_len,
+    )
+    check(
+        link.congestion == "" or link.congestion.isidentifier(),
+        "{congestion}: {0!r} is not a congestion-control name (cubic, bbr, reno)",
+        link.congestion,
+    )
+    check(
+        is_int(link.mtu) and MIN_MTU <= link.mtu <= MAX_MTU,
+        "{mtu}: {0} bytes is outside " + f"{MIN_MTU}..{MAX_MTU}",
+        link.mtu,
+    )
+    check(
+        link.queue_bytes is None or (is_int(link.queue_bytes) and link.queue_bytes >= link.mtu),
+        "{queue_bytes}: {0} bytes must hold at least one packet (the MTU, {1} bytes)",
+        link.queue_bytes,
+        link.mtu,
+    )
+    if link.kind == "stream":
+        packet_only = [
+            name
+            for name, value, default in (
+                ("loss", link.loss, 0.0),
+                ("loss_burst_len", link.loss_burst_len, 0.0),
+                ("queue_bytes", link.queue_bytes, None),
+                ("mtu", link.mtu, DEFAULT_MTU),
+                ("congestion", link.congestion, ""),
+            )
+            if value != default
+        ]
+        check(
+            not packet_only,
+            ", ".join(_placeholder(name) for name in packet_only)
+            + ": only on the packet link ({kind} packet); the stream link loses no bytes and "
+            "has no packets or queue to drop from",
+        )
 
 
 def _check_rate_jitter_seed(
@@ -268,7 +398,7 @@ class ClientConfig:
 
     def _check_choices(self) -> None:
         _check_choice("{client}", self.kind, CLIENT_KINDS)
-        _check_choice("window mode", self.window_mode, WINDOW_MODES)
+        _check_choice("window mode", self.window_mode, CLIENT_WINDOW_MODES)
         if self.credit_policy is not None:
             _check_choice("credit policy", self.credit_policy, CREDIT_POLICIES)
         _check_choice("{conn_credit}", self.conn_credit, CONN_CREDITS)
@@ -287,6 +417,12 @@ class ClientConfig:
             self.window_mode != "pool",
             "{window_policy} pool: the receive pool is the h2 client's (use --client h2)",
         )
+        check(
+            self.window_mode not in MODEL_POLICIES,
+            "{window_policy} {0}: the models of other stacks' windows are the h2 client's "
+            "(use --client h2)",
+            self.window_mode,
+        )
 
     def _check_h2(self) -> None:
         check(
@@ -299,6 +435,22 @@ class ClientConfig:
             self.window_mode != "bdp-off",
             "window mode: bdp-off is a grpcio mode; the h2 client is static or dynamic",
         )
+        if self.is_model():
+            self._check_model()
+
+    def _check_model(self) -> None:
+        """A model sizes and refills its windows its own way: nothing else may set them."""
+        who = "the " + self.window_mode + " model"
+        check(self.conn_window_bytes is None, "{conn_window_bytes}: " + who + " sizes it itself")
+        check(self.credit_policy is None, "{credit_policy}: " + who + " returns credit its own way")
+        check(
+            self.conn_credit == "receipt",
+            "{conn_credit}: " + who + " returns connection credit its own way",
+        )
+
+    def is_model(self) -> bool:
+        """The h2 client running a model of another stack's receive-window policy."""
+        return self.window_mode in MODEL_POLICIES
 
     def _check_stack(self) -> None:
         """A stack's client has its own knobs: static or dynamic windows and named options."""
@@ -374,7 +526,7 @@ class ClientConfig:
         """The MAX_FRAME_SIZE the h2 client advertises (the window policy's default when unset)."""
         if self.max_frame_bytes is not None:
             return self.max_frame_bytes
-        if self.kind == "h2" and self.window_mode in ("dynamic", "pool"):
+        if self.kind == "h2" and (self.window_mode in ("dynamic", "pool") or self.is_model()):
             return HTTP2_DEFAULT_FRAME_BYTES
         return DEFAULT_MAX_FRAME_BYTES
 
@@ -402,6 +554,8 @@ class ClientConfig:
                 text += f" / conn {format_bytes(self.conn_window_bytes)}"
         elif self.window_mode == "pool":
             text = f"{self.kind} pool {format_bytes(self.pool_size_bytes)}"
+        elif self.is_model():
+            text = f"{self.kind} {self.window_mode} model"
         else:
             text = f"{self.kind} {self.window_mode}"
         if self.conn_credit != "receipt":
@@ -789,6 +943,10 @@ _LATER_FIELDS = frozenset(
         "seed",
     }
 )
+# The packet link's fields came later still (``kind`` is also the client's and workload's).
+_LATER_LINK_FIELDS = frozenset(
+    {"kind", "loss", "loss_burst_len", "queue_bytes", "mtu", "congestion", "rate_steps"}
+)
 
 
 def fingerprint(trial: Trial) -> dict[str, object]:
@@ -801,7 +959,8 @@ def fingerprint(trial: Trial) -> dict[str, object]:
     parts = ((trial.client, client), (trial.workload, data["workload"]), (trial.link, data["link"]))
     for part, value in parts:
         for f in dataclasses.fields(part):
-            if f.name in _LATER_FIELDS and getattr(part, f.name) == f.default:
+            later = f.name in _LATER_FIELDS or (part is trial.link and f.name in _LATER_LINK_FIELDS)
+            if later and getattr(part, f.name) == f.default:
                 del value[f.name]
     if trial.server.kind == "grpcio":  # servers of other stacks came later too
         del data["server"]["kind"]

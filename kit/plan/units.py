@@ -193,6 +193,19 @@ def rate_in_range(bits_s: float) -> bool:
     return MIN_RATE_BITS_S <= bits_s <= MAX_RATE_BITS_S  # False for NaN
 
 
+def parse_fraction(text: str, *, option: str = "--loss") -> float:
+    """ "0.1%" -> 0.001, "0.001" -> 0.001: a fraction, given as a percentage or as is."""
+    raw = text.strip()
+    percent = raw.endswith("%")
+    try:
+        value = float(raw[:-1] if percent else raw)
+    except ValueError:
+        raise UsageError(f"{option}: {text!r} is not a fraction (e.g. 0.1% or 0.001)") from None
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(f"{option}: {text!r} must be 0 or more")
+    return value / 100 if percent else value
+
+
 def parse_rate_bits_s(text: str, *, option: str = "--rate") -> float:
     """Parse "100Mbit", "1Gbps", "12.5MB/s", "10MiB/s" into bits per second (decimal bits).
 

@@ -15,6 +15,7 @@ from tabulate import tabulate
 from kit.analysis.cells import cpu_limit, efficiency, latency_stats, ping_rtt_ms
 from kit.analysis.link import Ramp, bdp_of, mbit_s, ramp_of
 from kit.analysis.sharing import StreamSharing, stream_sharing
+from kit.plan.packet import mathis_bits_s, packet_link_text
 from kit.plan.trial import Link, Trial, pool_granted_bytes
 from kit.plan.units import format_rate
 from kit.report.format import (
@@ -28,7 +29,7 @@ from kit.report.format import (
     short_error,
     sig3,
 )
-from kit.results.records import FrameSummary, Measurement, ProcessCpu, StreamWindowPoint
+from kit.results.records import FrameSummary, Measurement, ProcessCpu, StreamWindowPoint, TcpView
 
 Row = tuple[str, str]
 WIDTH = 100  # every line of the table fits this many columns
@@ -58,6 +59,7 @@ def run_table(m: Measurement, verbose: bool = False, unit: str = "MiB/s") -> str
         rows.append(("FAILED", m.error if verbose else short_error(m.error, 300)))
         return _table(rows)
     rows += _result_rows(m, unit)
+    rows += _tcp_rows(m.tcp)
     rows += _frame_rows(m.frames, trial.workload.kind == "upload", verbose, m.meta.path)
     rows += [("note", n) for n in (m.result.notes if m.result else ())]
     if m.meta.keep_awake:
@@ -84,8 +86,56 @@ def _link_rows(link: Link, bdp: int | None) -> list[Row]:
         rows.append(("link rate", ", ".join(rates)))
         rows.append(("BDP = rate x RTT", "-" if bdp is None else fmt_size(bdp)))
     if link.jitter_ms:
-        rows.append(("jitter", f"+-{link.jitter_ms:g} ms per chunk (seed {link.seed})"))
+        unit = "packet" if link.kind == "packet" else "chunk"
+        rows.append(("jitter", f"+-{link.jitter_ms:g} ms per {unit} (seed {link.seed})"))
+    if link.rate_steps:
+        rows.append(("down rate over time", _steps_text(link)))
+    if link.kind == "packet":
+        rows.append(("packet link", packet_link_text(link)))
+        mathis = mathis_bits_s(link)
+        if mathis is not None:
+            rows.append(
+                ("Mathis bound (loss)", f"{format_rate(mathis)} = MSS / RTT x 1.22 / sqrt(p)")
+            )
     return rows
+
+
+MAX_TCP_ROWS = 8
+MIN_SEGMENTS_FOR_SHARE = 100
+MAX_STEPS_SHOWN = 4
+
+
+def _steps_text(link: Link) -> str:
+    """The rate steps (a few), or their summary (a trace's many)."""
+    steps = link.rate_steps
+    period_ms = sum(s.duration_ms for s in steps)
+    mean = sum(s.rate_bits_s * s.duration_ms for s in steps) / period_ms
+    if len(steps) <= MAX_STEPS_SHOWN:
+        shown = ", ".join(f"{format_rate(s.rate_bits_s)} {s.duration_ms:g} ms" for s in steps)
+    else:
+        rates = [s.rate_bits_s for s in steps]
+        shown = f"{len(steps)} steps, {format_rate(min(rates))}..{format_rate(max(rates))}"
+    return f"{shown}; looped every {period_ms:g} ms, mean {format_rate(mean)}"
+
+
+def _tcp_rows(views: tuple[TcpView, ...]) -> list[Row]:
+    """Each connection's kernel view on the packet link, senders (most bytes) first."""
+    ordered = sorted(views, key=lambda v: -v.bytes_sent)
+    rows = [(f"TCP {v.side} {v.local}", _tcp_text(v)) for v in ordered[:MAX_TCP_ROWS]]
+    if len(ordered) > MAX_TCP_ROWS:
+        rows.append(("TCP", f"... {len(ordered) - MAX_TCP_ROWS} more connection ends"))
+    return rows
+
+
+def _tcp_text(v: TcpView) -> str:
+    segments = v.bytes_sent // max(1, v.mss_bytes)
+    # A share of a handful of segments (a receiver's) says nothing: only a sender's.
+    many = v.retransmits and segments >= MIN_SEGMENTS_FOR_SHARE
+    share = f" ({v.retransmits / segments:.2%} of ~{segments} segments)" if many else ""
+    return (
+        f"{v.congestion or '?'}, cwnd {v.cwnd_packets} x {v.mss_bytes} B, srtt {sig3(v.srtt_ms)} ms, "
+        f"{v.retransmits} retransmitted{share}, {fmt_size(v.bytes_sent)} sent"
+    )
 
 
 def _workload_text(trial: Trial) -> str:
@@ -181,7 +231,7 @@ def _tap_link_rows(m: Measurement, bdp: int | None) -> list[Row]:
     frames, rows = m.frames, []
     if frames is not None and frames.window_final_bytes is not None:
         rows.append(("final stream window (tap)", fmt_size(frames.window_final_bytes)))
-    if bdp is not None:
+    if bdp is not None and m.trial.link.kind == "stream":  # the packet link's are its own
         queued = frames.peak_queued_bytes_down if frames is not None else 0
         rows.append(("peak queued at bottleneck", fmt_size(queued)))
         rows += _ramp_rows(ramp_of(m), m.trial.link.rtt_ms)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from kit.plan.trial import Trial
+from kit.plan.trial import Link, Trial
 from kit.results.client import ClientResult
 
 CPU_BOUND_FRACTION = 0.90
@@ -161,6 +161,60 @@ class ProxyTotals:
 
 
 # --- one trial's frame summary (kit.capture.summary builds it from TapConnections) ------
+
+
+@dataclass(frozen=True)
+class PacketSide:
+    """What one direction of the packet link did with the IP packets it was offered."""
+
+    packets: int
+    bytes: int
+    delivered_packets: int
+    delivered_bytes: int
+    lost_packets: int  # by the link's loss (independent or in bursts)
+    queue_drops: int  # by the bottleneck's full drop-tail queue
+    peak_queued_bytes: int
+
+
+@dataclass(frozen=True)
+class PacketTotals:
+    """The packet link's forwarder over its life: per direction, its CPU, and how late it
+    delivered packets against their due times (the delay error, p50/p99 over a sample)."""
+
+    up: PacketSide
+    down: PacketSide
+    wakeups: int
+    busy_s: float
+    late_p50_us: float
+    late_p99_us: float
+    late_samples: int
+
+
+@dataclass(frozen=True)
+class TcpView:
+    """One TCP connection as its kernel saw it on the packet link (``ss -ti``, the last
+    sample before it closed): the sender's congestion window is what loss acts on."""
+
+    side: str  # "server" or "client": whose socket
+    local: str
+    peer: str
+    congestion: str  # the congestion-control algorithm (cubic, bbr, ...)
+    cwnd_packets: int
+    mss_bytes: int
+    srtt_ms: float
+    retransmits: int  # segments retransmitted over the connection's life
+    bytes_sent: int
+
+
+@dataclass(frozen=True)
+class LinkChange:
+    """A change of the running delay line's link through ``kit proxy --control``: when
+    (monotonic ns, the clock of the tap's other lines, and wall-clock time) and the link
+    from then on."""
+
+    t_ns: int
+    at: str
+    link: Link
 
 
 @dataclass(frozen=True)
@@ -331,6 +385,8 @@ class Measurement:
     frames: FrameSummary | None = None
     meta: RunMeta = RunMeta()
     tags: RunTags = RunTags()
+    # The packet link only: each TCP connection of the timed phase, both ends.
+    tcp: tuple[TcpView, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -4,9 +4,8 @@ Traffic is synthetic HTTP/2, written straight to the socket so the sender is nev
 bottleneck: a flood of 17-byte PING frames, a flood of empty DATA frames, large DATA frames
 (16 KiB, gRPC's default) and a unary-like mix (HEADERS + small DATA per call). Each is sent
 through a proxy with a tap file and one without, interleaved, and reported as
-tapped / untapped forwarding rate (1.0 = free). ``neighbour_delay`` runs a blocking 10 ms
-ping-pong on a second connection while a PING flood crosses the same proxy and reports the
-delay error p99, tapped and untapped, beside the same ping-pong with no flood.
+tapped / untapped forwarding rate (1.0 = free). A neighbour's ping-pong during a flood is
+``kit.tools.floorbench``'s.
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import select
 import socket
 import statistics
 import struct
@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from kit.delayline.timer import open_timerfd
 from kit.plan.processes import LOOPBACK, ProxyConfig
 from kit.plan.trial import Link
 from kit.plan.units import MIB
@@ -110,15 +111,44 @@ def _sink(conn: socket.socket) -> None:
             pass
 
 
+SLEEPING_ROLE = b"s"
+SLEEP_DELAY = struct.Struct(">Q")  # after the role byte: the sleep in ns
+
+
+def sleeping_echo(conn: socket.socket) -> None:
+    """Reply to each byte at its arrival + the delay the client asked for (absolute timerfd)."""
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    head = b""
+    while len(head) < 1 + SLEEP_DELAY.size:
+        more = conn.recv(1 + SLEEP_DELAY.size - len(head))
+        if not more:
+            return
+        head += more
+    (delay_ns,) = SLEEP_DELAY.unpack(head[1:])
+    timer = open_timerfd()
+    try:
+        while conn.recv(64):
+            timer.set_abs_ns(time.monotonic_ns() + delay_ns)
+            select.select([timer.fd], [], [])  # sleeps in the kernel until the deadline
+            timer.drain()
+            conn.sendall(b"p")
+    finally:
+        timer.close()
+
+
 def serve_upstream() -> None:
-    """Each accepted connection's first byte picks its role: b"e" echoes, anything else sinks.
+    """Each accepted connection's first byte picks its role: b"e" echoes, b"s" echoes after a
+    sleep (``kit.tools.floorbench``), anything else sinks.
     Prints the port, then serves until killed (run as its own process: see ``upstream``)."""
     listener = socket.create_server((LOOPBACK, 0))
 
     def route(conn: socket.socket) -> None:
         with contextlib.suppress(OSError):
             first = conn.recv(1, socket.MSG_PEEK)
-            (_echo if first == b"e" else _sink)(conn)
+            if first == SLEEPING_ROLE:  # the floor: an echo that sleeps the RTT itself
+                sleeping_echo(conn)
+            else:
+                (_echo if first == b"e" else _sink)(conn)
 
     print(listener.getsockname()[1], flush=True)
     while True:
@@ -149,6 +179,7 @@ def upstream() -> Iterator[int]:
 
 def flood_forever(port: int, kind: str = "ping") -> None:
     payload = flood(kind, 32 * MIB)
+    print("flooding", flush=True)  # started (an interpreter's start-up is ~0.4 s here)
     while True:
         with contextlib.suppress(OSError):
             send_mib_s(port, payload)
@@ -169,49 +200,6 @@ def blocking_rtts_ms(port: int, pings: int) -> list[float]:
             rtts.append((time.perf_counter_ns() - t0) / 1e6)
             time.sleep(0.002)
     return rtts
-
-
-def neighbour_delay(
-    workdir: Path, pings: int = 100, delay_ms: float = 5.0
-) -> dict[str, tuple[float, float]]:
-    """p50/p99 delay error of a blocking ping-pong through a proxy: idle, next to a PING
-    flood without a tap, next to one with the tap; "floor" is the same ping-pong direct.
-    The upstream and the flood run in processes of their own."""
-    out: dict[str, tuple[float, float]] = {}
-    with upstream() as port:
-        direct = blocking_rtts_ms(port, 50)
-        floor = statistics.median(direct)
-        out["floor"] = (floor, percentile(direct, 99))
-        for name, tap in (("idle", None), ("flood", None), ("flood+tap", workdir / "n.jsonl")):
-            with proxy(port, delay_ms, tap) as line, contextlib.ExitStack() as stack:
-                if name != "idle":
-                    stack.enter_context(_tool_process("flood", str(line.port)))
-                    time.sleep(0.5)
-                rtts = blocking_rtts_ms(line.port, pings)
-            errors = [r - 2 * delay_ms - floor for r in rtts] or [float("nan")]
-            out[name] = (percentile(errors, 50), percentile(errors, 99))
-    return out
-
-
-def delay_error(
-    delay_up_ms: float, delay_down_ms: float, bulk: bool = False, pings: int = 200
-) -> tuple[tuple[float, float], tuple[float, float]]:
-    """((p50, p99) of RTT - configured RTT - floor, (p50, p99) of the floor): a blocking
-    ping-pong through a proxy (idle, or next to a max-rate bulk transfer of 16 KiB DATA
-    frames on another connection) and the same ping-pong straight to the echo."""
-    with upstream() as port:
-        direct = blocking_rtts_ms(port, 100)
-        floor = statistics.median(direct)
-        with proxy(port, delay_up_ms, None, delay_down_ms) as line, contextlib.ExitStack() as stack:
-            if bulk:
-                stack.enter_context(_tool_process("flood", str(line.port), "large-data"))
-                time.sleep(0.5)
-            rtts = blocking_rtts_ms(line.port, pings)
-    errors = [r - delay_up_ms - delay_down_ms - floor for r in rtts] or [float("nan")]
-    return (
-        (percentile(errors, 50), percentile(errors, 99)),
-        (floor, percentile(direct, 99)),
-    )
 
 
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux

@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import grpc
@@ -31,6 +31,7 @@ from kit import __version__
 from kit.capture.summary import summarize
 from kit.capture.tapfile import link_connections, parse_tap_lines
 from kit.errors import KitError, MeasurementError, TopologyError
+from kit.plan.packet import SERVER_ADDR
 from kit.plan.processes import LOOPBACK, ClientProcess, ProxyConfig, ServerProcess
 from kit.plan.trial import WARMUP, Link, ServerConfig, Trial, theory_mib_s
 from kit.results.client import ClientResult, now_ns
@@ -42,10 +43,12 @@ from kit.results.records import (
     RunMeta,
     RunTags,
     TapConnection,
+    TcpView,
 )
 from kit.topology.awake import KeepAwake
 from kit.topology.cpu import CpuSampler, machine_load
-from kit.topology.processes import Child, spawn
+from kit.topology.packet import PacketPath, TcpSampler
+from kit.topology.processes import Child, Program, spawn
 from kit.topology.programs import CLIENT_PROGRAMS, PROXY_PROGRAM, SERVER_PROGRAMS
 
 CLIENT_GRACE_S = 20.0
@@ -126,6 +129,7 @@ class Topology:
         self._servers: dict[ServerConfig, Child] = {}
         self._client_stacks: dict[str, str] = {}  # client kind -> what its ready line said
         self._proxies: dict[tuple[ServerConfig, Link], _Proxy] = {}
+        self._packets: dict[tuple[ServerConfig, Link], tuple[PacketPath, _Proxy]] = {}
         self._children: list[Child] = []
         self.phase: tuple[str, float] = ("start-up", time.monotonic())  # for interrupted runs
 
@@ -154,6 +158,7 @@ class Topology:
         self._children.clear()
         self._servers.clear()
         self._proxies.clear()
+        self._packets.clear()
         if self._tmp is not None:
             try:
                 self._tmp.cleanup()
@@ -188,6 +193,22 @@ class Topology:
             child = self._track(spawn("proxy", PROXY_PROGRAM, proxy))
             self._proxies[key] = _Proxy(child, tap_path, link)
         return self._proxies[key]
+
+    def packet(self, config: ServerConfig, link: Link) -> tuple[PacketPath, _Proxy]:
+        """The forwarder and the server behind it for a packet link (started once)."""
+        key = (config, link)
+        if key not in self._packets:
+            if self.target is not None or self.direct:
+                raise TopologyError(
+                    "the packet link runs the server itself, in a namespace of its own: "
+                    "it takes no --target and no --direct"
+                )
+            tap_path = self.workdir / f"tap-packet-{len(self._packets)}.jsonl"
+            path = PacketPath(config, link, str(tap_path))
+            for child in reversed(path.children):  # stopped in reverse: server first
+                self._track(child)
+            self._packets[key] = (path, _Proxy(path.forwarder, tap_path, link))
+        return self._packets[key]
 
     def _upstream(self, config: ServerConfig) -> tuple[str, int]:
         """Where the server is: the target, or a server process of ours for ``config``."""
@@ -236,23 +257,20 @@ class Topology:
         self._enter("start-up (server and delay line)")
         if self.keep_awake:
             self._awake.start()
-        proxy = None if self.direct else self.proxy(trial.server, trial.link)
-        address = (LOOPBACK, proxy.child.port) if proxy else self._upstream(trial.server)
-        pids = {"proxy": proxy.child.pid} if proxy else {}
-        if self.target is None:
-            pids["server"] = self.server(trial.server).pid
+        route = self._route(trial)
+        proxy, address, pids = route.proxy, route.address, route.pids
         self._enter("warm-up")
-        no_answer = self._warm(trial, address)
+        no_answer = self._warm(trial, route)
         if no_answer is not None:  # the whole --timeout went by without data: don't wait twice
             return replace(base, error=no_answer)
         self._enter("the timed phase")
         since = now_ns()
         try:
-            with CpuSampler(pids, filler=self._awake.pids) as sampler:
-                result = self._run_client(trial, address)
+            with CpuSampler(pids, filler=self._awake.pids) as sampler, route.tcp() as tcp:
+                result = self._run_client(trial, address, route.client_program)
         except MeasurementError as exc:
             return replace(base, error=str(exc), meta=self._what_ran(base.meta, trial))
-        base = replace(base, meta=self._what_ran(base.meta, trial))
+        base = replace(base, meta=self._what_ran(base.meta, trial), tcp=tcp.views())
         self._enter("collecting the frame summary")
         cpu = _cpu(result, sampler.fractions(result.t_start_ns, result.t_end_ns))
         path_cores = sum(c.cpu_fraction for c in cpu)
@@ -272,7 +290,23 @@ class Topology:
             meta=replace(base.meta, machine=machine),
         )
 
-    def _warm(self, trial: Trial, address: tuple[str, int]) -> str | None:
+    def _route(self, trial: Trial) -> _Route:
+        """Where the client goes for ``trial`` (and in which namespace it starts)."""
+        if trial.link.kind == "packet":
+            path, tap = self.packet(trial.server, trial.link)
+            server = path.server
+            assert server is not None
+            pids = {"forwarder": path.forwarder.pid, "server": server.pid}
+            program = path.client_program(CLIENT_PROGRAMS[trial.client.kind])
+            return _Route(tap, (SERVER_ADDR, server.port), pids, program, path)
+        proxy = None if self.direct else self.proxy(trial.server, trial.link)
+        address = (LOOPBACK, proxy.child.port) if proxy else self._upstream(trial.server)
+        pids = {"proxy": proxy.child.pid} if proxy else {}
+        if self.target is None:
+            pids["server"] = self.server(trial.server).pid
+        return _Route(proxy, address, pids, CLIENT_PROGRAMS[trial.client.kind])
+
+    def _warm(self, trial: Trial, route: _Route) -> str | None:
         """One discarded short run per (server, link) before the first measured one.
 
         Why: the first run through a fresh server and delay line measured ~30% low (cold
@@ -287,16 +321,16 @@ class Topology:
         warm = warm_trial(trial)
         started = time.monotonic()
         try:
-            self._run_client(warm, address)
+            self._run_client(warm, route.address, route.client_program)
         except MeasurementError as exc:
             if time.monotonic() - started >= warm.workload.timeout_s:
                 return f"no answer within the {trial.workload.timeout_s:g} s timeout: {exc}"
         return None
 
-    def _run_client(self, trial: Trial, address: tuple[str, int]) -> ClientResult:
+    def _run_client(self, trial: Trial, address: tuple[str, int], program: Program) -> ClientResult:
         """The client's result; what its ready line said it is is kept by its kind."""
         process = ClientProcess(target_host=address[0], target_port=address[1], trial=trial)
-        child = Child.start("client", CLIENT_PROGRAMS[trial.client.kind], process)
+        child = Child.start("client", program, process)
         try:
             return child.result(
                 ClientResult, trial.workload.timeout_s + self.client_grace_s, abandon=self._dead
@@ -322,7 +356,11 @@ class Topology:
 
     def _what_ran(self, meta: RunMeta, trial: Trial) -> RunMeta:
         """The meta with the stacks (and versions) the client and our server said they are."""
-        ready = self._servers[trial.server].ready if self.target is None else None
+        if trial.link.kind == "packet":
+            server = self._packets[(trial.server, trial.link)][0].server
+            ready = None if server is None else server.ready
+        else:
+            ready = self._servers[trial.server].ready if self.target is None else None
         return replace(
             meta,
             client_stack=self._client_stacks.get(trial.client.kind, ""),
@@ -360,6 +398,31 @@ class Topology:
             proxy.links,
             delay_up_ms=proxy.link.delay_up_ms,
         )
+
+
+@dataclass(frozen=True)
+class _Route:
+    """The path of one trial: the tap, the address the client dials, the processes whose
+    CPU counts, the client program (in the client namespace on the packet link)."""
+
+    proxy: _Proxy | None
+    address: tuple[str, int]
+    pids: dict[str, int]
+    client_program: Program
+    packet: PacketPath | None = None
+
+    def tcp(self) -> contextlib.AbstractContextManager[TcpSampler | _NoTcp]:
+        return _NoTcp() if self.packet is None else self.packet.sampler()
+
+
+class _NoTcp(contextlib.AbstractContextManager["_NoTcp"]):
+    """The stream link: the kernels' TCP runs over loopback, with nothing to tell."""
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def views(self) -> tuple[TcpView, ...]:
+        return ()
 
 
 def _address(host: str, port: int) -> str:

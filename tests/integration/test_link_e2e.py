@@ -230,6 +230,17 @@ def test_quick_links_table(tmp_path: Path) -> None:
         ("run", ["--seed", "-3", "--jitter", "1ms"], "--seed"),
         ("proxy", ["--rate", "0Gbit"], "--rate"),
         ("proxy", ["--jitter", "-2ms"], "--jitter"),
+        ("run", ["--loss", "1%"], "--loss: only on the packet link (--link packet)"),
+        ("run", ["--link", "packet", "--loss", "60%"], "--loss"),
+        ("run", ["--link", "packet", "--loss-burst", "1%"], "LOSS:LENGTH"),
+        ("run", ["--link", "packet", "--loss", "1%", "--loss-burst", "1%:4"], "not both"),
+        ("run", ["--link", "packet", "--queue", "20ms"], "--queue: a queue in time needs"),
+        ("run", ["--link", "packet", "--direct", "--rtt", "0"], "takes no --target"),
+        ("run", ["--link", "wire"], "--link"),
+        ("run", ["--rate-steps", "100Mbit"], "RATE:DURATION"),
+        ("run", ["--rate-steps", "1Mbit:1s", "--rate", "1Mbit"], "--rate"),
+        ("run", ["--trace", "/nonexistent.trace"], "--trace: cannot read"),
+        ("proxy", ["--control", "10.0.0.1:80"], "--control"),
     ],
 )
 def test_bad_link_input_is_one_line_and_exit_2(command: str, args: list[str], needle: str) -> None:
@@ -272,3 +283,14 @@ def test_compare_on_a_rate_limited_link(tmp_path: Path) -> None:
 def test_compare_preset_refuses_a_rate() -> None:
     proc = kit_here("compare", "--preset", "windows", "--rate", "1Gbit")
     assert proc.returncode == 2 and "--rate" in proc.stderr
+
+
+def test_rate_steps_give_their_mean_rate_on_the_stream_link(tmp_path: Path) -> None:
+    """40 then 10 Mbit/s, 200 ms each: a 1.6 s phase holds four loops, whatever phase of
+    the loop it starts in, so goodput is the mean (25 Mbit/s): at most +3% over it, at least
+    0.85 of it (the first RTT carries nothing, and the machine is shared)."""
+    data = run_json(
+        tmp_path, "--rtt", "10ms", "--rate-steps", "40Mbit:200ms,10Mbit:200ms", "--client", "h2",
+        "--window", "4MiB", "--duration", "1.6s",
+    )  # fmt: skip
+    assert 0.85 * 25 <= data["throughput_mbit_s"] <= 1.03 * 25, data["throughput_mbit_s"]

@@ -1,0 +1,101 @@
+"""The packet link's two network namespaces and their TUN devices (Linux, root).
+
+The forwarder creates both namespaces itself with ``unshare(CLONE_NEWNET)``: they have no
+name in ``/run/netns`` and exist only while a process (the forwarder, or a server or client
+started inside them) or an open handle refers to them. The TUN devices are not persistent:
+they go with the forwarder's file descriptors. So a run that dies in any way, even by
+SIGKILL (every child gets PR_SET_PDEATHSIG), leaves no namespace, device or route behind.
+
+Each namespace holds only ``lo`` and one TUN device with a /32 address and its peer's
+address as a point-to-point route: nothing can reach the host's interfaces.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import struct
+import subprocess
+from dataclasses import dataclass
+
+from kit.errors import TopologyError, UsageError
+
+CLONE_NEWNET = 0x40000000
+TUNSETIFF = 0x400454CA
+IFF_TUN = 0x0001
+IFF_NO_PI = 0x1000
+DEVICE = "kit0"
+# The namespace handles are kept at these descriptors, so the kit can start processes in
+# them with ``nsenter --net=/proc/<forwarder pid>/fd/<fd>``.
+CLIENT_NS_FD = 200
+SERVER_NS_FD = 201
+
+
+@dataclass(frozen=True)
+class Side:
+    """One namespace: its handle (an fd) and the TUN device's fd in it."""
+
+    ns_fd: int
+    tun_fd: int
+
+
+def missing() -> str | None:
+    """What is missing for the packet link here (one line), or None when it can run."""
+    if not os.path.exists("/dev/net/tun"):
+        return "the packet link needs /dev/net/tun (the TUN driver)"
+    if os.geteuid() != 0:
+        return "the packet link needs root (CAP_NET_ADMIN) to create network namespaces"
+    return None
+
+
+def _unshare_net() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        raise TopologyError(f"cannot create a network namespace: {os.strerror(err)}")
+
+
+def _ip(*args: str) -> None:
+    done = subprocess.run(["ip", *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise TopologyError(f"ip {' '.join(args)}: {done.stderr.strip()}")
+
+
+def _open_tun() -> int:
+    fd = os.open("/dev/net/tun", os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+    fcntl.ioctl(fd, TUNSETIFF, struct.pack("16sH", DEVICE.encode(), IFF_TUN | IFF_NO_PI))
+    return fd
+
+
+def _set_congestion(name: str) -> None:
+    """The namespace's default congestion control (a per-namespace sysctl)."""
+    try:
+        with open("/proc/sys/net/ipv4/tcp_congestion_control", "w", encoding="ascii") as f:
+            f.write(name)
+    except OSError:
+        with open("/proc/sys/net/ipv4/tcp_available_congestion_control", encoding="ascii") as f:
+            known = f.read().strip()
+        raise UsageError(
+            f"--cc: {name!r} is not available here (this kernel has: {known})"
+        ) from None
+
+
+def new_side(addr: str, peer: str, mtu: int, keep_at: int, congestion: str = "") -> Side:
+    """A new namespace (this process moves into it) with ``lo`` and the TUN device up."""
+    _unshare_net()
+    if congestion:
+        _set_congestion(congestion)
+    ns_fd = os.open("/proc/self/ns/net", os.O_RDONLY)
+    os.dup2(ns_fd, keep_at, inheritable=False)
+    os.close(ns_fd)
+    tun_fd = _open_tun()
+    _ip("link", "set", "lo", "up")
+    _ip("addr", "add", addr, "peer", peer, "dev", DEVICE)
+    _ip("link", "set", DEVICE, "mtu", str(mtu), "up")
+    return Side(keep_at, tun_fd)
+
+
+def nsenter_prefix(forwarder_pid: int, ns_fd: int) -> tuple[str, ...]:
+    """The argv prefix that starts a program inside one of the forwarder's namespaces."""
+    return ("nsenter", f"--net=/proc/{forwarder_pid}/fd/{ns_fd}", "--")

@@ -1,0 +1,109 @@
+"""The packet link end to end: `kit run --link packet` with loss (the kernels' TCP in the
+namespaces the kit creates), its frame tap, its TCP view, and that every namespace and
+process is gone after the run and after SIGINT/SIGKILL of the run.
+
+Needs root and /dev/net/tun (CI has both); skipped with the reason elsewhere. Physics with
+stated tolerances: goodput never above the rate or the window / RTT; with 3% loss, TCP
+retransmits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from cli_support import kit
+
+from kit.delayline.netns import missing
+from kit.results.store import read_records
+
+pytestmark = pytest.mark.integration
+
+REASON = missing()
+if REASON is None and subprocess.run(["unshare", "-n", "true"], check=False).returncode != 0:
+    REASON = "unshare -n fails here: network namespaces are not available"
+pytestmark = [pytest.mark.integration, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
+
+RATE_BITS_S = 20e6
+RTT_S = 0.02
+WINDOW_BYTES = 128 * 1024
+TRANSFER = "384KiB"
+
+
+def net_namespaces() -> int:
+    """How many network namespaces processes hold (anonymous ones included)."""
+    out = subprocess.run(["lsns", "-t", "net", "-n", "-o", "NS"], capture_output=True, text=True)
+    return len(set(out.stdout.split()))
+
+
+def test_a_lossy_packet_link_run_records_tcp_and_frames_and_leaves_nothing(tmp_path: Path) -> None:
+    before = net_namespaces()
+    records = tmp_path / "r.jsonl"
+    proc = kit(
+        "run", "--link", "packet", "--rtt", "20ms", "--rate", "20Mbit", "--loss", "3%",
+        "--cc", "reno", "--client", "h2", "--window", "128KiB", "--bytes", TRANSFER,
+        "--records", str(records),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "packet link" in proc.stdout and "Mathis bound" in proc.stdout
+    (m,) = read_records(records).measurements
+    assert m.ok and m.result is not None
+    bits_s = m.result.throughput_mib_s * 2**20 * 8
+    # Goodput: never above the rate (IP and TCP headers ride on it) nor window / RTT, +2%.
+    assert bits_s <= RATE_BITS_S * 1.02
+    assert bits_s <= WINDOW_BYTES * 8 / RTT_S * 1.02
+    server = [v for v in m.tcp if v.side == "server"]
+    assert server and server[0].congestion == "reno"
+    assert sum(v.retransmits for v in server) > 0  # ~280 data packets at 3%: ~8 lost
+    assert 18 <= server[0].srtt_ms <= 200  # the link's 20 ms, plus queueing
+    # The tap reassembled the TCP stream: it saw every DATA byte of the download.
+    assert m.frames is not None and m.frames.data_down.bytes >= 384 * 1024
+    assert net_namespaces() == before
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGKILL])
+def test_a_killed_packet_run_leaves_no_namespace_or_process(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    before = net_namespaces()
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "kit.cli", "run", "--link", "packet", "--rtt", "10ms"),
+            *("--rate", "10Mbit", "--duration", "20s", "--records", str(tmp_path / "r.jsonl")),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        kids = _until_a_client_runs(psutil.Process(proc.pid))
+        assert net_namespaces() >= before + 2
+    finally:
+        proc.send_signal(signum)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == (130 if signum == signal.SIGINT else -signal.SIGKILL), err
+    _gone, alive = psutil.wait_procs(kids, timeout=10)
+    assert not alive, alive
+    deadline = time.monotonic() + 5
+    while net_namespaces() != before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert net_namespaces() == before
+    assert "kit0" not in subprocess.run(["ip", "link"], capture_output=True, text=True).stdout
+
+
+def _until_a_client_runs(parent: psutil.Process, timeout_s: float = 30) -> list[psutil.Process]:
+    """The run's processes once a client runs in the client namespace (bounded wait)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        kids = parent.children(recursive=True)
+        with contextlib.suppress(psutil.Error):
+            if any("kit.clients" in " ".join(k.cmdline()) for k in kids):
+                return kids
+        time.sleep(0.05)
+    raise AssertionError(f"no client within {timeout_s:g} s")
