@@ -45,7 +45,20 @@ type Link struct {
 	RateUpBitsS, RateDownBitsS *float64
 	JitterMS                   float64
 	Seed                       Int
+	// The packet link's fields and the rate steps: decoded and checked like the kit's Link,
+	// but the client never acts on them (the delay line or the packet forwarder applies
+	// the link; the client only dials it).
+	Kind         string
+	Loss         float64
+	LossBurstLen float64
+	QueueBytes   *Int
+	MTU          Int
+	Congestion   string
+	RateSteps    []RateStep
 }
+
+// RateStep is one step of a down rate that changes over time (0 bit/s: an outage).
+type RateStep struct{ RateBitsS, DurationMS float64 }
 
 func (l Link) RTTms() float64 { return l.DelayUpMS + l.DelayDownMS }
 
@@ -174,22 +187,89 @@ func checkWindow(name string, w *Int) error {
 
 func decodeLink(data any, where string) (Link, error) {
 	o, err := newObject(data, where, []string{"delay_up_ms", "delay_down_ms", "rate_up_bits_s",
-		"rate_down_bits_s", "jitter_ms", "seed"})
+		"rate_down_bits_s", "jitter_ms", "seed", "kind", "loss", "loss_burst_len", "queue_bytes",
+		"mtu", "congestion", "rate_steps"})
 	if err != nil {
 		return Link{}, err
 	}
 	var l Link
-	var e [6]error
+	var e [13]error
 	l.DelayUpMS, e[0] = o.float("delay_up_ms", 0)
 	l.DelayDownMS, e[1] = o.float("delay_down_ms", 0)
 	l.RateUpBitsS, e[2] = o.optFloat("rate_up_bits_s")
 	l.RateDownBitsS, e[3] = o.optFloat("rate_down_bits_s")
 	l.JitterMS, e[4] = o.float("jitter_ms", 0)
 	l.Seed, e[5] = o.int("seed", 1)
+	l.Kind, e[6] = o.literal("kind", "stream", []string{"stream", "packet"})
+	l.Loss, e[7] = o.float("loss", 0)
+	l.LossBurstLen, e[8] = o.float("loss_burst_len", 0)
+	l.QueueBytes, e[9] = o.optInt("queue_bytes")
+	l.MTU, e[10] = o.int("mtu", 1500)
+	l.Congestion, e[11] = o.str("congestion", "")
+	l.RateSteps, e[12] = decodeRateSteps(o)
 	if err := first(e[:]...); err != nil {
 		return Link{}, err
 	}
 	return l, wrap(where, l.check())
+}
+
+func decodeRateSteps(o *object) ([]RateStep, error) {
+	v, ok := o.m["rate_steps"]
+	if !ok {
+		return nil, nil
+	}
+	where := o.path("rate_steps")
+	list, isList := v.([]any)
+	if !isList {
+		return nil, usage("%s: a JSON array, not %s", where, pyType(v))
+	}
+	out := make([]RateStep, 0, len(list))
+	for i, item := range list {
+		so, err := newObject(item, fmt.Sprintf("%s[%d]", where, i), []string{"rate_bits_s", "duration_ms"},
+			"rate_bits_s", "duration_ms")
+		if err != nil {
+			return nil, err
+		}
+		var s RateStep
+		var e [2]error
+		s.RateBitsS, e[0] = so.float("rate_bits_s", 0)
+		s.DurationMS, e[1] = so.float("duration_ms", 0)
+		if err := first(e[:]...); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// checkPacket mirrors the kit's _check_packet_fields and _check_rate_steps (same messages).
+func (l Link) checkPacket() error {
+	if !(0 <= l.Loss && l.Loss <= 0.5) {
+		return usage("loss: %s is outside 0..0.5 (a fraction of packets)", PyFloat(l.Loss))
+	}
+	if !(l.LossBurstLen == 0 || (1 <= l.LossBurstLen && l.LossBurstLen <= 1000 && l.Loss > 0)) {
+		return usage("loss_burst_len: %s packets must be 1..1000, with a loss above 0", PyFloat(l.LossBurstLen))
+	}
+	if l.MTU.Big || !(576 <= l.MTU.V && l.MTU.V <= 65000) {
+		return usage("mtu: %s bytes is outside 576..65000", l.MTU.Txt)
+	}
+	if q := l.QueueBytes; q != nil && (q.Big || q.V < l.MTU.V) {
+		return usage("queue_bytes: %s bytes must hold at least one packet (the MTU, %s bytes)", q.Txt, l.MTU.Txt)
+	}
+	positive := false
+	for _, s := range l.RateSteps {
+		if !(s.RateBitsS == 0 || (minRate <= s.RateBitsS && s.RateBitsS <= maxRate)) {
+			return usage("rate_steps: a rate of %s bit/s is outside 1 kbit/s .. 1 Tbit/s (or 0)", PyFloat(s.RateBitsS))
+		}
+		if !(0 < s.DurationMS && s.DurationMS <= 3_600_000) {
+			return usage("rate_steps: a step of %s ms is outside 0..1 h", PyFloat(s.DurationMS))
+		}
+		positive = positive || s.RateBitsS > 0
+	}
+	if len(l.RateSteps) > 0 && (len(l.RateSteps) > 2000 || !positive) {
+		return usage("rate_steps: %d steps; give 1..2000, at least one above 0", len(l.RateSteps))
+	}
+	return nil
 }
 
 func (l Link) check() error {
@@ -211,6 +291,9 @@ func (l Link) check() error {
 	}
 	if !(0 <= l.JitterMS && l.JitterMS <= maxDelayMS) {
 		return usage("--jitter: %s ms is outside 0..10000 ms", PyFloat(l.JitterMS))
+	}
+	if err := l.checkPacket(); err != nil {
+		return err
 	}
 	return require(!l.Seed.Big && l.Seed.V >= 0, "--seed: %s is not a whole number >= 0", l.Seed.Txt)
 }

@@ -37,6 +37,7 @@ func TestRefusalsReadAsThePythonSides(t *testing.T) {
 		`{"target_port": 1, "trial": {"workload": {"streams": 0}}}`:                  "ClientProcess.trial.workload: --streams: 0 is outside 1..1024",
 		`{"target_port": 1, "trial": {"workload": {"streams": 2.0}}}`:                "ClientProcess.trial.workload.streams: 2.0 is not a whole number",
 		`{"target_port": 1, "trial": {"link": {"delay_up_ms": -1}}}`:                 "ClientProcess.trial.link: delay_up_ms: -1.0 ms is outside 0..10000 ms",
+		`{"target_port": 1, "trial": {"link": {"kind": "packet", "loss": 0.9}}}`:     "ClientProcess.trial.link: loss: 0.9 is outside 0..0.5 (a fraction of packets)",
 		`{"target_port": 1, "trial": {"client": {"kind": "h3"}}}`:                    "ClientProcess.trial.client.kind: 'h3' is not one of 'grpcio', 'h2', 'grpc-go', 'grpc-java', 'grpc-js'",
 		`{"target_port": 1, "trial": {"client": {"channel_options": [["a", 1.5]]}}}`: "ClientProcess.trial.client.channel_options[0][1]: 1.5 fits no allowed type",
 	}
@@ -86,5 +87,21 @@ func TestStaticWindowsAreGrpcGosKnobs(t *testing.T) {
 	want := "WithInitialWindowSize(65536), WithInitialConnWindowSize(196608), WithReadBufferSize(65536)"
 	if got := strings.Join(ss.Calls(), ", "); got != want || !ss.Static() {
 		t.Fatalf("%s, want %s", got, want)
+	}
+}
+
+// The packet link's fields are the kit's Link's; the client decodes them and leaves the link
+// to the packet forwarder.
+func TestPacketLinkWithRateStepsIsAccepted(t *testing.T) {
+	p, err := decodeClient(t, `{"target_port": 1, "trial": {"link": {"kind": "packet", "loss": 0.01,
+		"loss_burst_len": 2, "queue_bytes": 65536, "mtu": 1400, "congestion": "cubic",
+		"rate_steps": [{"rate_bits_s": 1e6, "duration_ms": 100}, {"rate_bits_s": 0, "duration_ms": 50}]}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := p.Trial.Link
+	if l.Kind != "packet" || l.MTU.V != 1400 || l.QueueBytes.V != 65536 || len(l.RateSteps) != 2 ||
+		l.RateSteps[1].DurationMS != 50 || l.Congestion != "cubic" {
+		t.Fatalf("packet link: %+v", l)
 	}
 }
