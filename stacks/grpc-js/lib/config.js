@@ -179,6 +179,44 @@ function checkInt(name, value, low, high) {
   require_(isInt(value) && value >= low && value <= high, `${name}: ${pyRepr(value)} is outside ${low}..${high}`);
 }
 
+// One step of a down rate that changes over time (0 bit/s: an outage); the kit's RateStep.
+const RateStep = record(
+  'RateStep',
+  [
+    ['rate_bits_s', T.float, REQUIRED],
+    ['duration_ms', T.float, REQUIRED],
+  ],
+  (v) => {
+    const r = v.rate_bits_s;
+    require_(
+      r === 0 || (r >= MIN_RATE_BITS_S && r <= MAX_RATE_BITS_S),
+      `rate_steps: a rate of ${r} bit/s is outside 1 kbit/s .. 1 Tbit/s (or 0)`
+    );
+    require_(v.duration_ms > 0 && v.duration_ms <= 3600000, `rate_steps: a step of ${v.duration_ms} ms is outside 0..1 h`);
+  }
+);
+
+// The packet link's fields and the rate steps, checked as the kit's Link checks them; the
+// client only decodes them: the delay line or the packet forwarder applies the link.
+function checkPacketFields(v) {
+  require_(v.loss >= 0 && v.loss <= 0.5, `loss: ${v.loss} is outside 0..0.5 (a fraction of packets)`);
+  const burst = v.loss_burst_len;
+  require_(
+    burst === 0 || (burst >= 1 && burst <= 1000 && v.loss > 0),
+    `loss_burst_len: ${burst} packets must be 1..1000, with a loss above 0`
+  );
+  require_(v.mtu >= 576 && v.mtu <= 65000, `mtu: ${v.mtu} bytes is outside 576..65000`);
+  require_(
+    v.queue_bytes === null || v.queue_bytes >= v.mtu,
+    `queue_bytes: ${v.queue_bytes} bytes must hold at least one packet (the MTU, ${v.mtu} bytes)`
+  );
+  const steps = v.rate_steps;
+  require_(
+    steps.length === 0 || (steps.length <= 2000 && steps.some((s) => s.rate_bits_s > 0)),
+    `rate_steps: ${steps.length} steps; give 1..2000, at least one above 0`
+  );
+}
+
 const Link = record(
   'Link',
   [
@@ -188,6 +226,13 @@ const Link = record(
     ['rate_down_bits_s', T.opt(T.float), null],
     ['jitter_ms', T.float, 0.0],
     ['seed', T.int, 1],
+    ['kind', T.lit(['stream', 'packet']), 'stream'],
+    ['loss', T.float, 0.0],
+    ['loss_burst_len', T.float, 0.0],
+    ['queue_bytes', T.opt(T.int), null],
+    ['mtu', T.int, 1500],
+    ['congestion', T.str, ''],
+    ['rate_steps', T.many(RateStep), () => []],
   ],
   (v) => {
     for (const name of ['delay_up_ms', 'delay_down_ms']) {
@@ -205,6 +250,7 @@ const Link = record(
       `--jitter: ${v.jitter_ms} ms is outside 0..${g(MAX_DELAY_MS)} ms`
     );
     require_(isInt(v.seed) && v.seed >= 0 && v.seed < 2 ** 63, `--seed: ${pyRepr(v.seed)} is not a whole number >= 0`);
+    checkPacketFields(v);
   }
 );
 

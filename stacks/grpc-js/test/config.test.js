@@ -31,6 +31,15 @@ test('bad configs are refused with the field named', () => {
   assert.throws(() => config.parseConfigArgv(['--config', '{x'], config.ClientProcess), /not JSON/);
 });
 
+test('a packet link with rate steps is accepted, a bad loss refused', () => {
+  const steps = [{ rate_bits_s: 1e6, duration_ms: 100 }, { rate_bits_s: 0, duration_ms: 50 }];
+  const link = { kind: 'packet', loss: 0.01, loss_burst_len: 2, queue_bytes: 65536, mtu: 1400, congestion: 'cubic', rate_steps: steps };
+  const c = parse({ target_port: 1, trial: { link } });
+  assert.deepStrictEqual(c.trial.link.rate_steps, steps);
+  assert.strictEqual(c.trial.link.mtu, 1400);
+  refuses({ target_port: 1, trial: { link: { kind: 'packet', loss: 0.9 } } }, 'ClientProcess.trial.link: loss: 0.9 is outside 0..0.5');
+});
+
 test('the derived values are the kit\'s', () => {
   const w = parse({ target_port: 1, trial: { workload: { bytes_per_stream: 1048577, message_bytes: 65536 } } }).trial.workload;
   assert.strictEqual(config.messagesPerStream(w), 17);
