@@ -48,6 +48,23 @@ pub struct Link {
     pub delay_down_ms: f64,
     pub rate_up_bits_s: Option<f64>,
     pub rate_down_bits_s: Option<f64>,
+    // The packet link's fields and the rate steps: decoded and checked as the kit's Link
+    // checks them, never acted on here (the delay line or the packet forwarder applies the
+    // link; the client only dials it).
+    pub kind: String,
+    pub loss: f64,
+    pub loss_burst_len: f64,
+    pub queue_bytes: Option<i64>,
+    pub mtu: i64,
+    pub congestion: String,
+    pub rate_steps: Vec<RateStep>,
+}
+
+/// One step of a down rate that changes over time (0 bit/s: an outage).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RateStep {
+    pub rate_bits_s: f64,
+    pub duration_ms: f64,
 }
 
 impl Link {
@@ -377,6 +394,13 @@ fn decode_link(v: &Value, at: &str) -> Res<Link> {
             "rate_down_bits_s",
             "jitter_ms",
             "seed",
+            "kind",
+            "loss",
+            "loss_burst_len",
+            "queue_bytes",
+            "mtu",
+            "congestion",
+            "rate_steps",
         ],
         &[],
     )?;
@@ -385,6 +409,13 @@ fn decode_link(v: &Value, at: &str) -> Res<Link> {
         delay_down_ms: o.float("delay_down_ms", 0.0)?,
         rate_up_bits_s: o.opt_float("rate_up_bits_s")?,
         rate_down_bits_s: o.opt_float("rate_down_bits_s")?,
+        kind: o.literal("kind", "stream", &["stream", "packet"])?,
+        loss: o.float("loss", 0.0)?,
+        loss_burst_len: o.float("loss_burst_len", 0.0)?,
+        queue_bytes: o.opt_int("queue_bytes")?,
+        mtu: o.int("mtu", 1500)?,
+        congestion: o.string("congestion", "")?,
+        rate_steps: decode_rate_steps(&o)?,
     };
     let jitter = o.float("jitter_ms", 0.0)?;
     let seed = o.int("seed", 1)?;
@@ -414,10 +445,65 @@ fn decode_link(v: &Value, at: &str) -> Res<Link> {
             })?;
             require((0..i64::MAX).contains(&seed), || {
                 format!("--seed: {seed} is not a whole number >= 0")
-            })
+            })?;
+            check_packet_fields(&l)
         })(),
     )?;
     Ok(l)
+}
+
+fn decode_rate_steps(o: &Obj) -> Res<Vec<RateStep>> {
+    let Some(v) = o.m.get("rate_steps") else {
+        return Ok(vec![]);
+    };
+    let at = o.path("rate_steps");
+    let list = v
+        .as_array()
+        .ok_or_else(|| format!("{at}: a JSON array, not {}", py_type(v)))?;
+    let mut out = vec![];
+    for (i, item) in list.iter().enumerate() {
+        let fields = ["rate_bits_s", "duration_ms"];
+        let s = Obj::new(item, &format!("{at}[{i}]"), &fields, &fields)?;
+        out.push(RateStep {
+            rate_bits_s: s.float("rate_bits_s", 0.0)?,
+            duration_ms: s.float("duration_ms", 0.0)?,
+        });
+    }
+    Ok(out)
+}
+
+// The kit's _check_packet_fields and _check_rate_steps, in their words.
+fn check_packet_fields(l: &Link) -> Res<()> {
+    let (loss, burst, mtu) = (l.loss, l.loss_burst_len, l.mtu);
+    require((0.0..=0.5).contains(&loss), || {
+        format!("loss: {loss} is outside 0..0.5 (a fraction of packets)")
+    })?;
+    require(
+        burst == 0.0 || ((1.0..=1000.0).contains(&burst) && loss > 0.0),
+        || format!("loss_burst_len: {burst} packets must be 1..1000, with a loss above 0"),
+    )?;
+    require((576..=65000).contains(&mtu), || {
+        format!("mtu: {mtu} bytes is outside 576..65000")
+    })?;
+    if let Some(q) = l.queue_bytes {
+        require(q >= mtu, || {
+            format!("queue_bytes: {q} bytes must hold at least one packet (the MTU, {mtu} bytes)")
+        })?;
+    }
+    for s in &l.rate_steps {
+        let (r, d) = (s.rate_bits_s, s.duration_ms);
+        require(r == 0.0 || (MIN_RATE..=MAX_RATE).contains(&r), || {
+            format!("rate_steps: a rate of {r} bit/s is outside 1 kbit/s .. 1 Tbit/s (or 0)")
+        })?;
+        require(d > 0.0 && d <= 3_600_000.0, || {
+            format!("rate_steps: a step of {d} ms is outside 0..1 h")
+        })?;
+    }
+    let n = l.rate_steps.len();
+    require(
+        n == 0 || (n <= 2000 && l.rate_steps.iter().any(|s| s.rate_bits_s > 0.0)),
+        || format!("rate_steps: {n} steps; give 1..2000, at least one above 0"),
+    )
 }
 
 fn decode_client_config(v: &Value, at: &str) -> Res<ClientConfig> {
@@ -698,4 +784,42 @@ pub fn decode_server_process(v: &Value) -> Res<ServerProcess> {
         listen_port: port as u16,
         workers,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link_of(json: &str) -> Res<Link> {
+        let v: Value = serde_json::from_str(json).unwrap();
+        decode_client_process(&v).map(|p| p.trial.link)
+    }
+
+    #[test]
+    fn packet_link_with_rate_steps_is_accepted() {
+        let l = link_of(
+            r#"{"target_port": 1, "trial": {"link": {"kind": "packet", "loss": 0.01,
+            "loss_burst_len": 2, "queue_bytes": 65536, "mtu": 1400, "congestion": "cubic",
+            "rate_steps": [{"rate_bits_s": 1e6, "duration_ms": 100},
+                           {"rate_bits_s": 0, "duration_ms": 50}]}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (l.kind.as_str(), l.mtu, l.queue_bytes),
+            ("packet", 1400, Some(65536))
+        );
+        assert_eq!(l.rate_steps.len(), 2);
+        assert_eq!(l.rate_steps[1].duration_ms, 50.0);
+    }
+
+    #[test]
+    fn bad_loss_is_refused_in_the_kits_words() {
+        let e =
+            link_of(r#"{"target_port": 1, "trial": {"link": {"kind": "packet", "loss": 0.9}}}"#)
+                .unwrap_err();
+        assert_eq!(
+            e,
+            "ClientProcess.trial.link: loss: 0.9 is outside 0..0.5 (a fraction of packets)"
+        );
+    }
 }
