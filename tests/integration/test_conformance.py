@@ -28,7 +28,7 @@ from stacks_support import need_built
 from kit._proto import throughput_pb2 as pb
 from kit.plan.processes import ClientProcess, ProxyConfig, ServerProcess
 from kit.plan.stack_options import STACK_OPTIONS
-from kit.plan.trial import ClientConfig, Link, ServerConfig, Trial, Workload
+from kit.plan.trial import ClientConfig, Link, RateStep, ServerConfig, Trial, Workload
 from kit.plan.units import KIB, MIB
 from kit.results.client import ClientResult
 from kit.results.codec import from_json, to_json
@@ -150,9 +150,21 @@ def server_port() -> Iterator[int]:
         server.close()
 
 
-def client_config(kind: str, port: int, workload: Workload) -> list[str]:
-    trial = Trial(client=ClientConfig(kind=kind), workload=workload)  # type: ignore[arg-type]
+def client_config(kind: str, port: int, workload: Workload, link: Link | None = None) -> list[str]:
+    trial = Trial(client=ClientConfig(kind=kind), workload=workload, link=link or Link())  # type: ignore[arg-type]
     return config_argv(ClientProcess(target_port=port, trial=trial))
+
+
+# Every field the kit's Link has: a program that refuses one cannot run on the packet link.
+PACKET_LINK = Link(
+    kind="packet",
+    loss=0.01,
+    loss_burst_len=2,
+    queue_bytes=64 * KIB,
+    mtu=1400,
+    congestion="cubic",
+    rate_steps=(RateStep(rate_bits_s=8e9, duration_ms=100), RateStep(rate_bits_s=0, duration_ms=5)),
+)
 
 
 # -- clients -----------------------------------------------------------------------------------
@@ -160,9 +172,12 @@ def client_config(kind: str, port: int, workload: Workload) -> list[str]:
 
 @pytest.mark.parametrize("kind", CLIENT_KINDS)
 def test_a_client_says_ready_then_one_result_that_decodes(kind: str, server_port: int) -> None:
+    # On the packet link with rate steps: the client reads the whole link (the forwarder,
+    # not the client, applies it; here the client dials the server directly).
     need_built(kind)
     workload = Workload(message_bytes=64 * KIB, bytes_per_stream=MIB, timeout_s=30)
-    with started(CLIENT_PROGRAMS[kind], client_config(kind, server_port, workload)) as proc:
+    argv = client_config(kind, server_port, workload, PACKET_LINK)
+    with started(CLIENT_PROGRAMS[kind], argv) as proc:
         out, err = proc.communicate(timeout=60)
     lines = protocol_lines(out)
     assert proc.returncode == 0 and len(lines) == 2, (lines, err)
@@ -184,6 +199,10 @@ def test_a_client_says_ready_then_one_result_that_decodes(kind: str, server_port
         (["--config", '{"target_port": 1, "trial": {"client": {"kind": "h3"}}}'], "kind"),
         (["--config", '{"target_port": 1, "trial": {"workload": {"streams": 0}}}'], "streams"),
         (["--config", '{"target_port": 1, "nonsense": 1}'], "nonsense"),
+        (
+            ["--config", '{"target_port": 1, "trial": {"link": {"kind": "packet", "loss": 0.9}}}'],
+            "loss: 0.9 is outside 0..0.5",
+        ),
         ([], "usage"),
     ],
 )

@@ -49,13 +49,26 @@ final class Config {
     }
   }
 
+  /** One step of a down rate that changes over time (0 bit/s: an outage). */
+  record RateStep(double rateBitsS, double durationMs) {}
+
   record Link(
       double delayUpMs,
       double delayDownMs,
       Double rateUpBitsS,
       Double rateDownBitsS,
       double jitterMs,
-      long seed) {
+      long seed,
+      // The packet link's fields and the rate steps: decoded and checked as the kit's Link
+      // checks them, never acted on here (the delay line or the packet forwarder applies
+      // the link; the client only dials it).
+      String kind,
+      double loss,
+      double lossBurstLen,
+      Long queueBytes,
+      long mtu,
+      String congestion,
+      List<RateStep> rateSteps) {
     double rttMs() {
       return delayUpMs + delayDownMs;
     }
@@ -419,7 +432,7 @@ final class Config {
 
   static Link link(JsonElement element, String where) {
     if (element == null) {
-      return new Link(0, 0, null, null, 0, 1);
+      return new Link(0, 0, null, null, 0, 1, "stream", 0, 0, null, 1500, "", List.of());
     }
     Obj o =
         new Obj(
@@ -430,7 +443,21 @@ final class Config {
             "rate_up_bits_s",
             "rate_down_bits_s",
             "jitter_ms",
-            "seed");
+            "seed",
+            "kind",
+            "loss",
+            "loss_burst_len",
+            "queue_bytes",
+            "mtu",
+            "congestion",
+            "rate_steps");
+    String kind = o.literal("kind", "stream", List.of("stream", "packet"));
+    double loss = o.dbl("loss", 0);
+    double burst = o.dbl("loss_burst_len", 0);
+    Long queue = o.optLong("queue_bytes");
+    long mtu = o.lng("mtu", 1500);
+    String congestion = o.str("congestion", "");
+    List<RateStep> steps = rateSteps(o);
     double up = o.dbl("delay_up_ms", 0);
     double down = o.dbl("delay_down_ms", 0);
     Double rateUp = o.optDouble("rate_up_bits_s");
@@ -457,8 +484,55 @@ final class Config {
           require(
               seed.signum() >= 0 && seed.bitLength() <= 63,
               "--seed: " + seed + " is not a whole number >= 0");
+          checkPacketFields(loss, burst, queue, mtu, steps);
         });
-    return new Link(up, down, rateUp, rateDown, jitter, seed.longValue());
+    return new Link(
+        up, down, rateUp, rateDown, jitter, seed.longValue(), kind, loss, burst, queue, mtu,
+        congestion, steps);
+  }
+
+  static List<RateStep> rateSteps(Obj o) {
+    List<RateStep> out = new ArrayList<>();
+    if (!o.has("rate_steps")) {
+      return out;
+    }
+    JsonElement e = o.get("rate_steps");
+    if (!e.isJsonArray()) {
+      throw usage(o.path("rate_steps") + ": a JSON array, not " + typeName(e));
+    }
+    JsonArray items = e.getAsJsonArray();
+    for (int i = 0; i < items.size(); i++) {
+      Obj s = new Obj(items.get(i), o.path("rate_steps") + "[" + i + "]", "rate_bits_s", "duration_ms");
+      s.requirePresent("rate_bits_s", "duration_ms");
+      out.add(new RateStep(s.dbl("rate_bits_s", 0), s.dbl("duration_ms", 0)));
+    }
+    return out;
+  }
+
+  /** The kit's _check_packet_fields and _check_rate_steps, in their words. */
+  static void checkPacketFields(double loss, double burst, Long queue, long mtu, List<RateStep> steps) {
+    require(0 <= loss && loss <= 0.5, "loss: " + num(loss) + " is outside 0..0.5 (a fraction of packets)");
+    require(
+        burst == 0 || (1 <= burst && burst <= 1000 && loss > 0),
+        "loss_burst_len: " + num(burst) + " packets must be 1..1000, with a loss above 0");
+    require(576 <= mtu && mtu <= 65_000, "mtu: " + mtu + " bytes is outside 576..65000");
+    require(
+        queue == null || queue >= mtu,
+        "queue_bytes: " + queue + " bytes must hold at least one packet (the MTU, " + mtu + " bytes)");
+    boolean positive = false;
+    for (RateStep st : steps) {
+      double r = st.rateBitsS();
+      require(
+          r == 0 || (1_000 <= r && r <= 1e12),
+          "rate_steps: a rate of " + num(r) + " bit/s is outside 1 kbit/s .. 1 Tbit/s (or 0)");
+      require(
+          0 < st.durationMs() && st.durationMs() <= 3_600_000,
+          "rate_steps: a step of " + num(st.durationMs()) + " ms is outside 0..1 h");
+      positive |= r > 0;
+    }
+    require(
+        steps.isEmpty() || (steps.size() <= 2000 && positive),
+        "rate_steps: " + steps.size() + " steps; give 1..2000, at least one above 0");
   }
 
   static ClientConfig clientConfig(JsonElement element, String where) {
