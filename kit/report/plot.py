@@ -391,20 +391,21 @@ def estimator_studies(bars: Sequence[EstimatorBar]) -> list[str]:
 
 
 def _estimator_figure(bars: Sequence[EstimatorBar]) -> Figure:
-    """Per study one row of two panels, final window / BDP (log: 0.06 to 67 on one axis)
-    and time to 90% of the rate; estimators along x, one bar per link: a few legend
+    """Per study two panels, one above the other (900 pixels wide, as every figure): final
+    window / BDP (log: 0.06 to 67 on one axis) and time to 90% of the rate; estimators along x, one bar per link: a few legend
     entries, however many estimators."""
     studies = estimator_studies(bars)
     fig: Figure
     fig, grid = _pyplot().subplots(
-        len(studies),
-        2,
-        figsize=(SIZE_IN[0] * 1.4, SIZE_IN[1] * len(studies)),
+        2 * len(studies),
+        1,
+        figsize=(SIZE_IN[0], SIZE_IN[1] * 0.8 * 2 * len(studies)),
         squeeze=False,
         layout="constrained",
     )
-    for row, study in zip(grid, studies, strict=True):
-        _estimator_row(row[0], row[1], study, [b for b in bars if b.study == study])
+    for i, study in enumerate(studies):
+        mine = [b for b in bars if b.study == study]
+        _estimator_row(grid[2 * i][0], grid[2 * i + 1][0], study, mine)
     fig.suptitle("Estimators against the link: how large the window grew, how fast it got there")
     return fig
 
@@ -422,7 +423,7 @@ def _estimator_row(windows: Axes, ramps: Axes, study: str, bars: Sequence[Estima
     ramps.set_ylabel("ms")
     ramps.set_title(f"{study}: time to 90% of the rate (none: never)", fontsize="medium")
     for ax in (windows, ramps):
-        ax.legend(fontsize="x-small")
+        ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
 
 def _grouped(ax: Axes, bars: Sequence[EstimatorBar], value: Any) -> None:

@@ -202,6 +202,7 @@ def test_estimator_figure_grouped_bars_per_estimator_and_link() -> None:
     fig = plot._estimator_figure(bars)
     fig.canvas.draw()
     windows, ramps, pol_windows, pol_ramps = fig.axes
+    assert fig.get_size_inches()[0] * plot.DPI == 900  # as wide as every figure
     assert _texts(windows.get_xticklabels()) == ["grpcio dynamic", "h2 dynamic", "h2 static bdp"]
     assert len(_texts(pol_windows.get_xticklabels())) == 13  # models beside real stacks
     assert "real-grpc-go" in _texts(pol_ramps.get_xticklabels())
