@@ -34,7 +34,9 @@ def test_parse_only() -> None:
         "links",
         "sharing",
         "stacks",
+        "loss",
     )
+    assert parse_only("loss") == parse_only("9") == ("loss",)
     assert parse_only("stacks") == parse_only("8") == ("stacks",)
     assert parse_only("uploads") == parse_only("5") == ("uploads",)
     assert parse_only("links,6") == ("links",)
@@ -42,7 +44,7 @@ def test_parse_only() -> None:
     assert parse_only(" 2 ") == ("wire",)
     assert parse_only("Unary,windows") == ("windows", "unary")
     assert parse_only("unary,4") == ("unary",)
-    for bad in ("", ",", "9", "1,x", "0", "tables", "stack"):
+    for bad in ("", ",", "10", "1,x", "0", "tables", "stack"):
         with pytest.raises(UsageError, match="--only"):
             parse_only(bad)
 
@@ -158,6 +160,7 @@ def test_campaign_names_carry_their_tables_numbers() -> None:
         "table8-windows": ("stacks",),
         "table8-links": ("stacks",),
         "table8-uploads": ("stacks",),
+        "table9-loss": ("loss",),
     }
     for campaign in campaigns:
         assert campaign.name.startswith(f"table{TABLE_NUMBERS[campaign.tables[0]]}-")
