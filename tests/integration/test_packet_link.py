@@ -10,7 +10,6 @@ retransmits.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import signal
 import subprocess
 import sys
@@ -21,14 +20,7 @@ import psutil
 import pytest
 from cli_support import kit
 
-from kit.analysis.cells import group_campaigns
-from kit.analysis.tables.loss import bounds, goodput_bits_s, loss_view, retransmits
-from kit.campaign.runner import run_campaigns
 from kit.delayline.netns import missing
-from kit.plan.campaign import CampaignSpec, Cell
-from kit.plan.tables.loss import LOSS_CAMPAIGN, cell_key, loss_cells
-from kit.plan.units import KIB
-from kit.report.tables.loss import render_loss
 from kit.results.store import read_records
 
 pytestmark = pytest.mark.integration
@@ -115,26 +107,3 @@ def _until_a_client_runs(parent: psutil.Process, timeout_s: float = 30) -> list[
                 return kids
         time.sleep(0.05)
     raise AssertionError(f"no client within {timeout_s:g} s")
-
-
-def test_a_loss_table_cell_is_bound_by_the_window_and_the_rate_and_retransmits(
-    tmp_path: Path,
-) -> None:
-    """One cell of the loss table (256 KiB, 50 ms, 100 Mbit/s, Reno) at 3% loss and 1 s,
-    run twice as its own control: physics, not speed."""
-    (base,) = [c for c in loss_cells(quick=True) if c.key == cell_key(256 * KIB, 0.0)]
-    link = dataclasses.replace(base.trial.link, loss=0.03)
-    workload = dataclasses.replace(base.trial.workload, duration_s=1.0)
-    cell = Cell("lossy", dataclasses.replace(base.trial, link=link, workload=workload))
-    records = tmp_path / "loss.jsonl"
-    run_campaigns([CampaignSpec(LOSS_CAMPAIGN, (cell,), cell.key, rounds=1)], records)
-    view = loss_view(group_campaigns(read_records(records).measurements))
-    assert view is not None and len(view.cells[0].ok) == 2
-    hard = min(bounds(cell.trial).window, link.rate_down_bits_s or 0)
-    runs = view.cells[0].ok
-    goodputs = [goodput_bits_s(m) or 0 for m in runs]
-    # Never above window / RTT or the rate (+2%); a run may sit out its second in a timeout.
-    assert max(goodputs) > 0 and all(g <= hard * 1.02 for g in goodputs)
-    # 3% of ~200 data segments per run: TCP resent some (no resend at all: p ~ 1e-5).
-    assert sum(retransmits(m) or 0 for m in runs) >= 1
-    assert "loss (TCP)" in render_loss(view)  # Mathis at 3%: 1.6 Mbit/s, the smallest bound
