@@ -61,6 +61,12 @@ class MeasurementError(KitError):
     exit_code = 4
 
 
+class ChecksFailed(KitError):
+    """A measured check against the reference study fails (``kit tables``, after the tables)."""
+
+    exit_code = 6
+
+
 class RecordsError(KitError):
     """A records file could not be read or written."""
 

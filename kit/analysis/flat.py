@@ -3,9 +3,10 @@
 The row is derived from the typed records by reflection, so a field added to a record (a
 link's rate, a server window, per-stream results) becomes a column without an edit here:
 
-- a few **headline** columns first (``schema``, ``status``, ``rtt_ms``, ``window_bytes``,
-  ``throughput_mib_s``, ``efficiency``, ``ping_rtt_ms``, latency percentiles): the numbers
-  people plot;
+- a few **headline** columns first (``schema``, ``status``, ``client``, ``server``,
+  ``window_policy``, ``workload``, ``rtt_ms``, ``window_bytes``, ``throughput_mib_s``,
+  ``efficiency``, ``ping_rtt_ms``, latency percentiles): what ran and the numbers people
+  plot;
 - then every field and public property of ``Measurement``, walked through its nested
   dataclasses and named by their path joined with ``_`` (``link_delay_up_ms``,
   ``client_window_bytes``, ``result_elapsed_s``, ``frames_conn_window_updates_count``,
@@ -21,6 +22,12 @@ value as text (``csv_cell``): null is empty, booleans ``true``/``false``, lists 
 compact JSON; ``parse_csv_row`` reads a row back into the JSON values, using the column
 types this module derives from the records' type hints.
 
+The row is compact unless ``full``: time series (``SERIES``: PING RTTs, per-call
+latencies, the tap's window samples) are left out, their meaning kept in compact columns
+(per-stream lists, window growth as sizes); floats are rounded to what the measurement
+resolves (``_ROUNDING``); no cell is longer than a spreadsheet cell holds. An h2 download's
+row is ~4 KB of JSON; with ``full`` it is every field, unrounded.
+
 ``FLAT_SCHEMA`` is bumped when a column is renamed or changes meaning (never for a new one).
 """
 
@@ -35,12 +42,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, get_args, get_origin
 
 from kit.analysis.cells import efficiency, latency_stats, ping_rtt_ms
+from kit.analysis.intervals import intervals_of
 from kit.analysis.link import link_json
-from kit.analysis.sharing import stream_sharing
+from kit.analysis.sharing import stream_sharing, tap_windows
 from kit.results.codec import to_json
 from kit.results.records import Measurement
 
-FLAT_SCHEMA = 1
+FLAT_SCHEMA = 2
 Kind = Literal["str", "str?", "int", "float", "bool", "json"]
 Row = dict[str, Any]
 
@@ -48,6 +56,10 @@ Row = dict[str, Any]
 HEADLINE: dict[str, Kind] = {
     "schema": "int",
     "status": "str",
+    "client": "str",
+    "server": "str",
+    "window_policy": "str",
+    "workload": "str",
     "rtt_ms": "float",
     "window_bytes": "int",
     "conn_window_bytes": "int",
@@ -76,10 +88,50 @@ DERIVED: dict[str, Kind] = {
     "stream_throughput_mib_s": "json",
     "jain_index": "float",
     "peak_unread_bytes": "int",
+    "stream_window_tap_median_bytes": "json",
+    "stream_window_tap_max_bytes": "json",
+    "interval_mib_s": "json",
 }
-# Reflected columns left out: the link's delivery trace (a number per millisecond) stays in
-# the records file; its meaning is in ramp_90_ms and steady_bits_s.
+# Reflected columns left out: the link's delivery trace (a number per 2 ms) stays in the
+# records file; its meaning is in ramp_90_ms, steady_bits_s and interval_mib_s.
 EXCLUDED: frozenset[str] = frozenset({"frames_delivered_down_bytes"})
+# Time series and per-sample lists, only with ``full``: each grows with the run's length
+# (a PING RTT per probe, a window sample per update, a latency per call); their meaning is
+# in the compact columns (ping_rtt_ms, the latency percentiles, stream_window_tap_*,
+# frames_window_growth as window sizes) and the records file keeps them all.
+SERIES: frozenset[str] = frozenset(
+    {
+        "frames_stream_windows",
+        "result_ping_rtt_ms",
+        "result_latencies_ms",
+        "result_window_trace",
+        "frames_conn_window_updates_first_t_ns",
+        "frames_stream_window_updates_first_t_ns",
+        "frames_server_conn_window_updates_first_t_ns",
+        "frames_server_stream_window_updates_first_t_ns",
+    }
+)
+# Reflected columns that repeat a headline or derived one (the same value), only with
+# ``full``; and the delivery trace's axis, which means nothing without the trace.
+SAME_AS: dict[str, str] = {
+    "link_rtt_ms": "rtt_ms",
+    "client_kind": "client",
+    "workload_kind": "workload",
+    "client_window_bytes": "window_bytes",
+    "result_throughput_mib_s": "throughput_mib_s",
+    "result_stream_throughput_mib_s": "stream_throughput_mib_s",
+    "frames_window_final_bytes": "window_final_bytes",
+}
+_TRACE_AXIS = frozenset({"frames_delivered_down_origin_ns", "frames_delivered_down_bucket_ns"})
+# What other columns say in other words: ``ok`` is ``status``, ``link_limited`` the rate
+# columns, the labels the kind and window columns.
+_RESTATED = frozenset({"ok", "link_limited", "client_label", "server_label"})
+_COMPACT_LEFT_OUT = SERIES | SAME_AS.keys() | _TRACE_AXIS | _RESTATED
+# Window growth: the sizes in order (release 0.1's shape); with ``full``, with their times.
+_GROWTH = ("frames_window_growth", "frames_server_window_growth")
+# A spreadsheet's cell holds at most this many characters (Excel, LibreOffice); a longer
+# cell (only a huge per-stream list can be) is left empty and named in ``cells_left_out``.
+MAX_CELL_CHARS = 32_767
 _DROPPED_LEVEL = "trial"
 # FLAT_SCHEMA 1 predates the frame summary's per-endpoint records: the server's columns are
 # their paths, and so are the client's SETTINGS, but its credit, PINGs and window growth
@@ -94,13 +146,85 @@ _RENAMED = {
 _PLACED_AFTER = {"frames_window_growth": "frames_bytes_down"}
 
 
-def flat_row(m: Measurement) -> Row:
-    """The flat row of one measurement (headline columns, then every reflected field)."""
+def flat_row(m: Measurement, full: bool = False) -> Row:
+    """The flat row of one measurement (headline columns, then every reflected field);
+    without ``full``, time series left out and floats rounded to what was measured."""
     row = _headline(m) | _derived(m)
     for name, value in _walk(Measurement, m, ""):
-        if name not in EXCLUDED:
-            row.setdefault(name, value)
-    return _placed(row)
+        if name not in EXCLUDED and (full or name not in _COMPACT_LEFT_OUT):
+            row.setdefault(name, value if full or name not in _GROWTH else _sizes(value))
+    row = _placed(row)
+    return row if full else _capped(_rounded(row))
+
+
+def _sizes(growth: Any) -> Any:
+    return [step["window_bytes"] for step in growth] if isinstance(growth, list) else growth
+
+
+def _capped(row: Row) -> Row:
+    """Cells a spreadsheet cannot hold emptied, and named (with their length)."""
+    long = {k: n for k, v in row.items() if (n := _cell_chars(v)) > MAX_CELL_CHARS}
+    if not long:
+        return row
+    out = {k: (None if k in long else v) for k, v in row.items()}
+    out["cells_left_out"] = ", ".join(f"{k} ({n} chars; --full)" for k, n in long.items())
+    return out
+
+
+def _cell_chars(value: Any) -> int:
+    if isinstance(value, list | dict):
+        return len(json.dumps(value, separators=(",", ":")))
+    return len(value) if isinstance(value, str) else 0
+
+
+# --- rounding: what the measurement resolves ----------------------------------------------
+
+# Column name endings -> how a float there is rounded: times to the microsecond (the
+# clock is ns, but a process wake-up is us), throughputs to 4 significant figures (the
+# machine's noise is percents), fractions to 4 decimals; other floats to 6 figures, which
+# keeps every configured value (a rate, a delay) as typed.
+_ROUNDING: tuple[tuple[str, tuple[str, int]], ...] = (
+    ("_ms", ("decimals", 3)),
+    ("_s", ("decimals", 6)),
+    ("_mib_s", ("figures", 4)),
+    ("_mbit_s", ("figures", 4)),
+    ("steady_bits_s", ("figures", 4)),
+    ("efficiency", ("decimals", 4)),
+    ("_index", ("decimals", 4)),
+    ("_fraction", ("decimals", 4)),
+    ("_cores", ("decimals", 3)),
+)
+
+
+def _rule(column: str) -> tuple[str, int]:
+    # The most specific ending wins: "_mib_s" before "_s".
+    matches = [(len(end), rule) for end, rule in _ROUNDING if column.endswith(end)]
+    return max(matches)[1] if matches else ("figures", 6)
+
+
+def _rounded(row: Row) -> Row:
+    return {k: _round_value(v, _rule(k)) for k, v in row.items()}
+
+
+def _round_value(value: Any, rule: tuple[str, int]) -> Any:
+    if isinstance(value, float):
+        return round_to(value, rule)
+    if isinstance(value, list):
+        return [_round_value(v, rule) for v in value]
+    if isinstance(value, dict):  # objects' own fields name their units ("cpu_fraction")
+        return {
+            k: _round_value(v, _rule(k) if isinstance(v, float) else rule) for k, v in value.items()
+        }
+    return value
+
+
+def round_to(value: float, rule: tuple[str, int]) -> float:
+    kind, n = rule
+    if not math.isfinite(value) or value == 0:
+        return value
+    if kind == "decimals":
+        return round(value, n)
+    return round(value, n - 1 - math.floor(math.log10(abs(value))))
 
 
 def _placed(row: Row) -> Row:
@@ -114,8 +238,8 @@ def _placed(row: Row) -> Row:
     return row
 
 
-def flat_rows(measurements: Iterable[Measurement]) -> list[Row]:
-    return [flat_row(m) for m in measurements]
+def flat_rows(measurements: Iterable[Measurement], full: bool = False) -> list[Row]:
+    return [flat_row(m, full) for m in measurements]
 
 
 def _headline(m: Measurement) -> Row:
@@ -125,6 +249,10 @@ def _headline(m: Measurement) -> Row:
     return {
         "schema": FLAT_SCHEMA,
         "status": m.status,
+        "client": m.trial.client.kind,
+        "server": _server(m),
+        "window_policy": _window_policy(m),
+        "workload": m.trial.workload.kind,
         "rtt_ms": m.trial.link.rtt_ms,
         "window_bytes": m.trial.client.window_bytes,
         "conn_window_bytes": m.trial.conn_window_bytes,
@@ -138,6 +266,19 @@ def _headline(m: Measurement) -> Row:
     }
 
 
+def _server(m: Measurement) -> str:
+    if m.meta.target:
+        return f"target {m.meta.target}"
+    return m.trial.server.kind
+
+
+def _window_policy(m: Measurement) -> str:
+    """The receiver's: the client's on a download or unary call, the server's on an upload."""
+    if m.trial.workload.kind == "upload":
+        return f"server {m.trial.server.window_mode}"
+    return m.trial.client.window_mode
+
+
 def _derived(m: Measurement) -> Row:
     link = link_json(m)
     row: Row = {k: link[k] for k in DERIVED if k in link}
@@ -146,6 +287,11 @@ def _derived(m: Measurement) -> Row:
     row["stream_throughput_mib_s"] = list(sharing.throughput_mib_s) if sharing else None
     row["jain_index"] = sharing.jain if sharing else None
     row["peak_unread_bytes"] = sharing.peak_unread_total_bytes if sharing else None
+    seen = tap_windows(m.frames.stream_windows) if m.frames is not None else None
+    row["stream_window_tap_median_bytes"] = list(seen.median_bytes) if seen else None
+    row["stream_window_tap_max_bytes"] = list(seen.max_bytes) if seen else None
+    intervals = intervals_of(m)
+    row["interval_mib_s"] = [i.mib_s for i in intervals] if intervals else None
     return row
 
 
@@ -222,7 +368,9 @@ def column_kinds(
     """Every column's kind, from the type hints: what a CSV cell is read back as.
 
     Inside an optional record (``result``, ``frames``) every column may be null."""
-    kinds: dict[str, Kind] = dict(HEADLINE) | dict(DERIVED) if not prefix else {}
+    kinds: dict[str, Kind] = (
+        dict(HEADLINE) | dict(DERIVED) | {"cells_left_out": "str?"} if not prefix else {}
+    )
     for name, tp, _ in _members(cls):
         column = _join(prefix, name)
         nested = _dataclass_of(tp)

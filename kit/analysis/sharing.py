@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kit.results.client import ClientResult
+from kit.results.records import StreamWindowPoint
 
 
 def jain_index(values: Sequence[float]) -> float | None:
@@ -57,4 +58,30 @@ def stream_sharing(result: ClientResult) -> StreamSharing:
         peak_unread_bytes=result.stream_peak_unread_bytes,
         window_bytes=result.stream_window_bytes,
         peak_unread_total_bytes=result.peak_unread_bytes,
+    )
+
+
+@dataclass(frozen=True)
+class TapWindows:
+    """Each stream's window over time as the tap saw it, in two figures per stream (the
+    first connection's streams, by id): its median and its largest."""
+
+    stream_ids: tuple[int, ...]
+    median_bytes: tuple[int, ...]
+    max_bytes: tuple[int, ...]
+
+
+def tap_windows(points: Sequence[StreamWindowPoint]) -> TapWindows | None:
+    """The streams' windows at the tap, from the frame summary's samples (None: fewer than
+    two samples of any stream, nothing to summarise)."""
+    by_stream: dict[int, list[int]] = {}
+    for point in points:
+        by_stream.setdefault(point.stream_id, []).append(point.window_bytes)
+    kept = {sid: sorted(w) for sid, w in sorted(by_stream.items()) if len(w) > 1}
+    if not kept:
+        return None
+    return TapWindows(
+        stream_ids=tuple(kept),
+        median_bytes=tuple(w[len(w) // 2] for w in kept.values()),
+        max_bytes=tuple(w[-1] for w in kept.values()),
     )

@@ -13,9 +13,11 @@ from types import FrameType
 from typing import Annotated, Any, NoReturn
 
 import typer
+import typer.main
 
 from kit import __version__
 from kit.cli import compare, plot, run, tables
+from kit.cli.help import apply_help
 from kit.cli.output import echo_err
 from kit.errors import Interrupted, KitError
 
@@ -64,7 +66,8 @@ def main(argv: list[str] | None = None) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _on_signal)
     try:
-        code = app(args=argv, standalone_mode=False)
+        command = apply_help(typer.main.get_command(app))
+        code = command.main(args=argv, prog_name="kit", standalone_mode=False)
     except click_errors.NoArgsIsHelpError as exc:
         exc.show()
         sys.exit(2)

@@ -22,13 +22,12 @@ from rich.live import Live
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from kit.analysis.flat import flat_row
 from kit.campaign.runner import OnProgress, ProgressLine
 from kit.cli.output import echo_err, lines_above, write_text
 from kit.errors import UsageError
 from kit.plan.campaign import expected_cell_s
 from kit.plan.trial import Trial
-from kit.report.export import render_csv
+from kit.report.export import render_csv, render_json
 from kit.report.format import UNITS
 from kit.results.records import Measurement
 from kit.results.store import append_record, check_records_path, encode_record
@@ -40,6 +39,14 @@ Csv = Annotated[
     Path | None,
     typer.Option(
         "--csv", help="Write one flat row per measurement here (the --json schema; see README)."
+    ),
+]
+Full = Annotated[
+    bool,
+    typer.Option(
+        "--full",
+        help="--json / --csv: every field, unrounded, time series included (cells may "
+        "then exceed a spreadsheet's 32,767 characters).",
     ),
 ]
 NoRecords = Annotated[
@@ -88,19 +95,19 @@ def save_record(path: Path | None, measurement: Measurement) -> None:
     echo_err(f"record appended to {path}")
 
 
-def write_csv(path: Path | None, measurements: Sequence[Measurement]) -> None:
+def write_csv(path: Path | None, measurements: Sequence[Measurement], full: bool = False) -> None:
     if path is None:
         return
     if path == STDOUT:
-        typer.echo(render_csv(measurements), nl=False)
+        typer.echo(render_csv(measurements, full), nl=False)
         return
-    write_text(path, render_csv(measurements), "--csv")
+    write_text(path, render_csv(measurements, full), "--csv")
     echo_err(f"{len(measurements)} row(s) written to {path}")
 
 
-def run_json_text(measurement: Measurement) -> str:
-    """``kit run --json``: the measurement's flat row (the CSV schema), indented."""
-    return json.dumps(flat_row(measurement), indent=2)
+def run_json_text(measurement: Measurement, full: bool = False) -> str:
+    """``kit run --json``: the measurement's flat row (the CSV schema), a column a line."""
+    return render_json(measurement, full)
 
 
 def check_units(unit: str) -> str:

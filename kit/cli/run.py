@@ -14,9 +14,11 @@ from typing import Annotated
 
 import typer
 
+from kit.analysis.intervals import MIN_INTERVAL_MS
 from kit.cli.export import (
     STDOUT,
     Csv,
+    Full,
     NoRecords,
     check_one_stdout_format,
     check_records,
@@ -27,6 +29,8 @@ from kit.cli.export import (
     with_progress,
     write_csv,
 )
+from kit.cli.help import RUN_EXAMPLES
+from kit.cli.live import live_intervals
 from kit.cli.options import (
     Congestion,
     DelayDown,
@@ -54,7 +58,7 @@ from kit.cli.options import (
     Units,
     Verbose,
 )
-from kit.cli.output import topology
+from kit.cli.output import echo_err, topology
 from kit.delayline.control import start_control
 from kit.delayline.relay import run_proxy_blocking
 from kit.errors import Interrupted, RecordsError, UsageError
@@ -69,14 +73,16 @@ from kit.plan.processes import (
     is_loopback_host,
 )
 from kit.plan.trial import ServerConfig, Trial
-from kit.plan.units import parse_size_bytes, size_spec, split_host_port
+from kit.plan.units import parse_duration_ms, parse_size_bytes, size_spec, split_host_port
 from kit.report.run import run_table
 from kit.results.records import Measurement, RunTags
 from kit.topology.foreground import serve_stack
 from kit.topology.target import check_target
+from kit.topology.topology import Topology
 from servers.grpcio_server import serve_until_signal, startup_warnings
 
 DEFAULT_RECORDS = Path("results/runs.jsonl")
+MAX_INTERVAL_MS = 60_000.0
 
 
 def run(
@@ -119,7 +125,11 @@ def run(
     ] = None,
     window_policy: Annotated[
         str | None,
-        typer.Option(help="h2: static | dynamic | pool (inferred from --window); as --mode."),
+        typer.Option(
+            help="h2: grpc-go (= dynamic) | grpc-java | hyper | dotnet | quic-go | quiche | "
+            "linux | pool | static (inferred from --window); as --mode. Other stacks' are "
+            "models (QUIC's: a QUIC stream is a stream, MAX_DATA the connection window)."
+        ),
     ] = None,
     pool: Annotated[
         str | None,
@@ -181,6 +191,15 @@ def run(
     ] = DEFAULT_RECORDS,
     no_records: NoRecords = False,
     csv: Csv = None,
+    full: Full = False,
+    interval: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DURATION",
+            help="Print the throughput every DURATION while it runs (100ms, 1s), as iperf3 -i "
+            "does; the record keeps the series.",
+        ),
+    ] = None,
     target: Target = None,
     units: Units = "MiB/s",
     verbose: Verbose = False,
@@ -241,27 +260,65 @@ def run(
             "use --rtt 0 and no --rate or --jitter"
         )
     check_units(units)
+    interval_ms = check_interval(interval, trial, direct)
     keep = None if no_records else records
     check_one_stdout_format(csv, as_json, keep)
     check_records(keep)
     server_at = target_address(target, trial)
-    with topology(direct=direct, target=server_at, keep_awake=keep_awake) as topo:
+    plain = keep != STDOUT and not csv_on_stdout(csv) and not as_json
+    topo_of = topology(
+        direct=direct, target=server_at, keep_awake=keep_awake, live_count=bool(interval_ms)
+    )
+    with topo_of as topo:
         try:
-            measurement = with_progress(
-                trial, lambda: topo.measure(trial, tags=RunTags(command="run"))
-            )
+            measurement = _measured(topo, trial, interval_ms, units, plain)
         except Interrupted as stopped:  # the record says it was cut short, then we stop
             save_record(keep, topo.interrupted(trial, stopped.signal_name, RunTags(command="run")))
             raise
+    if interval_ms:
+        measurement = replace(measurement, meta=replace(measurement.meta, interval_ms=interval_ms))
     unsaved = _saved(keep, measurement)
-    write_csv(csv, [measurement])
+    write_csv(csv, [measurement], full)
     if keep != STDOUT and not csv_on_stdout(csv):
         table = run_table(measurement, verbose=verbose, unit=units)
-        typer.echo(run_json_text(measurement) if as_json else table)
+        typer.echo(run_json_text(measurement, full) if as_json else table)
     if unsaved is not None:  # the result is out; now say where it could not go
         raise RecordsError(f"{unsaved}; the result above is not in it")
     if not measurement.ok:
         raise typer.Exit(4)
+
+
+def _measured(
+    topo: Topology, trial: Trial, interval_ms: float, unit: str, plain: bool
+) -> Measurement:
+    """The measurement, with a progress bar, or the interval lines (on stdout before the
+    table; on stderr when stdout carries JSON, CSV or the record)."""
+    tags = RunTags(command="run")
+    if not interval_ms:
+        return with_progress(trial, lambda: topo.measure(trial, tags=tags))
+    with live_intervals(topo, interval_ms, unit, typer.echo if plain else echo_err):
+        return topo.measure(trial, tags=tags)
+
+
+def check_interval(interval: str | None, trial: Trial, direct: bool) -> float:
+    """``--interval`` in ms (0: none); the delay line counts what it delivers downstream."""
+    if interval is None:
+        return 0.0
+    ms = parse_duration_ms(interval, option="--interval")
+    if direct or trial.workload.kind == "upload" or trial.link.kind == "packet":
+        why = (
+            "--direct has no delay line"
+            if direct
+            else "uploads go upstream"
+            if trial.link.kind != "packet"
+            else "the packet link keeps no live count"
+        )
+        raise UsageError(f"--interval: the delay line counts the bytes it delivers down; {why}")
+    if not MIN_INTERVAL_MS <= ms <= MAX_INTERVAL_MS:
+        raise UsageError(
+            f"--interval: {interval!r} is outside {MIN_INTERVAL_MS:g}ms..{MAX_INTERVAL_MS / 1000:g}s"
+        )
+    return ms
 
 
 def _saved(keep: Path | None, measurement: Measurement) -> RecordsError | None:
@@ -427,6 +484,6 @@ def outward_address() -> str:
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(run)
+    app.command(epilog=RUN_EXAMPLES)(run)
     app.command()(proxy)
     app.command()(serve)

@@ -24,11 +24,11 @@ from kit.cli.export import (
 from kit.cli.options import RESULTS_DIR
 from kit.cli.output import echo_warnings, topology, write_text
 from kit.cli.plot import write_plots
-from kit.errors import UsageError
+from kit.errors import ChecksFailed, UsageError
 from kit.plan.tables import TABLE_NAMES, TablesSettings, parse_only
 from kit.report.document import render_records
 from kit.report.plot import plot_links, render_plots
-from kit.report.tables import render_bars_of, render_tables
+from kit.report.tables import failed_checks_line, render_bars_of, render_tables
 from kit.report.terminal import markdown_for_terminal
 from kit.results.store import RecordsRead, read_records
 
@@ -139,6 +139,9 @@ def tables(
         err=True,
     )
     typer.echo(markdown_for_terminal(render_bars_of(read.measurements), terminal_width()), nl=False)
+    failing = failed_checks_line(read.measurements)
+    if failing is not None:  # after the tables: a newcomer sees what failed, and CI fails
+        raise ChecksFailed(failing)
 
 
 def report(

@@ -41,6 +41,7 @@ from typing import IO
 from kit.capture.channel import TapChannel, TapFeed
 from kit.capture.tapfile import encode_tap_line
 from kit.delayline.accept import Acceptor, listen_socket
+from kit.delayline.counter import ByteCounter
 from kit.delayline.limits import Budget, QuietLog, ensure_fd_room, is_out_of_resources
 from kit.delayline.priority import raise_priority
 from kit.delayline.schedule import Bottleneck, Chunk, DelayQueue, bottleneck_for, queue_for
@@ -129,6 +130,7 @@ class _Pump:
         self.queue = queue
         self.tap: TapFeed | None = None  # set by the connection when the proxy taps
         self.budget: Budget | None = None  # the proxy's total, set by the connection
+        self.counter: ByteCounter | None = None  # the live count (down only, --interval)
         self.read_bytes = config.read_bytes
         self.stats = stats
         self.dst: asyncio.StreamWriter | None = None
@@ -200,6 +202,8 @@ class _Pump:
             self._resume.set()
         if chunks:
             await self._write(dst, chunks)
+            if self.counter is not None:
+                self.counter.add(sum(len(c) for c in chunks))
         if self.queue.eof_released:
             if dst.can_write_eof() and not dst.transport.is_closing():
                 # drain() only waits down to the low-water mark; once this task returns the
@@ -287,6 +291,7 @@ class _Connection:
         self.up = _Pump("up", up_q, config, stats, proxy.sleeper)
         self.down = _Pump("down", down_q, config, stats, proxy.sleeper)
         self.up.budget = self.down.budget = proxy.budget
+        self.down.counter = proxy.counter
         if proxy.tap is not None:
             self.up.tap, self.down.tap = (
                 proxy.tap.feed(conn_id, "up"),
@@ -437,14 +442,30 @@ def _link_side(queue: DelayQueue) -> LinkSide:
     )
 
 
+def _open_counter(path: str, sock: socket.socket, tap_file: IO[str] | None) -> ByteCounter:
+    try:
+        return ByteCounter(path)
+    except OSError as exc:
+        sock.close()
+        if tap_file is not None:
+            tap_file.close()
+        raise TopologyError(
+            f"cannot create the byte counter {path}: {exc.strerror or exc}"
+        ) from exc
+
+
 class DelayLine:
     """The proxy: ``await start()`` (returns the port), ``await aclose()`` to stop cleanly."""
 
     def __init__(self, config: ProxyConfig) -> None:
         self.config = config
         self.bottlenecks = (bottleneck_for(config, "up"), bottleneck_for(config, "down"))
-        # Only a link with a rate or jitter has more to tell than a fixed delay (a link line).
-        self.shapes_traffic = any(self.bottlenecks) or config.link.jitter_ms > 0
+        # Only a link with a rate or jitter has more to tell than a fixed delay (a link line),
+        # unless a live count was asked for: then the delivery trace is the record's series.
+        self.shapes_traffic = (
+            any(self.bottlenecks) or config.link.jitter_ms > 0 or config.counter_path is not None
+        )
+        self.counter: ByteCounter | None = None  # opened in start()
         self.stats = ProxyStats(bottlenecks=self.bottlenecks)
         self.port = 0
         self._acceptor: Acceptor | None = None
@@ -479,6 +500,8 @@ class DelayLine:
                 tap_file.close()
             where = f"{config.listen_host}:{config.listen_port}"
             raise TopologyError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
+        if config.counter_path:
+            self.counter = _open_counter(config.counter_path, sock, tap_file)
         if tap_file is not None:
             with tap_file:  # the decoder appends through its own copy of the descriptor
                 self.tap = TapChannel.open(tap_file.fileno(), config.read_bytes)

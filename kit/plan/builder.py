@@ -44,6 +44,7 @@ from kit.plan.trial import (
     DEFAULT_LINK_SEED,
     DEFAULT_MTU,
     H2_ONLY,
+    POLICY_ALIASES,
     SERVER_KINDS,
     STACK_KINDS,
     ClientConfig,
@@ -398,6 +399,7 @@ def _mode(o: ClientOptions, window: int | None) -> WindowMode:
         raise UsageError(f"{o.name('window_policy')}: give it or {o.name('mode')}, not both")
     given = o.window_policy if o.window_policy is not None else o.mode
     mode = str(given or ("static" if window is not None else "dynamic"))
+    mode = POLICY_ALIASES.get(mode, mode)  # grpc-go's policy is "dynamic" in records
     if mode != "static" and window is not None:
         raise UsageError(
             f"{o.name('window')}: mode {mode!r} does not take a window "

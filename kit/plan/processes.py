@@ -72,6 +72,8 @@ class ProxyConfig:
     read_bytes: int = DEFAULT_READ_BYTES
     buffer_cap_bytes: int = DEFAULT_BUFFER_CAP_BYTES
     tap_path: str | None = None
+    # A file the relay keeps the bytes it delivered downstream in, live (kit run --interval).
+    counter_path: str | None = None
     # Totals for the whole proxy: connections open at once (more are refused: accepted and
     # closed at once, counted) and bytes held in all delay queues (at the cap, readers pause).
     max_connections: int = DEFAULT_MAX_CONNECTIONS
@@ -85,6 +87,9 @@ class ProxyConfig:
         _check_int("read_bytes", self.read_bytes, 1024, 64 * MIB)
         _check_int("buffer_cap_bytes", self.buffer_cap_bytes, self.read_bytes, 2**40)
         require(self.tap_path is None or bool(self.tap_path), "tap_path: must not be empty")
+        require(
+            self.counter_path is None or bool(self.counter_path), "counter_path: must not be empty"
+        )
         _check_int("--max-connections", self.max_connections, 1, 1_000_000)
         require(
             is_int(self.max_buffered_bytes) and self.read_bytes <= self.max_buffered_bytes <= 2**40,

@@ -30,7 +30,18 @@ from kit.plan.units import (
 
 ClientKind = Literal["grpcio", "h2", "grpc-go", "grpc-java", "grpc-js", "tonic"]
 ServerKind = Literal["grpcio", "grpc-go", "grpc-java", "grpc-js", "tonic"]
-WindowMode = Literal["dynamic", "static", "bdp-off", "pool"]
+WindowMode = Literal[
+    "dynamic",
+    "static",
+    "bdp-off",
+    "pool",
+    "grpc-java",
+    "hyper",
+    "dotnet",
+    "quic-go",
+    "quiche",
+    "linux",
+]
 CreditPolicy = Literal["immediate", "half", "quarter"]
 ConnCredit = Literal["receipt", "read"]
 WorkloadKind = Literal["download", "unary", "upload"]
@@ -41,6 +52,13 @@ CLIENT_KINDS: tuple[str, ...] = ("grpcio", "h2", "grpc-go", "grpc-java", "grpc-j
 STACK_KINDS: tuple[str, ...] = ("grpc-go", "grpc-java", "grpc-js", "tonic")
 SERVER_KINDS: tuple[str, ...] = ("grpcio", *STACK_KINDS)
 WINDOW_MODES: tuple[str, ...] = ("dynamic", "static", "bdp-off", "pool")
+# The h2 client's models of other stacks' receive-window policies (kit.clients.h2.policies).
+# QUIC's rules apply to HTTP/2 here: a QUIC stream is a stream, MAX_DATA the connection window.
+MODEL_POLICIES: tuple[str, ...] = ("grpc-java", "hyper", "dotnet", "quic-go", "quiche", "linux")
+CLIENT_WINDOW_MODES: tuple[str, ...] = (*WINDOW_MODES, *MODEL_POLICIES)
+# What ``--window-policy`` takes on the h2 client; grpc-go's is ``dynamic`` in records.
+WINDOW_POLICIES: tuple[str, ...] = ("grpc-go", *MODEL_POLICIES, "pool", "static")
+POLICY_ALIASES: dict[str, str] = {"grpc-go": "dynamic"}
 CREDIT_POLICIES: tuple[str, ...] = ("immediate", "half", "quarter")
 CONN_CREDITS: tuple[str, ...] = ("receipt", "read")
 WORKLOAD_KINDS: tuple[str, ...] = ("download", "unary", "upload")
@@ -380,7 +398,7 @@ class ClientConfig:
 
     def _check_choices(self) -> None:
         _check_choice("{client}", self.kind, CLIENT_KINDS)
-        _check_choice("window mode", self.window_mode, WINDOW_MODES)
+        _check_choice("window mode", self.window_mode, CLIENT_WINDOW_MODES)
         if self.credit_policy is not None:
             _check_choice("credit policy", self.credit_policy, CREDIT_POLICIES)
         _check_choice("{conn_credit}", self.conn_credit, CONN_CREDITS)
@@ -399,6 +417,12 @@ class ClientConfig:
             self.window_mode != "pool",
             "{window_policy} pool: the receive pool is the h2 client's (use --client h2)",
         )
+        check(
+            self.window_mode not in MODEL_POLICIES,
+            "{window_policy} {0}: the models of other stacks' windows are the h2 client's "
+            "(use --client h2)",
+            self.window_mode,
+        )
 
     def _check_h2(self) -> None:
         check(
@@ -411,6 +435,22 @@ class ClientConfig:
             self.window_mode != "bdp-off",
             "window mode: bdp-off is a grpcio mode; the h2 client is static or dynamic",
         )
+        if self.is_model():
+            self._check_model()
+
+    def _check_model(self) -> None:
+        """A model sizes and refills its windows its own way: nothing else may set them."""
+        who = "the " + self.window_mode + " model"
+        check(self.conn_window_bytes is None, "{conn_window_bytes}: " + who + " sizes it itself")
+        check(self.credit_policy is None, "{credit_policy}: " + who + " returns credit its own way")
+        check(
+            self.conn_credit == "receipt",
+            "{conn_credit}: " + who + " returns connection credit its own way",
+        )
+
+    def is_model(self) -> bool:
+        """The h2 client running a model of another stack's receive-window policy."""
+        return self.window_mode in MODEL_POLICIES
 
     def _check_stack(self) -> None:
         """A stack's client has its own knobs: static or dynamic windows and named options."""
@@ -486,7 +526,7 @@ class ClientConfig:
         """The MAX_FRAME_SIZE the h2 client advertises (the window policy's default when unset)."""
         if self.max_frame_bytes is not None:
             return self.max_frame_bytes
-        if self.kind == "h2" and self.window_mode in ("dynamic", "pool"):
+        if self.kind == "h2" and (self.window_mode in ("dynamic", "pool") or self.is_model()):
             return HTTP2_DEFAULT_FRAME_BYTES
         return DEFAULT_MAX_FRAME_BYTES
 
@@ -514,6 +554,8 @@ class ClientConfig:
                 text += f" / conn {format_bytes(self.conn_window_bytes)}"
         elif self.window_mode == "pool":
             text = f"{self.kind} pool {format_bytes(self.pool_size_bytes)}"
+        elif self.is_model():
+            text = f"{self.kind} {self.window_mode} model"
         else:
             text = f"{self.kind} {self.window_mode}"
         if self.conn_credit != "receipt":

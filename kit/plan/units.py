@@ -34,7 +34,6 @@ _DURATION_UNITS_MS = {
 }
 
 _SIZE_UNITS_BYTES = {
-    "": 1,
     "b": 1,
     "kb": 1000,
     "mb": 1000**2,
@@ -42,10 +41,9 @@ _SIZE_UNITS_BYTES = {
     "kib": KIB,
     "mib": MIB,
     "gib": GIB,
-    "k": KIB,
-    "m": MIB,
-    "g": GIB,
 }
+# "4M" is 4 MiB to grpc-go and 4 MB to others: refused with both spellings, never guessed.
+_AMBIGUOUS_SIZE_UNITS = {"k": "Ki", "m": "Mi", "g": "Gi"}
 _BINARY_UNITS = (("GiB", GIB), ("MiB", MIB), ("KiB", KIB))
 _DECIMAL_UNITS = (("GB", 1000**3), ("MB", 1000**2), ("KB", 1000))
 
@@ -75,23 +73,48 @@ def parse_duration_ms(text: str, *, option: str = "duration") -> float:
 
 
 def parse_size_bytes(text: str, *, option: str = "size") -> int:
-    """Parse "64KiB", "4MiB", "65536", "1KB" (decimal) into a whole number of bytes."""
+    """Parse "64KiB", "4MiB", "65536B", "1KB" (decimal) into a whole number of bytes.
+
+    A unit is required, as for durations and rates (a bare "4" was once a 4-byte window);
+    only 0 may go without one. "4M" / "4k" are refused: binary or decimal is the user's call.
+    """
     match = _QUANTITY_RE.match(str(text))
     if match is None:
         raise UsageError(
-            f"{option}: cannot read {text!r} as a size (examples: 64KiB, 4MiB, 65536, 1KB)"
+            f"{option}: cannot read {text!r} as a size (examples: 64KiB, 4MiB, 1MB, 1500B)"
         )
-    unit = match.group("unit").lower()
+    typed, unit = match.group("unit"), match.group("unit").lower()
+    value = float(match.group("all"))
+    if not unit:
+        if value == 0:
+            return 0
+        raise UsageError(
+            f"{option} {text.strip()} needs a unit, e.g. {_example(text.strip(), value)}"
+        )
+    if unit in _AMBIGUOUS_SIZE_UNITS:
+        number = match.group("all")
+        prefix = _AMBIGUOUS_SIZE_UNITS[unit]
+        raise UsageError(
+            f"{option} {text.strip()}: {typed!r} is ambiguous; write {number}{prefix}B "
+            f"(binary) or {number}{prefix[0]}B (decimal)"
+        )
     if unit not in _SIZE_UNITS_BYTES:
         raise UsageError(
-            f"{option}: unknown size unit {match.group('unit')!r} in {text!r} (use B, KiB, MiB, GiB, KB, MB, GB)"
+            f"{option}: unknown size unit {typed!r} in {text!r} (use B, KiB, MiB, GiB, KB, MB, GB)"
         )
-    value = float(match.group("all")) * _SIZE_UNITS_BYTES[unit]
+    value *= _SIZE_UNITS_BYTES[unit]
     if value != value or value == float("inf") or value > 2**62:
         raise UsageError(f"{option}: {text!r} is too large")
     if value != int(value):
         raise UsageError(f"{option}: {text!r} is not a whole number of bytes")
     return int(value)
+
+
+def _example(number: str, value: float) -> str:
+    """The unit a bare number most likely meant: 4 -> 4MiB, 65536 -> 64KiB, 1500 -> 1500B."""
+    if value < KIB:
+        return f"{number}MiB"
+    return size_spec(int(value)) if value.is_integer() else f"{number}B"
 
 
 # The window range (RFC 9113 section 6.9.1), as the parser here and the configs' own checks
@@ -156,11 +179,12 @@ def _amount(units: float, digits: int | None) -> str:
 
 
 def size_spec(n_bytes: int) -> str:
-    """4194304 -> "4MiB": the exact size as text ``parse_size_bytes`` reads back."""
+    """4194304 -> "4MiB", 1500 -> "1500B": the exact size as text ``parse_size_bytes``
+    reads back."""
     for unit, size in (("MiB", MIB), ("KiB", KIB)):
         if n_bytes % size == 0 and n_bytes >= size:
             return f"{n_bytes // size}{unit}"
-    return str(n_bytes)
+    return f"{n_bytes}B" if n_bytes else "0"
 
 
 _RATE_UNITS_BITS_S = {

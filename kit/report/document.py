@@ -14,7 +14,7 @@ from kit.analysis.compare import CompareMeta, build_report
 from kit.analysis.tables import tables_in
 from kit.plan.compare import BASELINE_KEY
 from kit.report.compare import render_text
-from kit.report.run import run_table
+from kit.report.run import run_table, runs_summary
 from kit.report.tables import render_tables
 from kit.report.terminal import DEFAULT_WIDTH, markdown_for_terminal
 from kit.results.records import Measurement
@@ -45,5 +45,8 @@ def render_records(
         render_text(build_report(CompareMeta.of_records(ms), ms))
         for ms in compare_campaigns(read.measurements).values()
     ]
-    parts += [run_table(m) for m in read.measurements if not m.tags.campaign]
+    runs = [m for m in read.measurements if not m.tags.campaign]
+    if len(runs) > 1:  # a table of the runs first, each run's own table after it
+        parts.append(f"{len(runs)} runs\n\n{runs_summary(runs)}")
+    parts += [run_table(m) for m in runs]
     return "\n\n".join(parts) + "\n" if parts else None

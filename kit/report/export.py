@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
-from kit.analysis.flat import Row, columns_of, csv_cell, flat_rows
+from kit.analysis.flat import Row, columns_of, csv_cell, flat_row, flat_rows
 from kit.results.records import Measurement
 
 
-def render_csv(measurements: Sequence[Measurement]) -> str:
-    """One header line, then one row per measurement; columns of every record's fields."""
-    rows = flat_rows(measurements)
+def render_csv(measurements: Sequence[Measurement], full: bool = False) -> str:
+    """One header line, then one row per measurement; columns of every record's fields
+    (compact, unless ``full``: see ``kit.analysis.flat``)."""
+    rows = flat_rows(measurements, full)
     return rows_csv(rows)
 
 
@@ -34,3 +36,11 @@ _NEEDS_QUOTES = re.compile(r'[,"\r\n]')
 
 def _quoted(cell: str) -> str:
     return '"' + cell.replace('"', '""') + '"'
+
+
+def render_json(measurement: Measurement, full: bool = False) -> str:
+    """``kit run --json``: the flat row, one column per line and each value compact (a list
+    stays on its line), so that it reads as a table and greps by column."""
+    row = flat_row(measurement, full)
+    lines = [json.dumps(k) + ":" + json.dumps(v, separators=(",", ":")) for k, v in row.items()]
+    return "{\n" + ",\n".join(lines) + "\n}"

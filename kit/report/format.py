@@ -80,6 +80,8 @@ def mode_label(trial: Trial) -> str:
     mode = trial.client.window_mode
     if mode == "dynamic":
         return DYNAMIC_LABELS.get(trial.client.kind, "dynamic")
+    if trial.client.is_model():
+        return f"{mode} model"
     return mode
 
 

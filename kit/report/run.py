@@ -8,11 +8,13 @@ that silently reads as missing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tabulate import tabulate
 
 from kit.analysis.cells import cpu_limit, efficiency, latency_stats, ping_rtt_ms
+from kit.analysis.intervals import intervals_of
 from kit.analysis.link import Ramp, bdp_of, mbit_s, ramp_of
 from kit.analysis.sharing import StreamSharing, stream_sharing
 from kit.plan.packet import mathis_bits_s, packet_link_text
@@ -20,6 +22,7 @@ from kit.plan.trial import Link, Trial, pool_granted_bytes
 from kit.plan.units import format_rate
 from kit.report.format import (
     cpu_warning,
+    fit_table,
     fmt_rate,
     fmt_size,
     fmt_window,
@@ -29,16 +32,47 @@ from kit.report.format import (
     short_error,
     sig3,
 )
+from kit.report.intervals import intervals_text
 from kit.results.records import FrameSummary, Measurement, ProcessCpu, StreamWindowPoint, TcpView
 
 Row = tuple[str, str]
 WIDTH = 100  # every line of the table fits this many columns
-LABEL_WIDTH = 26
+MAX_LABEL_WIDTH = 44  # every label is shorter: labels never wrap
 
 
 def _table(rows: list[Row]) -> str:
-    """Two columns, the values wrapped so that no line is wider than ``WIDTH``."""
-    return tabulate(rows, tablefmt="simple", maxcolwidths=[LABEL_WIDTH, WIDTH - LABEL_WIDTH - 2])
+    """Two columns: labels whole (the column as wide as the longest), the values wrapped
+    so that no line is wider than ``WIDTH``."""
+    label_width = min(MAX_LABEL_WIDTH, max(len(label) for label, _ in rows))
+    return tabulate(rows, tablefmt="simple", maxcolwidths=[label_width, WIDTH - label_width - 2])
+
+
+def runs_summary(measurements: Sequence[Measurement]) -> str:
+    """One line per run, before their tables (``kit report`` on a runs file)."""
+    head = ("#", "started", "client", "server", "workload", "RTT", "window", "MiB/s", "eff.")
+    rows = [_summary_row(i + 1, m) for i, m in enumerate(measurements)]
+    return fit_table(rows, head, caps=(4, 19, 24, 20, 16, 8, 14, 8, 6))
+
+
+def _summary_row(n: int, m: Measurement) -> tuple[str, ...]:
+    trial = m.trial
+    server = f"target {m.meta.target}" if m.meta.target else trial.server.kind
+    workload = f"{trial.workload.kind} x{trial.workload.streams}"
+    tput = m.throughput_mib_s if m.ok else None
+    eff = efficiency(tput, m.theory_mib_s)
+    return (
+        str(n),
+        m.meta.started_at[:19].replace("T", " "),
+        f"{trial.client.kind} {trial.client.window_mode}",
+        server,
+        workload,
+        f"{trial.link.rtt_ms:g} ms",
+        fmt_window(trial.client.window_bytes)
+        if trial.client.window_bytes
+        else trial.client.window_mode,
+        fmt_rate(tput) if m.ok else m.status,
+        "-" if eff is None else sig3(eff),
+    )
 
 
 def run_table(m: Measurement, verbose: bool = False, unit: str = "MiB/s") -> str:
@@ -47,7 +81,9 @@ def run_table(m: Measurement, verbose: bool = False, unit: str = "MiB/s") -> str
     trial = m.trial
     ran = f" ({m.meta.client_stack})" if m.meta.client_stack else ""
     rows: list[Row] = [("client", f"{trial.client.kind} {mode_label(trial)}{ran}")]
-    if trial.server.kind != "grpcio":
+    if m.meta.target:  # a server the kit did not start: name it
+        rows.append(("server", f"target {m.meta.target}"))
+    elif trial.server.kind != "grpcio":
         rows.append(("server", m.meta.server_stack or trial.server.kind))
     rows += [
         ("workload", _workload_text(trial)),
@@ -160,6 +196,10 @@ def _result_rows(m: Measurement, unit: str = "MiB/s") -> list[Row]:
         sharing = stream_sharing(result) if result is not None and download else None
         rows += _sharing_rows(m.trial.workload.slow_streams, sharing, m.frames)
     rows += _tap_link_rows(m, bdp)
+    intervals = intervals_of(m)
+    if intervals:
+        every = f"throughput per {m.meta.interval_ms:g} ms"
+        rows.append((every, intervals_text(intervals, m.meta.interval_ms, unit)))
     ping = ping_rtt_ms(m)
     rows.append(("PING RTT during transfer", "-" if ping is None else f"{sig3(ping)} ms"))
     rows.append(("CPU (fraction of a core)", _cpu_text(m.cpu)))
@@ -185,10 +225,25 @@ def _throughput_rows(m: Measurement, unit: str, bdp: int | None) -> list[Row]:
     ]
     eff = efficiency(throughput, m.theory_mib_s)
     rows.append(("efficiency", "-" if eff is None else sig3(eff)))
+    rows += _fast_efficiency_rows(m)
     finish = result.stream_finish_s if result else ()
     if len(finish) > 1:
         rows.append(("stream finish times", f"{sig3(min(finish))} .. {sig3(max(finish))} s"))
     return rows
+
+
+def _fast_efficiency_rows(m: Measurement) -> list[Row]:
+    """With streams read slowly on purpose, the efficiency of the others alone: each
+    stream's share of the bound is theory / streams (one window or one pool share each)."""
+    result, slow, streams = m.result, m.trial.workload.slow_streams, m.trial.workload.streams
+    if result is None or not slow or slow >= streams or m.theory_mib_s is None:
+        return []
+    fast = result.stream_throughput_mib_s[slow:]
+    if len(fast) != streams - slow:
+        return []
+    eff = efficiency(sum(fast), m.theory_mib_s * len(fast) / streams)
+    which = "stream 1" if slow == 1 else f"streams 1..{slow}"
+    return [("efficiency, full-speed streams", f"{sig3(eff or 0)} ({which} throttled on purpose)")]
 
 
 def _mbit_text(m: Measurement, unit: str, bdp: int | None) -> str:
@@ -272,11 +327,21 @@ def _sharing_rows(
     if sharing is not None and sharing.peak_unread_total_bytes is not None:
         rows.append(("peak bytes received, unread", fmt_size(sharing.peak_unread_total_bytes)))
     if windows:
-        rows.append(("largest stream window", " ".join(fmt_size(w) for w in windows)))
+        rows.append(("largest stream window", _per_stream(windows, slow)))
     seen = _tap_windows(frames.stream_windows if frames is not None else ())
     if seen:
-        rows.append(("stream windows at the tap (median, max)", seen))
+        rows.append(("stream windows at tap (median/max)", seen))
     return rows
+
+
+def _per_stream(sizes: Sequence[int], slow: int) -> str:
+    """Each stream's size, labelled with its stream (``#1 slow 256 KiB, #2 256 KiB``), or
+    one size for them all."""
+    if len(set(sizes)) == 1 and not slow:
+        return f"{fmt_size(sizes[0])} each ({len(sizes)} streams)"
+    return ", ".join(
+        f"#{i + 1}{' slow' if i < slow else ''} {fmt_size(n)}" for i, n in enumerate(sizes)
+    )
 
 
 def _tap_windows(points: tuple[StreamWindowPoint, ...]) -> str:
@@ -285,11 +350,11 @@ def _tap_windows(points: tuple[StreamWindowPoint, ...]) -> str:
     for point in points:
         by_stream.setdefault(point.stream_id, []).append(point.window_bytes)
     parts = [
-        f"#{sid} {fmt_size(sorted(w)[len(w) // 2])}/{fmt_size(max(w))}"
+        f"id {sid}: {fmt_size(sorted(w)[len(w) // 2])}/{fmt_size(max(w))}"
         for sid, w in sorted(by_stream.items())
         if len(w) > 1
     ]
-    return " ".join(parts)
+    return ", ".join(parts)
 
 
 def _window_row(trial: Trial) -> Row:

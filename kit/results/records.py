@@ -354,6 +354,9 @@ class RunMeta:
     client_stack: str = ""
     server_stack: str = ""
     warmup: str = ""  # what each connection did before the timed phase
+    # kit run --interval: the interval it printed (0: none); the series itself is the
+    # delivery trace rebinned (kit.analysis.intervals), kept once.
+    interval_ms: float = 0.0
 
 
 @dataclass(frozen=True)

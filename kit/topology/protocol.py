@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from kit.errors import Interrupted, KitError, MeasurementError, TopologyError, UsageError
+from kit.plan.trial import Link
 from kit.results.codec import from_json, to_json
 
 T = TypeVar("T")
@@ -127,9 +128,35 @@ def error_for(failure: Failure) -> KitError:
 # --- the config argument -------------------------------------------------------------------
 
 
+# Link fields newer than the stacks' programs (the packet link's, rate steps): those programs
+# decode a trial's link strictly, and at their defaults these change nothing for them, so a
+# link that does not use them is sent as before; one that does is refused by the program.
+LATER_LINK_FIELDS: tuple[str, ...] = (
+    "kind",
+    "loss",
+    "loss_burst_len",
+    "queue_bytes",
+    "mtu",
+    "congestion",
+    "rate_steps",
+)
+
+
+def as_sent(data: Any) -> Any:
+    """A config's JSON as it is handed to a process (the link's later fields left out at their
+    defaults)."""
+    link = data.get("trial", {}).get("link") if isinstance(data, dict) else None
+    if isinstance(link, dict):
+        defaults = to_json(Link())
+        for name in LATER_LINK_FIELDS:
+            if name in link and link[name] == defaults[name]:
+                del link[name]
+    return data
+
+
 def config_argv(config: Any) -> list[str]:
     """The arguments that hand ``config`` to a process: ``--config '<JSON>'``."""
-    return [CONFIG_FLAG, json.dumps(to_json(config), separators=(",", ":"))]
+    return [CONFIG_FLAG, json.dumps(as_sent(to_json(config)), separators=(",", ":"))]
 
 
 def parse_config_argv(argv: Sequence[str], cls: type[T], what: str) -> T:

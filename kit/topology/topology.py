@@ -30,6 +30,7 @@ import h2
 from kit import __version__
 from kit.capture.summary import summarize
 from kit.capture.tapfile import link_connections, parse_tap_lines
+from kit.delayline.counter import read_count
 from kit.errors import KitError, MeasurementError, TopologyError
 from kit.plan.packet import SERVER_ADDR
 from kit.plan.processes import LOOPBACK, ClientProcess, ProxyConfig, ServerProcess
@@ -59,8 +60,11 @@ WARM_UP_S = 0.3
 class _Proxy:
     """A delay-line process and the tap file it appends to (read only as it grows)."""
 
-    def __init__(self, child: Child, tap_path: Path, link: Link) -> None:
+    def __init__(
+        self, child: Child, tap_path: Path, link: Link, counter_path: Path | None = None
+    ) -> None:
         self.child, self.tap_path, self.link = child, tap_path, link
+        self.counter_path = counter_path  # the live count of bytes delivered (or none)
         self._offset = 0  # end of the last whole line already parsed
         self._conns: list[TapConnection] = []
         self.links: dict[int, LinkConnection] = {}  # what the link did, by connection id
@@ -110,6 +114,7 @@ class Topology:
         on_teardown_problem: Callable[[str], None] | None = None,
         target: tuple[str, int] | None = None,
         keep_awake: bool = False,
+        live_count: bool = False,
     ) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="kit-") if workdir is None else None
         self.workdir = Path(self._tmp.name) if self._tmp is not None else Path(str(workdir))
@@ -123,6 +128,9 @@ class Topology:
         # Busy loops at nice 19 on every CPU from the first measurement to the end (awake.py).
         self.keep_awake = keep_awake
         self._awake = KeepAwake()
+        # Each delay line keeps a live count of the bytes it delivered (kit run --interval).
+        self.live_count = live_count
+        self._counting: Path | None = None  # the count of the delay line measuring now
         self.teardown_problems: list[str] = []
         self._on_teardown_problem = on_teardown_problem
         self._warmed: set[tuple[ServerConfig, Link]] = set()
@@ -183,16 +191,26 @@ class Topology:
         if key not in self._proxies:
             upstream_host, upstream_port = self._upstream(config)
             tap_path = self.workdir / f"tap-{len(self._proxies)}.jsonl"
+            counter = self._counter_path() if self.live_count else None
             proxy = ProxyConfig(
                 listen_host=LOOPBACK,
                 upstream_host=upstream_host,
                 upstream_port=upstream_port,
                 link=link,
                 tap_path=str(tap_path),
+                counter_path=None if counter is None else str(counter),
             )
             child = self._track(spawn("proxy", PROXY_PROGRAM, proxy))
-            self._proxies[key] = _Proxy(child, tap_path, link)
+            self._proxies[key] = _Proxy(child, tap_path, link, counter)
         return self._proxies[key]
+
+    def _counter_path(self) -> Path:
+        return self.workdir / f"delivered-{len(self._proxies)}.bin"
+
+    def delivered_bytes(self) -> int | None:
+        """The bytes the delay line of the trial measuring now has delivered downstream so
+        far, all connections, warm-up included (None: no live count, or not started)."""
+        return None if self._counting is None else read_count(self._counting)
 
     def packet(self, config: ServerConfig, link: Link) -> tuple[PacketPath, _Proxy]:
         """The forwarder and the server behind it for a packet link (started once)."""
@@ -259,6 +277,7 @@ class Topology:
             self._awake.start()
         route = self._route(trial)
         proxy, address, pids = route.proxy, route.address, route.pids
+        self._counting = None if proxy is None else proxy.counter_path
         self._enter("warm-up")
         no_answer = self._warm(trial, route)
         if no_answer is not None:  # the whole --timeout went by without data: don't wait twice

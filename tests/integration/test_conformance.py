@@ -36,7 +36,7 @@ from kit.results.records import ProxyTotals
 from kit.results.server import ServerResult
 from kit.topology.processes import Child, Program, spawn
 from kit.topology.programs import CLIENT_PROGRAMS, PROXY_PROGRAM, SERVER_PROGRAMS
-from kit.topology.protocol import config_argv
+from kit.topology.protocol import as_sent, config_argv
 
 pytestmark = pytest.mark.integration
 
@@ -316,7 +316,7 @@ def test_a_stacks_own_option_list_is_the_kits(kind: str, side: str, server_port:
         config = to_json(ServerProcess(config=ServerConfig(kind=kind)))  # type: ignore[arg-type]
         config["config"]["channel_options"] = bogus
         program = SERVER_PROGRAMS[kind]  # type: ignore[index]
-    code, lines, err = run_to_end(program, ["--config", json.dumps(config)])
+    code, lines, err = run_to_end(program, ["--config", json.dumps(as_sent(config))])
     assert code == 2, (lines, err)
     error = assert_one_error(lines, 2, err)["error"]
     assert kind in error, error

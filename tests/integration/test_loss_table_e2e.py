@@ -15,7 +15,7 @@ from kit.delayline.netns import missing
 REASON = missing()
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
 
-CELL = "table9-loss/4MiB-loss1%"
+CELL = "table10-loss/4MiB-loss1%"
 
 
 def test_the_loss_table_measures_a_lossy_cell_and_renders_its_bounds(tmp_path: Path) -> None:
@@ -31,7 +31,7 @@ def test_the_loss_table_measures_a_lossy_cell_and_renders_its_bounds(tmp_path: P
     # p ~ 1e-3, or the loss was not applied.
     sent = [t for t in new["tcp"] if t["side"] == "server"]
     assert sent and sum(t["retransmits"] for t in sent) >= 1
-    table = resumed.text.split("## Table 9")[1].split("## Checks")[0]
+    table = resumed.text.split("## Table 10")[1].split("## Checks")[0]
     cells = {
         line.split("|")[1].strip() + "," + line.split("|")[3].strip(): line
         for line in table.splitlines()

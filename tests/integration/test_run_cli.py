@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_support import kit, kit_here
+
+from kit.analysis.intervals import intervals_of
+from kit.plan.units import KIB, MIB
+from kit.results.store import read_records
 
 pytestmark = pytest.mark.integration
 
 # `kit run --json` is the flat row of kit.analysis.flat (the --csv schema).
 RUN_KEYS = {
     "schema",
-    "client_kind",
+    "client",
     "client_window_mode",
     "rtt_ms",
     "window_bytes",
@@ -42,17 +48,43 @@ def test_run_json_through_the_delay_line(tmp_path: Path) -> None:
         "--json",
         "--records",
         str(records),
+        "--interval",
+        "50ms",
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert set(data) >= RUN_KEYS
-    assert data["client_kind"] == "grpcio" and data["client_window_mode"] == "static"
+    assert (data["client"], data["window_policy"], data["workload"]) == (
+        *("grpcio", "static", "download"),
+    )
+    _check_intervals(proc.stderr, data, records)
+    assert data["client"] == "grpcio" and data["client_window_mode"] == "static"
     assert data["rtt_ms"] == 10
     assert data["result_bytes"] > 0 and data["throughput_mib_s"] > 0
     # The tap saw the client's SETTINGS as sent: the static window is on the wire.
     assert data["frames_client_settings"]["INITIAL_WINDOW_SIZE"] == 256 * 1024
     assert data["frames_decodable"]
     assert records.read_text().count("\n") == 1
+
+
+INTERVAL_LINE = re.compile(r"^\s*([\d.]+)-\s*([\d.]+) s\s+([\d.]+) MiB\s+([\d.]+)$")
+
+
+def _check_intervals(stderr: str, data: dict[str, Any], records: Path) -> None:
+    """--interval 50ms: lines printed while it ran (stderr: stdout carries the JSON), and a
+    recorded series (the delivery trace rebinned) that sums to the bytes the client read,
+    within the 256 KiB window in flight at each edge of the timed phase."""
+    live = [INTERVAL_LINE.match(line) for line in stderr.splitlines()]
+    moved = [float(m.group(3)) * MIB for m in live if m is not None]
+    assert len(moved) >= 5, stderr
+    (m,) = read_records(records).measurements
+    assert m.meta.interval_ms == 50.0 and m.result is not None
+    recorded = sum(i.bytes for i in intervals_of(m))
+    assert abs(recorded - m.result.bytes) <= 2 * 256 * KIB + 0.01 * m.result.bytes
+    assert len(data["interval_mib_s"]) == len(intervals_of(m))
+    # The live lines miss at most the last partial interval (50 of 500 ms) and count only
+    # what the delay line delivered on this run's connection.
+    assert 0.7 * m.result.bytes <= sum(moved) <= 1.02 * data["frames_bytes_down"] + 0.01 * MIB
 
 
 def test_run_table_at_loopback_rtt_zero(tmp_path: Path) -> None:
@@ -88,6 +120,9 @@ def test_unary_workload(tmp_path: Path) -> None:
         (["--window", "4XB"], "--window"),
         (["--window", "3GiB"], "2^31-1"),
         (["--window", "0"], "--window"),
+        (["--window", "4"], "kit: error: --window 4 needs a unit, e.g. 4MiB"),
+        (["--client", "h2", "--pool", "1600000"], "--pool 1600000 needs a unit"),
+        (["--bytes", "8M"], "--bytes 8M: 'M' is ambiguous; write 8MiB (binary) or 8MB"),
         (["--rtt", "20parsecs"], "--rtt"),
         (["--rtt", "-5ms"], "--rtt"),
         (["--conn-window", "1MiB", "--window", "1MiB"], "--conn-window"),
@@ -106,6 +141,10 @@ def test_unary_workload(tmp_path: Path) -> None:
         (["--rtt", "500ms", "--duration", "0.4s", "--client", "h2"], "shorter than 2 RTTs"),
         (["--connections", "5", "--streams", "2"], "--connections: 5 connections for 2"),
         (["--workload", "upload", "--streams", "4"], "--streams: an upload runs one"),
+        (["--interval", "1ms"], "--interval: '1ms' is outside"),
+        (["--interval", "100"], "--interval: '100' needs a unit"),
+        (["--interval", "100ms", "--workload", "upload"], "uploads go upstream"),
+        (["--interval", "100ms", "--direct", "--rtt", "0"], "--direct has no delay line"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], needle: str) -> None:

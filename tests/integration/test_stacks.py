@@ -114,6 +114,10 @@ def test_tonics_adaptive_window_grows_from_64k_to_at_most_16_mib(topo: Topology)
     assert m.frames.client.pings_sent > 0  # the estimator's PINGs
     assert final is not None and 65535 < final <= 16 * MIB, final
     assert any("http2_adaptive_window(true)" in note for note in m.result.notes), m.result.notes
+    # The client's own socket tap reports what the delay line's tap saw: the same window
+    # steps (its trace is ms since the timed start), and a PING RTT no shorter than the link's.
+    assert [w for _, w in m.result.window_trace] == steps
+    assert m.result.ping_rtt_ms and min(m.result.ping_rtt_ms) >= RTT_MS * 0.95
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -39,7 +39,7 @@ def test_quick_stacks_table(tmp_path: Path) -> None:
         pytest.skip(f"a stack is not built: {unbuilt[0]}")
     resumed = resume_quick_table("stacks", TAKE_OUT, tmp_path)
     cells = resumed.cells
-    assert len(cells) == (10 + 1) + (5 + 1) + (4 + 1)  # three campaigns, each control twice
+    assert len(cells) == (13 + 1) + (7 + 1) + (5 + 1)  # three campaigns, each control twice
     assert all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
     by_name = {f"{c['tags']['campaign']}/{c['tags']['key']}": c["meta"] for c in cells}
     # the ready lines name each stack and its version in the records' meta

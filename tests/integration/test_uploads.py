@@ -210,7 +210,7 @@ def test_run_upload_h2_with_a_server_window_end_to_end(tmp_path: Path) -> None:
               "--records", str(tmp_path / "r.jsonl"))  # fmt: skip
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert data["workload_kind"] == "upload" and data["server_window_mode"] == "static"
+    assert data["workload"] == "upload" and data["server_window_mode"] == "static"
     assert data["server_window_bytes"] == 64 * KIB
     assert data["theory_mib_s"] == pytest.approx(64 * KIB / 0.020 / MIB)
     assert data["result_bytes"] == data["result_sent_bytes"] > 0

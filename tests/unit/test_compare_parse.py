@@ -146,11 +146,17 @@ def test_example_plan_file_loads() -> None:
 
 def test_file_candidate_table_spec_reproduces_it() -> None:
     pf = plan_file_from_dict(
-        {"candidate": [{"client": "h2", "window": "1MiB", "conn-window": 4194304}]}
+        {"candidate": [{"client": "h2", "window": "1MiB", "conn-window": "4MiB"}]}
     )
     cand = pf.candidates[0]
-    assert cand.spec == "h2:window=1MiB,conn-window=4194304"
+    assert cand.spec == "h2:window=1MiB,conn-window=4MiB"
     assert parse_candidate(cand.spec).client == cand.client
+
+
+def test_file_sizes_without_a_unit_are_refused() -> None:
+    """A TOML integer is no size: `conn-window = 4194304` would read as bytes silently."""
+    with pytest.raises(UsageError, match=r"conn-window 4194304 needs a unit, e\.g\. 4MiB"):
+        plan_file_from_dict({"candidate": [{"client": "h2", "conn-window": 4194304}]})
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Table 9, loss: its bounds, its check and its rendering over a real quick run of it
+"""Table 10, loss: its bounds, its check and its rendering over a real quick run of it
 (``tests/fixtures/tables-quick/loss.jsonl``: the packet link, Reno, 100 Mbit/s x 50 ms)."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def test_each_bound_and_which_binds() -> None:
 
 def test_the_stored_run_renders_bounds_limits_and_retransmits(read: RecordsRead) -> None:
     text = render_tables(read, "loss.jsonl")
-    table = text.split("## Table 9")[1].split("## Checks")[0]
+    table = text.split("## Table 10")[1].split("## Checks")[0]
     assert "| window   | streams" in table and "Noise floor (control `256KiB-loss0%`)" in table
     assert "4 on 1 conn" in table and "4 on 4 conn" in table and "loss (TCP)" in table
     assert "of segments" in table and "within 0.5-2x" in table

@@ -53,9 +53,11 @@ def test_a_new_field_becomes_a_column_without_an_edit() -> None:
 def test_every_column_of_a_record_has_a_kind() -> None:
     runs = read_records(FIXTURES / "runs.jsonl").measurements
     kinds = flat.column_kinds()
-    for row in flat.flat_rows(runs):
+    for row in flat.flat_rows(runs) + flat.flat_rows(runs, full=True):
         assert set(row) <= set(kinds)
-        assert row["schema"] == flat.FLAT_SCHEMA and list(row)[:3] == ["schema", "status", "rtt_ms"]
+        assert row["schema"] == flat.FLAT_SCHEMA and list(row)[:7] == [
+            *("schema", "status", "client", "server", "window_policy", "workload", "rtt_ms")
+        ]
 
 
 # The frame columns of FLAT_SCHEMA 1, in CSV order: the names and order they had while the
@@ -103,9 +105,11 @@ FRAME_COLUMNS_ADDED = ["frames_conn_window_start_bytes"]
 def test_the_frame_columns_keep_their_names_and_order() -> None:
     """The frame summary's per-endpoint records are flattened to FLAT_SCHEMA 1's columns."""
     runs = read_records(FIXTURES / "runs.jsonl").measurements
-    for row in flat.flat_rows(runs):  # with a tap, and (the failed run) without
-        columns = [k for k in row if k.startswith("frames_")]
-        assert columns == FRAME_COLUMNS_OF_FLAT_SCHEMA_1 + FRAME_COLUMNS_ADDED
+    everything = FRAME_COLUMNS_OF_FLAT_SCHEMA_1 + FRAME_COLUMNS_ADDED
+    compact = [c for c in everything if c not in flat._COMPACT_LEFT_OUT]
+    for full, expected in ((True, everything), (False, compact)):
+        for row in flat.flat_rows(runs, full):  # with a tap, and (the failed run) without
+            assert [k for k in row if k.startswith("frames_")] == expected
     assert set(FRAME_COLUMNS_OF_FLAT_SCHEMA_1) <= set(flat.column_kinds())
     assert flat.column_kinds()["frames_window_growth"] == "json"
 

@@ -28,6 +28,7 @@ from kit.results.records import (
     RunTags,
     SessionRecord,
     SideFrames,
+    StreamWindowPoint,
     WindowStep,
 )
 from kit.results.store import (
@@ -180,11 +181,11 @@ def test_schema_2_frame_summaries_read_as_one_record_per_endpoint() -> None:
     assert any(m.frames and m.frames.server.settings for m in read.measurements)
 
 
-def test_schema_3_writes_each_endpoint_as_one_object_and_reads_it_back() -> None:
+def test_schema_4_writes_each_endpoint_as_one_object_and_reads_it_back() -> None:
     sides = FrameSummary(client=SideFrames(pings_sent=3), server=SideFrames(pings_sent=1))
     m = replace(_measurement(), frames=sides)
     line = encode_record(m)
-    assert line["schema"] == RECORDS_SCHEMA == 3
+    assert line["schema"] == RECORDS_SCHEMA == 4
     assert line["frames"]["client"]["pings_sent"] == 3 and "pings_sent" not in line["frames"]
     assert line["frames"]["server"]["pings_sent"] == 1 and "server_pings_sent" not in line["frames"]
     assert decode_record(json.loads(json.dumps(line))) == m
@@ -427,3 +428,26 @@ def test_a_line_longer_than_the_limit_is_skipped_without_being_held(
     read = store.read_records(path)
     assert len(read.measurements) == 2
     assert read.warnings == ("line 2: longer than 1.95 KiB, skipped",)
+
+
+def test_schema_4_keeps_the_stream_window_samples_as_columns_and_reads_schema_3() -> None:
+    """The samples that made an h2 run's line ~100 KB are stored as one list per field,
+    times as steps; a schema-3 line (one object per sample) reads as the same record."""
+    points = tuple(
+        StreamWindowPoint(10**13 + 5_000_000 * i, 1 + 2 * (i % 3), 65_535 * i) for i in range(300)
+    )
+    m = replace(_measurement(), frames=FrameSummary(stream_windows=points))
+    line = encode_record(m)
+    columns = line["frames"]["stream_windows"]
+    assert columns["t_ns"][:3] == [10**13, 5_000_000, 5_000_000]
+    assert columns["stream_id"][:4] == [1, 3, 5, 1]
+    assert decode_record(json.loads(json.dumps(line))) == m
+    as_rows = [
+        {"t_ns": p.t_ns, "stream_id": p.stream_id, "window_bytes": p.window_bytes} for p in points
+    ]
+    schema_3 = line | {"schema": 3, "frames": line["frames"] | {"stream_windows": as_rows}}
+    assert decode_record(schema_3) == m
+    assert len(json.dumps(line)) < 0.5 * len(json.dumps(schema_3))
+    broken = line | {"frames": line["frames"] | {"stream_windows": columns | {"stream_id": [1]}}}
+    with pytest.raises(UsageError, match="stream_windows: lists of one length"):
+        decode_record(broken)

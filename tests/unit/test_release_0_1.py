@@ -153,10 +153,11 @@ def test_run_records_render_stably() -> None:
     flat = json.dumps(flat_rows(runs), indent=2, sort_keys=True) + "\n"
     _matches("runs.expected.json", flat)
     # Every fact release 0.1's `kit run --json` printed has the same value today, in the
-    # flat row (or the typed record); later releases add columns (the link's rate, uploads,
-    # per-stream sharing, the tap's completeness) beside them.
+    # full flat row (or the typed record); later releases add columns (the link's rate,
+    # uploads, per-stream sharing, the tap's completeness) beside them. The compact row
+    # (without --full) rounds them and leaves the time series out.
     expected = json.loads(_expected("runs.json"))
-    for m, row, old in zip(runs, flat_rows(runs), expected, strict=True):
+    for m, row, old in zip(runs, flat_rows(runs, full=True), expected, strict=True):
         for key, value in old.items():
             if key in SHAPED_IN_0_1:
                 assert SHAPED_IN_0_1[key](m, row) == value, f"run.{key}"
@@ -193,6 +194,7 @@ def _same_in_row(row: Row, column: str, old: Any) -> None:
 
 def test_run_records_as_csv_round_trip_the_json_fields() -> None:
     runs = read_records(FIXTURES / "runs.jsonl").measurements
-    rows = list(csv.DictReader(io.StringIO(render_csv(runs))))
-    assert len(rows) == len(runs)
-    assert [parse_csv_row(row) for row in rows] == flat_rows(runs)
+    for full in (False, True):
+        rows = list(csv.DictReader(io.StringIO(render_csv(runs, full))))
+        assert len(rows) == len(runs)
+        assert [parse_csv_row(row) for row in rows] == flat_rows(runs, full)

@@ -50,7 +50,7 @@ def test_the_fixture_is_a_quick_run_of_every_stack(read: RecordsRead) -> None:
     windows = windows_view(views)
     assert windows is not None
     versions = {stack_version(c).split()[0] for c in windows.cells}
-    assert versions == {"grpcio", "h2", "grpc-go", "grpc-java", "grpc-js"}
+    assert versions == {"grpcio", "h2", "grpc-go", "grpc-java", "grpc-js", "tonic"}
     assert all(" " in stack_version(c) for c in windows.cells)  # "grpc-go 1.85.0"
 
 

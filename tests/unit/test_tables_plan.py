@@ -34,9 +34,11 @@ def test_parse_only() -> None:
         "links",
         "sharing",
         "stacks",
+        "policies",
         "loss",
     )
-    assert parse_only("loss") == parse_only("9") == ("loss",)
+    assert parse_only("policies") == parse_only("9") == ("policies",)
+    assert parse_only("loss") == parse_only("10") == ("loss",)
     assert parse_only("stacks") == parse_only("8") == ("stacks",)
     assert parse_only("uploads") == parse_only("5") == ("uploads",)
     assert parse_only("links,6") == ("links",)
@@ -44,7 +46,7 @@ def test_parse_only() -> None:
     assert parse_only(" 2 ") == ("wire",)
     assert parse_only("Unary,windows") == ("windows", "unary")
     assert parse_only("unary,4") == ("unary",)
-    for bad in ("", ",", "10", "1,x", "0", "tables", "stack"):
+    for bad in ("", ",", "11", "1,x", "0", "tables", "stack"):
         with pytest.raises(UsageError, match="--only"):
             parse_only(bad)
 
@@ -160,7 +162,9 @@ def test_campaign_names_carry_their_tables_numbers() -> None:
         "table8-windows": ("stacks",),
         "table8-links": ("stacks",),
         "table8-uploads": ("stacks",),
-        "table9-loss": ("loss",),
+        "table9-links": ("policies",),
+        "table9-sharing": ("policies",),
+        "table10-loss": ("loss",),
     }
     for campaign in campaigns:
         assert campaign.name.startswith(f"table{TABLE_NUMBERS[campaign.tables[0]]}-")
@@ -184,7 +188,8 @@ def test_schedule_has_the_control_twice_per_round_in_a_seeded_reshuffled_order()
 
 def test_stacks_cells_cover_every_stack_with_its_own_knobs() -> None:
     windows = {c.key: c.trial for c in windows_cells(quick=False)}
-    assert len(windows) == 5 * 4 * 2  # stacks x (defaults + 3 static windows) x 2 RTTs
+    # stacks x (defaults + 3 static windows) x 2 RTTs, and tonic's adaptive window too
+    assert len(windows) == (6 * 4 + 1) * 2
     assert {t.client.kind for t in windows.values()} == set(CLIENT_STACKS)
     assert {t.link.rtt_ms for t in windows.values()} == {5.0, 20.0}
     go = windows["rtt20ms-grpc-go-static-64KiB"]
@@ -196,7 +201,7 @@ def test_stacks_cells_cover_every_stack_with_its_own_knobs() -> None:
         for t in windows.values()
     )
     links = {c.key: c.trial for c in links_cells(quick=False)}
-    assert len(links) == 5 * 4 and all(not t.workload.warmup for t in links.values())
+    assert len(links) == (6 + 1) * 4 and all(not t.workload.warmup for t in links.values())
     assert {t.link.rate_down_bits_s for t in links.values()} == {100e6, 1e9}
     assert "100Mbit-20ms-grpc-go-dynamic" in links and "100Mbit-20ms-h2-dynamic" in links
     uploads = {c.key: c.trial for c in upload_cells(quick=False)}
@@ -206,7 +211,13 @@ def test_stacks_cells_cover_every_stack_with_its_own_knobs() -> None:
     assert uploads["server-grpc-java-default"].server.window_mode == "dynamic"
     assert all(t.link.rtt_ms == 103.0 and t.workload.kind == "upload" for t in uploads.values())
     quick = [c.spec for c in plan_tables(TablesSettings(quick=True, rounds=1, only=("stacks",)))]
-    assert [len(s.cells) for s in quick] == [10, 5, 4]
+    assert [len(s.cells) for s in quick] == [13, 7, 5]
+    assert links["100Mbit-20ms-tonic-adaptive"].client.channel_options == (
+        ("http2_adaptive_window", 1),
+    )
+    assert uploads["server-tonic-adaptive"].server.channel_options == (
+        ("http2_adaptive_window", 1),
+    )
     for spec in quick + [c.spec for c in plan_tables(TablesSettings(only=("stacks",)))]:
         control = next(c for c in spec.cells if c.key == spec.control_key)
         assert control.trial.client.kind in ("grpcio", "h2")  # always there: never skipped

@@ -12,6 +12,7 @@ from kit.plan.units import (
     parse_size_bytes,
     parse_window_bytes,
     rate_spec,
+    size_spec,
 )
 
 
@@ -42,7 +43,8 @@ def test_bad_durations_name_the_option(text: str) -> None:
     [
         ("64KiB", 65536),
         ("4MiB", 4 * 2**20),
-        ("65536", 65536),
+        ("65536B", 65536),
+        ("0", 0),
         ("1KB", 1000),
         ("1.5MiB", 1572864),
         ("2GiB", 2**31),
@@ -58,8 +60,29 @@ def test_bad_sizes(text: str) -> None:
         parse_size_bytes(text, option="--window")
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("4", "--window 4 needs a unit, e.g. 4MiB"),
+        ("65536", "--window 65536 needs a unit, e.g. 64KiB"),
+        ("1500", "--window 1500 needs a unit, e.g. 1500B"),
+        ("4M", "--window 4M: 'M' is ambiguous; write 4MiB \\(binary\\) or 4MB \\(decimal\\)"),
+        ("64k", "write 64KiB \\(binary\\) or 64KB"),
+    ],
+)
+def test_sizes_need_a_unit(text: str, message: str) -> None:
+    """A bare 4 was a 4-byte window; "4M" means MiB to some stacks and MB to others."""
+    with pytest.raises(UsageError, match=message):
+        parse_size_bytes(text, option="--window")
+
+
+def test_size_spec_reads_back() -> None:
+    for n in (0, 1, 1500, 65536, 4 * 2**20, 2**31 - 1):
+        assert parse_size_bytes(size_spec(n)) == n
+
+
 def test_window_range_is_http2s() -> None:
-    assert parse_window_bytes(str(HTTP2_MAX_WINDOW_BYTES)) == HTTP2_MAX_WINDOW_BYTES
+    assert parse_window_bytes(f"{HTTP2_MAX_WINDOW_BYTES}B") == HTTP2_MAX_WINDOW_BYTES
     for text in ("0", "2GiB", "3GiB"):
         with pytest.raises(UsageError, match="2\\^31-1"):
             parse_window_bytes(text)

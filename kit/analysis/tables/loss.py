@@ -1,4 +1,4 @@
-"""Pure: the figures and the check of table 9 (what limits TCP on a lossy path).
+"""Pure: the figures and the check of table 10 (what limits TCP on a lossy path).
 
 Each cell has three bounds: the window's (the windows the client grants over the RTT, per
 connection, summed over connections), the loss's (the Mathis bound MSS / RTT x 1.22 /

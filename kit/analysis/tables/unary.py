@@ -11,7 +11,7 @@ from typing import Literal
 
 from kit.analysis.cells import CampaignView, CellView, mean_latency_ms
 from kit.analysis.stats import Verdict, verdict
-from kit.analysis.tables.checks import Bar
+from kit.analysis.tables.checks import Bar, settled
 from kit.analysis.tables.windows import row_order
 from kit.plan.tables.unary import UNARY_CAMPAIGN
 from kit.quantile import percentile
@@ -70,4 +70,6 @@ def unary_bar(views: dict[str, CampaignView]) -> Bar:
         return Bar(name, None, f"not measured: {', '.join(missing) or 'no static rows'}")
     details = ", ".join(f"{k} {v:+.1f}%" for k, v in changes.items())
     holds = all(abs(v) < limit for v in changes.values())
-    return Bar(name, holds, f"{details} (limit ±{limit:.1f}%)")
+    worst = max(abs(v) for v in changes.values())
+    bar = Bar(name, holds, f"{details} (limit ±{limit:.1f}%)")
+    return settled(bar, worst - limit, floor.floor_pct, floor.rounds)

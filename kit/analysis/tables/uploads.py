@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from kit.analysis.cells import CampaignView, CellView, median_of, median_ratio, throughput
 from kit.analysis.stats import Verdict, verdict
-from kit.analysis.tables.checks import Bar
+from kit.analysis.tables.checks import Bar, settled
 from kit.plan.tables.uploads import (
     CLIENT_WINDOW_KEY,
     HAPROXY_AUTO_BYTES,
@@ -151,5 +151,10 @@ def upload_bars(views: dict[str, CampaignView]) -> list[Bar]:
     else:
         holds = not client.result.significant and server.result.significant
         detail = f"client: {client.result.describe()}; server: {server.result.describe()}"
-        bars.append(Bar(name, holds, detail))
+        floor = at103.floor(throughput)
+        margin = abs(client.result.change_pct) - client.result.noise_floor_pct
+        bar = Bar(name, holds, detail)
+        if floor is not None and server.result.significant:
+            bar = settled(bar, margin, floor.floor_pct, floor.rounds)
+        bars.append(bar)
     return bars

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import h2.exceptions
 
-from kit.clients.h2 import pool, wire
+from kit.clients.h2 import policies, pool, wire
 from kit.clients.h2.bdp import INITIAL_BDP_BYTES
 from kit.clients.h2.connection import DEFAULT_WINDOW_BYTES, Call, ConnOptions, H2GrpcConnection
 from kit.clients.h2.upload_shell import run_upload
@@ -86,12 +86,15 @@ def _errors_mapped(target: str) -> Iterator[None]:
 
 def conn_options(trial: Trial) -> ConnOptions:
     """Windows per connection: static from the trial, grpc-go's 65535 start when dynamic,
-    or, for the pool, one buffer per stream to start and a connection window of 2^31-1."""
+    a model's own start (``kit.clients.h2.policies``), or, for the pool, one buffer per
+    stream to start and a connection window of 2^31-1."""
     client = trial.client
     pool_bytes = None
     if client.window_mode == "pool":
         stream_window, conn_window = pool.UNIT_BYTES, HTTP2_MAX_WINDOW_BYTES
         pool_bytes = client.pool_size_bytes
+    elif client.is_model():
+        stream_window, conn_window = policies.initial_windows(client.window_mode)
     elif client.window_mode == "dynamic" or client.window_bytes is None:
         stream_window = conn_window = INITIAL_BDP_BYTES
     else:
@@ -105,6 +108,7 @@ def conn_options(trial: Trial) -> ConnOptions:
         dynamic=client.window_mode == "dynamic",
         conn_credit=client.conn_credit,
         pool_bytes=pool_bytes,
+        model=client.window_mode if client.is_model() else None,
     )
 
 
@@ -163,8 +167,7 @@ class Session:
             sock.settimeout(max(1.0, self.trial.workload.timeout_s))
             self._selector.register(sock, selectors.EVENT_READ, endpoint)
             endpoint.conn.initiate()
-            if self.options.dynamic:
-                endpoint.conn.start_bdp()
+            endpoint.conn.start_policy(now_ns())
             endpoint.send_pending()
 
     def send_pending(self) -> None:
@@ -402,7 +405,7 @@ def _notes(session: Session) -> tuple[str, ...]:
     workload = session.trial.workload
     if workload.slow_streams and workload.read_rate_bits_s is not None:
         notes.append(
-            f"streams 1..{workload.slow_streams} read at {workload.read_rate_bits_s / 1e6:g} Mbit/s"
+            f"{_slow_streams(workload.slow_streams)} read at {workload.read_rate_bits_s / 1e6:g} Mbit/s"
             + (
                 "; the run ends when the full-speed streams finish (slow ones cancelled then)"
                 if workload.bytes_per_stream is not None
@@ -422,3 +425,8 @@ def _notes(session: Session) -> tuple[str, ...]:
             f"which cannot shrink: it stays {DEFAULT_WINDOW_BYTES} B"
         )
     return tuple(notes)
+
+
+def _slow_streams(n: int) -> str:
+    """ "stream 1" or "streams 1..3": the slow streams are the first ones opened."""
+    return "stream 1" if n == 1 else f"streams 1..{n}"

@@ -3,18 +3,19 @@
 Like h2 itself, ``H2GrpcConnection`` never touches a socket: the shell
 (``kit.clients.h2.client``) feeds it what it read (``receive``) and sends what it queued
 (``data_to_send``). The connection owns its windows: it advertises the stream window
-(SETTINGS) and raises the connection window (stream-0 WINDOW_UPDATE) itself, returns credit
-by its policy (``kit.clients.h2.credit``), grows both windows from the BDP estimator in
-dynamic mode (``kit.clients.h2.bdp``), shares a receive pool between streams in pool mode
-(``kit.clients.h2.pool``) and measures PING round trips. It never decides when a
-measurement starts or ends; the shell does.
+(SETTINGS) and raises the connection window (stream-0 WINDOW_UPDATE) itself, and keeps the
+ledger of what each stream was granted and received. *How* the windows are sized and
+refilled is the window policy's (``kit.clients.h2.policies``: static, grpc-go's BDP
+estimator, the shared pool, the models of other stacks): the connection tells it what
+arrived, what the application read and when its PINGs came back, and does what it answers.
+It also measures PING round trips. It never decides when a measurement starts or ends;
+the shell does.
 
 The application's reads are modelled too: a call either reads what arrives at once or is
 paced (``kit.clients.pacing``, driven by ``advance(now)``); bytes received and not yet read
 are counted (never kept) per call and per connection, with their peaks. Stream credit
 follows reads; connection credit follows receipt or reads (``ConnOptions.conn_credit``).
-The dynamic mode is grpc-go's receiver: quarter thresholds, connection credit on receipt,
-flushed before each BDP PING, stream credit on read with whole-message grants.
+The dynamic mode is grpc-go's receiver (``kit.clients.h2.policies.grpc_go``).
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ import h2.events
 import h2.settings
 
 import kit.clients.h2.speedups  # noqa: F401  (installs the O(1) DATA repr, once)
-from kit.clients.h2 import pool, wire
-from kit.clients.h2.bdp import BDP_PING_DATA, INITIAL_BDP_BYTES, BdpEstimator
+from kit.clients.h2 import policies, pool, wire
+from kit.clients.h2.bdp import BdpEstimator
 from kit.clients.h2.credit import ConnFlow, StreamFlow
 from kit.clients.h2.events import (
     CallEnded,
@@ -40,6 +41,10 @@ from kit.clients.h2.events import (
     SettingsAcknowledged,
     WindowsGrew,
 )
+from kit.clients.h2.policies.base import Answer, WindowPolicy
+from kit.clients.h2.policies.grpc_go import GrpcGoPolicy
+from kit.clients.h2.policies.pool import PoolPolicy
+from kit.clients.h2.policies.static import StaticPolicy
 from kit.clients.pacing import ReadPacer
 from kit.errors import MeasurementError, UsageError
 from kit.plan.trial import (
@@ -71,6 +76,7 @@ class ConnOptions:
     dynamic: bool = False
     conn_credit: ConnCredit = "receipt"
     pool_bytes: int | None = None  # set: the pool policy (stream windows are pool shares)
+    model: str | None = None  # set: that stack's window policy (``kit.clients.h2.policies``)
 
     def __post_init__(self) -> None:
         for name in ("stream_window_bytes", "conn_window_bytes"):
@@ -96,12 +102,34 @@ class ConnOptions:
                 f"{pool.UNIT_BYTES} B"
             )
 
+        if self.model is not None and (self.dynamic or self.pool_bytes is not None):
+            raise UsageError(f"model: {self.model!r} is a window policy of its own")
+
+    @property
+    def policy_name(self) -> str:
+        """The window policy these options choose (``kit.clients.h2.policies.create``)."""
+        if self.pool_bytes is not None:
+            return "pool"
+        if self.dynamic:
+            return "grpc-go"
+        return self.model or "static"
+
     @property
     def batches_credit(self) -> bool:
         """Immediate credit is summed per read (one WINDOW_UPDATE per read, not per frame:
         the bytes go out in the same send either way, at a fraction of the CPU); threshold
-        policies send each update as it falls due, as grpc-go does."""
-        return self.credit_policy == "immediate"
+        policies, and the models of other stacks, send each update as it falls due, as
+        grpc-go does."""
+        return self.credit_policy == "immediate" and self.model is None
+
+    def settings(self) -> policies.PolicySettings:
+        return policies.PolicySettings(
+            stream_window_bytes=self.stream_window_bytes,
+            conn_window_bytes=self.conn_window_bytes,
+            credit_policy=self.credit_policy,
+            conn_credit=self.conn_credit,
+            pool_bytes=self.pool_bytes,
+        )
 
 
 @dataclass
@@ -180,16 +208,14 @@ class H2GrpcConnection:
         self.max_data_frame_bytes = 0
         self.ping_rtt_ns: list[int] = []
         self.window_trace: list[tuple[int, int]] = []  # (monotonic ns, window bytes)
-        self.bdp: BdpEstimator | None = None
+        self.policy: WindowPolicy = policies.create(options.policy_name, options.settings())
         self.unread_bytes = 0
         self.peak_unread_bytes = 0
         self._stream_window = options.stream_window_bytes
         self._conn_window = DEFAULT_WINDOW_BYTES
-        self._conn_flow = ConnFlow(DEFAULT_WINDOW_BYTES, options.credit_policy)
         self._owed_conn = 0
         self._owed_streams: dict[int, int] = {}
-        self._pool_dirty = False
-        self._share_bytes = pool.UNIT_BYTES
+        self._tracing = False
         self._paced: list[Call] = []  # calls a paced reader reads (the loop asks them often)
         self._probe_sent: dict[bytes, int] = {}
         self._probe_count = 0
@@ -217,7 +243,16 @@ class H2GrpcConnection:
     @property
     def share_bytes(self) -> int:
         """The pool share each receiving stream is given now (pool policy)."""
-        return self._share_bytes
+        return self.policy.share_bytes if isinstance(self.policy, PoolPolicy) else pool.UNIT_BYTES
+
+    @property
+    def bdp(self) -> BdpEstimator | None:
+        """grpc-go's estimator, when that is the policy and it has started."""
+        return self.policy.bdp if isinstance(self.policy, GrpcGoPolicy) else None
+
+    @property
+    def _conn_flow(self) -> ConnFlow | None:
+        return self.policy.conn if isinstance(self.policy, StaticPolicy) else None
 
     # -- what the caller asks for (each queues bytes for data_to_send) -----------------
 
@@ -233,7 +268,6 @@ class H2GrpcConnection:
         if delta > 0:
             self._h2.increment_flow_control_window(delta)
             self._conn_window = target_bytes
-            self._conn_flow.new_limit(target_bytes)
 
     def start_call(
         self,
@@ -251,14 +285,14 @@ class H2GrpcConnection:
         stream_id = self._h2.get_next_available_stream_id()
         self._h2.send_headers(stream_id, wire.request_headers(path, self.authority))
         self._h2.send_data(stream_id, body, end_stream=True)
-        flow = StreamFlow(self._stream_window, self.options.credit_policy)
-        starts: deque[tuple[int, int]] | None = deque() if flow.grants_messages else None
+        self._apply(self.policy.opened(stream_id, expected_bytes, now_ns))
+        starts: deque[tuple[int, int]] | None = deque() if self.policy.grants_messages else None
         call = Call(
             stream_id,
             path,
             now_ns,
             counter=wire.MessageCounter(starts),
-            flow=flow,
+            flow=self.policy.stream_flow(stream_id),
             reader=reader,
             expected_bytes=expected_bytes,
             advertised_bytes=self._stream_window,
@@ -267,7 +301,6 @@ class H2GrpcConnection:
         self.calls[stream_id] = call
         if reader is not None:
             self._paced.append(call)
-        self._pool_dirty = self.options.pool_bytes is not None
         return call
 
     # -- the send side of client-streaming calls (kit.clients.h2.upload drives these) ----
@@ -277,12 +310,12 @@ class H2GrpcConnection:
         (``send_data``); the response body is kept for the caller to parse."""
         stream_id = self._h2.get_next_available_stream_id()
         self._h2.send_headers(stream_id, wire.request_headers(path, self.authority))
-        flow = StreamFlow(self._stream_window, self.options.credit_policy)
+        self._apply(self.policy.opened(stream_id, None, now_ns))
         call = Call(
             stream_id,
             path,
             now_ns,
-            flow=flow,
+            flow=self.policy.stream_flow(stream_id),
             advertised_bytes=self._stream_window,
             peak_window_bytes=self._stream_window,
             body=bytearray(),
@@ -311,28 +344,41 @@ class H2GrpcConnection:
         self.unread_bytes -= call.unread_bytes  # what it had not read is dropped
         if not call.done:
             self._h2.reset_stream(call.stream_id, h2.errors.ErrorCodes.CANCEL)
-        self._pool_dirty = self.options.pool_bytes is not None
+        self.policy.cancelled(call.stream_id)
+
+    def start_policy(self, now_ns: int) -> None:
+        """Start the window policy's own clock, right after ``initiate``: an estimator runs
+        from the connection's start (grpc-go's does: the warm-up call's reply triggers the
+        first BDP PING, the first RTT sample, and flushes the connection credit it used)."""
+        self._tracing = self.policy.name != "static" and self.policy.name != "pool"
+        self._apply(self.policy.start(now_ns))
 
     def start_bdp(self) -> None:
-        """Dynamic windows: start estimating from grpc-go's 65535. grpc-go's estimator runs
-        from the connection's start, so the shell calls this right after ``initiate``: the
-        warm-up call's reply triggers the first BDP PING (the first RTT sample) and flushes
-        the connection credit it used (grpc-go's first WINDOW_UPDATE: the warm-up's bytes)."""
-        self.bdp = BdpEstimator(initial_bytes=INITIAL_BDP_BYTES)
+        """grpc-go's estimator on this connection (its policy unless it is grpc-go's
+        already), started from grpc-go's 65535."""
+        if not isinstance(self.policy, GrpcGoPolicy):
+            settings = self.options.settings()
+            self.policy = GrpcGoPolicy(
+                self._stream_window,
+                settings.conn_window_bytes,
+                settings.credit_policy,
+                settings.conn_credit,
+            )
+        self.start_policy(0)
 
     def start_timing(self, now_ns: int) -> None:
         """The timed phase starts: the window trace starts here, and the PING RTTs kept are
-        the ones measured during the transfer (the warm-up's BDP PING is not one)."""
-        if self.bdp is None:
+        the ones measured during the transfer (the warm-up's policy PINGs are not)."""
+        if not self._tracing:
             return
         self.window_trace.append((now_ns, self._stream_window))
         self.ping_rtt_ns.clear()
 
     def sent(self, now_ns: int) -> None:
-        """The shell wrote everything ``data_to_send`` returned, at ``now_ns``: a BDP PING
-        among it starts its RTT clock now (grpc-go stamps it as its writer sends it)."""
-        if self._bdp_ping_unsent and self.bdp is not None:
-            self.bdp.ping_written(now_ns)
+        """The shell wrote everything ``data_to_send`` returned, at ``now_ns``: a policy
+        PING among it starts its RTT clock now (grpc-go stamps it as its writer sends it)."""
+        if self._bdp_ping_unsent:
+            self.policy.ping_written(now_ns)
         self._bdp_ping_unsent = False
 
     def probe_rtt(self, now_ns: int) -> bool:
@@ -340,7 +386,7 @@ class H2GrpcConnection:
 
         Not while a probe is in flight, nor while BDP PINGs (which measure RTT too) run.
         """
-        busy = self._probe_sent or (self.bdp is not None and not self.bdp.capped)
+        busy = self._probe_sent or self.policy.pings
         if busy or not self.may_ping or len(self.ping_rtt_ns) >= MAX_RTT_SAMPLES:
             return False
         self._probe_count += 1
@@ -375,8 +421,9 @@ class H2GrpcConnection:
 
     def data_to_send(self) -> bytes:
         """Every byte queued so far (b"" if none); the caller must send them in order."""
-        if self._pool_dirty:
-            self._pool_refresh()
+        if self.policy.dirty:
+            self._apply(self.policy.refresh())
+            self._send_credit()
         return self._h2.data_to_send()
 
     # -- the application's paced reads ---------------------------------------------------
@@ -416,20 +463,14 @@ class H2GrpcConnection:
         if size > self.max_data_frame_bytes:
             self.max_data_frame_bytes = size
         self._server_sent()
-        ping = self.bdp is not None and self.bdp.on_data(size, now_ns)
         call = self.calls.get(event.stream_id)
         data = event.data or b""
         live = call is not None and not call.cancelled and not call.finished
-        # Padding, and bytes of a stream we dropped, are "read" on arrival.
-        at_once = size - len(data) if live else size
-        on_receipt = self.options.conn_credit == "receipt"
-        self._conn_due(size if on_receipt else at_once)
-        if ping:
-            # grpc-go flushes connection credit before each BDP PING, so a proxy does not
-            # count PINGs without data moving (and the sample is not credit-starved).
-            self._conn_flush()
-            self._ping(BDP_PING_DATA)
-            self._bdp_ping_unsent = True
+        padding = size - len(data)
+        if call is not None and live:
+            call.pad_bytes += padding
+        answer = self.policy.data(event.stream_id if live else None, size, padding, now_ns)
+        self._apply(answer, now_ns)
         if call is None or not live:
             return
         call.data_bytes += len(data)
@@ -437,11 +478,6 @@ class H2GrpcConnection:
         call.counter.feed(data)
         if call.body is not None:
             call.body += data
-        if call.flow is not None:
-            call.flow.received(size)
-            if size > len(data):
-                call.pad_bytes += size - len(data)
-                self._stream_due(call, call.flow.read(size - len(data)))
         if call.reader is None:
             self._consume(call, len(data), now_ns)
             return
@@ -458,35 +494,45 @@ class H2GrpcConnection:
         while starts and starts[0][0] <= end:
             body_at, length = starts.popleft()
             if body_at > call.read_bytes:
-                self._read(call, body_at - call.read_bytes)
-            if call.flow is not None:
-                self._stream_due(call, call.flow.message_started(length))
+                self._read(call, body_at - call.read_bytes, now_ns)
+            self._apply(self.policy.message_started(call.stream_id, length), now_ns)
         if end > call.read_bytes:
-            self._read(call, end - call.read_bytes)
+            self._read(call, end - call.read_bytes, now_ns)
         if call.done and call.unread_bytes == 0 and call.finished_ns is None:
             call.finished_ns = max(now_ns, call.ended_ns or now_ns)
-            self._pool_dirty = self.options.pool_bytes is not None
+            self.policy.finished(call.stream_id)
 
-    def _read(self, call: Call, n: int) -> None:
+    def _read(self, call: Call, n: int, now_ns: int) -> None:
         call.read_bytes += n
         self.unread_bytes -= n
-        if self.options.conn_credit == "read":
-            self._conn_due(n)
-        if self.options.pool_bytes is not None:
-            self._pool_update(call, self._share_bytes)
-        elif call.flow is not None:
-            self._stream_due(call, call.flow.read(n))
+        self._apply(self.policy.read(call.stream_id, n, now_ns), now_ns)
 
     # -- credit ----------------------------------------------------------------------------
 
-    def _conn_due(self, n: int) -> None:
-        if n > 0:
-            self._conn_queue(self._conn_flow.returnable(n))
+    def _apply(self, answer: Answer, now_ns: int = 0) -> Answer:
+        """Do what the policy answered, in its order (see ``policies.base.Answer``)."""
+        for stream_id, increment in answer.grants:
+            if stream_id == 0:
+                self._conn_queue(increment)
+            else:
+                call = self.calls.get(stream_id)
+                if call is not None:
+                    self._stream_due(call, increment)
+        if answer.ping:
+            # grpc-go flushes connection credit before each BDP PING, so a proxy does not
+            # count PINGs without data moving (and the sample is not credit-starved).
+            self._conn_flush()
+            self._ping(self.policy.ping_data)
+            self._bdp_ping_unsent = True
+        if answer.conn_window is not None:
+            self._conn_window = max(self._conn_window, answer.conn_window)
+        if answer.stream_window is not None:
+            self._grew(answer, now_ns)
+        return answer
 
     def _conn_flush(self) -> None:
         """Send every byte of connection credit owed now, ahead of what is queued next."""
-        due = self._owed_conn + self._conn_flow.flush()
-        self._owed_conn = 0
+        due, self._owed_conn = self._owed_conn, 0
         if due > 0:
             self._h2.increment_flow_control_window(due)
 
@@ -528,36 +574,6 @@ class H2GrpcConnection:
                 self._h2.increment_flow_control_window(due, stream_id=stream_id)
         self._owed_streams.clear()
 
-    # -- the receive pool ------------------------------------------------------------------
-
-    def _pool_share(self) -> int:
-        open_calls = [c for c in self.calls.values() if not c.cancelled and not c.done]
-        receiving = sum(1 for c in self.calls.values() if c.receiving)
-        counts = pool.PoolCounts(
-            receiving=receiving,
-            not_receiving=max(0, len(open_calls) - receiving),
-        )
-        return pool.share_bytes(self.options.pool_bytes or 0, counts)
-
-    def _pool_update(self, call: Call, share: int) -> None:
-        increment = pool.window_increment(
-            call.read_bytes + call.pad_bytes,
-            call.advertised_bytes,
-            share,
-            call.expected_bytes,
-            pool.update_floor(share),
-        )
-        self._stream_due(call, increment)
-
-    def _pool_refresh(self) -> None:
-        """Re-divide the pool (the receiving streams changed) and re-advertise each share."""
-        self._pool_dirty = False
-        self._share_bytes = share = self._pool_share()
-        for call in self.calls.values():
-            if call.receiving and not call.done:
-                self._pool_update(call, share)
-        self._send_credit()
-
     # -- other frames --------------------------------------------------------------------
 
     def _on_event(self, event: h2.events.Event, now_ns: int, out: list[Event]) -> None:
@@ -587,9 +603,10 @@ class H2GrpcConnection:
         if call is None:
             return
         call.ended_ns = now_ns
+        self.policy.ended(call.stream_id)
         if call.unread_bytes == 0 and not call.cancelled:
             call.finished_ns = now_ns
-            self._pool_dirty = self.options.pool_bytes is not None
+            self.policy.finished(call.stream_id)
         ok = call.status == wire.GRPC_OK
         if ok or (call.cancelled and call.status == wire.GRPC_CANCELLED):  # we cancelled it
             out.append(CallEnded(call.stream_id, call.path, call.status or 0, now_ns))
@@ -623,31 +640,31 @@ class H2GrpcConnection:
             self.ping_rtt_ns.append(now_ns - sent_ns)
             out.append(RttMeasured(now_ns - sent_ns, "probe"))
             return
-        if data != BDP_PING_DATA or self.bdp is None:
+        if data != self.policy.ping_data:
             return
-        sent_ns = self.bdp.ping_sent_ns
-        grew = self.bdp.on_ping_ack(now_ns)
+        sent_ns = self.policy.ping_sent_ns
+        answer = self.policy.ping_acked(now_ns)
         if len(self.ping_rtt_ns) < MAX_RTT_SAMPLES:
             self.ping_rtt_ns.append(now_ns - sent_ns)
             out.append(RttMeasured(now_ns - sent_ns, "bdp"))
-        if grew is not None:
-            self._grow_windows(grew.window_bytes, now_ns)
-            out.append(WindowsGrew(grew.window_bytes, now_ns))
+        self._apply(answer, now_ns)
+        if answer.stream_window is not None:
+            out.append(WindowsGrew(answer.stream_window, now_ns))
 
-    def _grow_windows(self, window_bytes: int, now_ns: int) -> None:
-        """Apply a new BDP as grpc-go's ``updateFlowControl`` does: the connection window
-        through a stream-0 WINDOW_UPDATE of the difference, then every stream through
-        SETTINGS_INITIAL_WINDOW_SIZE (the peer applies the delta to every open stream)."""
-        self._conn_queue(self._conn_flow.new_limit(window_bytes))
-        self._conn_window = max(self._conn_window, window_bytes)
+    def _grew(self, answer: Answer, now_ns: int) -> None:
+        """A policy's window grew. Announced by SETTINGS as grpc-go's ``updateFlowControl``
+        does: the connection window first (its WINDOW_UPDATE is among the grants), then
+        every stream through SETTINGS_INITIAL_WINDOW_SIZE (the peer applies the delta to
+        every open stream). A policy that sizes streams one by one granted them already."""
+        window_bytes = answer.stream_window or 0
+        self.window_trace.append((now_ns, window_bytes))
+        if not answer.settings:
+            return
         self._send_credit()
         self._h2.update_settings({SettingCodes.INITIAL_WINDOW_SIZE: window_bytes})
         delta = window_bytes - self._stream_window
         self._stream_window = window_bytes
         for call in self.calls.values():
-            if call.flow is not None:
-                call.flow.limit = window_bytes
-                call.advertised_bytes += max(0, delta)
-                window = call.advertised_bytes - call.data_bytes - call.pad_bytes
-                call.peak_window_bytes = max(call.peak_window_bytes, window)
-        self.window_trace.append((now_ns, window_bytes))
+            call.advertised_bytes += max(0, delta)
+            window = call.advertised_bytes - call.data_bytes - call.pad_bytes
+            call.peak_window_bytes = max(call.peak_window_bytes, window)

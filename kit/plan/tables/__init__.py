@@ -1,7 +1,7 @@
 """The reference study's tables, and the kit's own, as campaigns of trials.
 
 One module per table holds its cells (``windows`` is table 1, ``wire`` 2, ``starvation`` 3,
-``unary`` 4, ``uploads`` 5, ``links`` 6, ``sharing`` 7, ``stacks`` 8, ``loss`` 9; ``sizing`` says how long the cells
+``unary`` 4, ``uploads`` 5, ``links`` 6, ``sharing`` 7, ``stacks`` 8, ``policies`` 9, ``loss`` 10; ``sizing`` says how long the cells
 of tables 1, 3 and 4 run). This module holds what every table shares: the registry of names
 and numbers, the settings of a ``kit tables`` run, and the campaigns a run needs, each
 named after its table's number (``table6-links``). Pure planning: ``kit.campaign`` runs
@@ -16,6 +16,14 @@ from kit.errors import UsageError
 from kit.plan.campaign import CampaignSpec, Cell
 from kit.plan.tables.links import LINKS_CAMPAIGN, LINKS_CONTROL, link_cells
 from kit.plan.tables.loss import LOSS_CAMPAIGN, LOSS_CONTROL, loss_cells
+from kit.plan.tables.policies import LINKS_CONTROL as POLICIES_LINKS_CONTROL
+from kit.plan.tables.policies import (
+    POLICIES_LINKS_CAMPAIGN,
+    POLICIES_SHARING_CAMPAIGN,
+)
+from kit.plan.tables.policies import SHARING_CONTROL as POLICIES_SHARING_CONTROL
+from kit.plan.tables.policies import links_cells as policy_links_cells
+from kit.plan.tables.policies import sharing_cells as policy_sharing_cells
 from kit.plan.tables.sharing import SHARING_CAMPAIGN, SHARING_CONTROL, sharing_cells
 from kit.plan.tables.sizing import DEFAULT_TIMING, QUICK_TIMING, CellTiming
 from kit.plan.tables.stacks import (
@@ -61,7 +69,8 @@ TABLES: tuple[tuple[str, int], ...] = (
     ("links", 6),
     ("sharing", 7),
     ("stacks", 8),
-    ("loss", 9),
+    ("policies", 9),
+    ("loss", 10),
 )
 TABLE_NAMES: tuple[str, ...] = tuple(name for name, _ in TABLES)
 TABLE_NUMBERS: dict[str, int] = dict(TABLES)
@@ -152,6 +161,7 @@ def _campaigns(settings: TablesSettings) -> list[CampaignParts]:
         (LINKS_CAMPAIGN, link_cells(quick), LINKS_CONTROL, ("links",)),
         (SHARING_CAMPAIGN, sharing_cells(quick), SHARING_CONTROL, ("sharing",)),
         *_stacks_campaigns(quick),
+        *_policies_campaigns(quick),
         (LOSS_CAMPAIGN, loss_cells(quick), LOSS_CONTROL, ("loss",)),
     ]
 
@@ -165,10 +175,29 @@ def _stacks_campaigns(quick: bool) -> list[CampaignParts]:
     ]
 
 
+def _policies_campaigns(quick: bool) -> list[CampaignParts]:
+    """Table 9's two parts: the policies on links, and beside a slow reader."""
+    return [
+        (
+            POLICIES_LINKS_CAMPAIGN,
+            policy_links_cells(quick),
+            POLICIES_LINKS_CONTROL,
+            ("policies",),
+        ),
+        (
+            POLICIES_SHARING_CAMPAIGN,
+            policy_sharing_cells(quick),
+            POLICIES_SHARING_CONTROL,
+            ("policies",),
+        ),
+    ]
+
+
 # Tables that run fewer rounds than the others, to fit the whole run's budget: the stacks
-# table's 68 cells (JVM and Node clients start in 0.5-0.8 s each) take ~2 min a round; the
-# loss table's 9 runs take ~70 s a round (each cell builds its namespaces and rides slow start).
-ROUNDS_FEWER: dict[str, int] = {"stacks": 1, "loss": 1}
+# table's 68 cells (JVM and Node clients start in 0.5-0.8 s each) take ~2 min a round.
+# The policies table's 104 link cells (JVM clients among them) likewise; the loss table's 9
+# runs take ~70 s a round (each cell builds its namespaces and rides slow start).
+ROUNDS_FEWER: dict[str, int] = {"stacks": 1, "policies": 1, "loss": 1}
 
 
 def table_rounds(table: str, rounds: int) -> int:

@@ -1,4 +1,4 @@
-"""Table 9, loss, as cells: what limits TCP on a lossy path (the window, the loss, the rate).
+"""Table 10, loss, as cells: what limits TCP on a lossy path (the window, the loss, the rate).
 
 On the packet link (the kernels' TCP between namespaces the kit creates, Reno so that the
 Mathis bound applies) at 100 Mbit/s x 50 ms: loss 0, 0.1% and 1% x an h2 static window of
@@ -14,7 +14,7 @@ from kit.plan.campaign import Cell
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB, format_bytes
 
-LOSS_CAMPAIGN = "table9-loss"
+LOSS_CAMPAIGN = "table10-loss"
 LOSS_RATE_BITS_S = 100e6
 LOSS_RTT_MS = 50.0
 LOSS_CONGESTION = "reno"  # the Mathis bound models loss-based control (not BBR)

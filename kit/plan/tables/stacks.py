@@ -2,13 +2,13 @@
 
 Three parts, each its own campaign (own control, own noise floor):
 
-- A (``table8-windows``): every client stack (grpcio, h2, grpc-go, grpc-java, grpc-js; the
-  grpcio server) with its defaults (dynamic: the stack as shipped) and static 64 KiB, 1 MiB
+- A (``table8-windows``): every client stack (grpcio, h2, grpc-go, grpc-java, grpc-js, tonic;
+  the grpcio server; tonic also with hyper's adaptive window on, which it ships off) with its defaults (dynamic: the stack as shipped) and static 64 KiB, 1 MiB
   and 4 MiB windows, at 5 and 20 ms; timed downloads, one stream of 256 KiB messages.
 - B (``table8-links``): every stack's dynamic window on the estimator table's links
   (``kit.plan.tables.links``), each cell cold (only the one-Ping warm-up on its connection).
 - C (``table8-uploads``): uploads from the grpcio client into every server stack at 103 ms,
-  the server's window static 64 KiB against its default.
+  the server's window static 64 KiB against its default (tonic's: adaptive off and on).
 
 Sized for a 2-core machine: JVM and Node clients cost 0.5-0.8 s of start-up per cell, so the
 table runs one round fewer than the others (2 by default; ``kit.plan.tables.table_rounds``),
@@ -36,8 +36,20 @@ STACKS_WINDOWS_CAMPAIGN = "table8-windows"
 STACKS_LINKS_CAMPAIGN = "table8-links"
 STACKS_UPLOADS_CAMPAIGN = "table8-uploads"
 
-CLIENT_STACKS: tuple[ClientKind, ...] = ("grpcio", "h2", "grpc-go", "grpc-java", "grpc-js")
-SERVER_STACKS: tuple[ServerKind, ...] = ("grpcio", "grpc-go", "grpc-java", "grpc-js")
+CLIENT_STACKS: tuple[ClientKind, ...] = (
+    "grpcio",
+    "h2",
+    "grpc-go",
+    "grpc-java",
+    "grpc-js",
+    "tonic",
+)
+SERVER_STACKS: tuple[ServerKind, ...] = ("grpcio", "grpc-go", "grpc-java", "grpc-js", "tonic")
+# tonic ships hyper's adaptive window (its BDP estimator) off; the option turns it on. Its
+# cells run both, so the estimator is measured beside the fixed 2 MiB window users get.
+ADAPTIVE_KIND: ClientKind = "tonic"
+ADAPTIVE_OPTIONS: tuple[tuple[str, int | str], ...] = (("http2_adaptive_window", 1),)
+ADAPTIVE = "adaptive"  # the window argument that stands for "dynamic, adaptive window on"
 
 # --- part A: windows ------------------------------------------------------------------------
 STATIC_WINDOWS: tuple[int, ...] = (64 * KIB, MIB, 4 * MIB)
@@ -70,30 +82,51 @@ UPLOAD_CLIENT = ClientConfig(kind="grpcio")  # C-core's sender for every server
 UPLOADS_CONTROL = "server-grpcio-64KiB"
 
 
-def windows_key(rtt_ms: float, kind: str, window: int | None) -> str:
-    """``rtt20ms-grpc-go-static-64KiB``, ``rtt5ms-grpc-js-dynamic``."""
-    mode = "dynamic" if window is None else f"static-{size_spec(window)}"
-    return f"rtt{rtt_ms:g}ms-{kind}-{mode}"
+# A cell's window: None (the stack's defaults), ADAPTIVE (tonic's adaptive window on) or a
+# static window's size.
+Window = int | str | None
 
 
-def link_key(case: LinkCase, kind: str) -> str:
-    return f"{case.name}-{kind}-dynamic"
+def _mode(window: Window) -> str:
+    if window is None:
+        return "dynamic"
+    return ADAPTIVE if isinstance(window, str) else f"static-{size_spec(window)}"
 
 
-def upload_key(kind: str, window: int | None) -> str:
-    return f"server-{kind}-{'default' if window is None else size_spec(window)}"
+def windows_key(rtt_ms: float, kind: str, window: Window) -> str:
+    """``rtt20ms-grpc-go-static-64KiB``, ``rtt5ms-grpc-js-dynamic``, ``rtt20ms-tonic-adaptive``."""
+    return f"rtt{rtt_ms:g}ms-{kind}-{_mode(window)}"
 
 
-def client_config(kind: ClientKind, window: int | None) -> ClientConfig:
-    """A stack's client: its defaults (dynamic), or its own static-window knob (BDP off)."""
+def link_key(case: LinkCase, kind: str, window: Window = None) -> str:
+    return f"{case.name}-{kind}-{_mode(window)}"
+
+
+def upload_key(kind: str, window: Window) -> str:
+    mode = "default" if window is None else window if isinstance(window, str) else size_spec(window)
+    return f"server-{kind}-{mode}"
+
+
+def dynamic_windows(kind: str) -> tuple[Window, ...]:
+    """A stack's dynamic variants: its defaults, and for tonic the adaptive window too."""
+    return (None, ADAPTIVE) if kind == ADAPTIVE_KIND else (None,)
+
+
+def client_config(kind: ClientKind, window: Window) -> ClientConfig:
+    """A stack's client: its defaults (dynamic), tonic's adaptive window, or its own
+    static-window knob (BDP off)."""
     if window is None:
         return ClientConfig(kind=kind, window_mode="dynamic")
+    if isinstance(window, str):
+        return ClientConfig(kind=kind, window_mode="dynamic", channel_options=ADAPTIVE_OPTIONS)
     return ClientConfig(kind=kind, window_mode="static", window_bytes=window)
 
 
-def server_config(kind: ServerKind, window: int | None) -> ServerConfig:
+def server_config(kind: ServerKind, window: Window) -> ServerConfig:
     if window is None:
         return ServerConfig(kind=kind)
+    if isinstance(window, str):
+        return ServerConfig(kind=kind, channel_options=ADAPTIVE_OPTIONS)
     return ServerConfig(kind=kind, window_mode="static", window_bytes=window)
 
 
@@ -112,7 +145,7 @@ def windows_cells(quick: bool) -> list[Cell]:
         seconds = max(duration, 20 * rtt / 1000)
         workload = Workload(duration_s=seconds, timeout_s=_timeout_s(seconds))
         for kind in CLIENT_STACKS:
-            for window in (None, *windows):
+            for window in (*dynamic_windows(kind), *windows):
                 client = client_config(kind, window)
                 label = f"{client.label} at {rtt:g} ms"
                 trial = Trial(link=link, client=client, workload=workload, label=label)
@@ -127,10 +160,11 @@ def links_cells(quick: bool) -> list[Cell]:
         seconds = case.quick_s if quick else case.duration_s
         workload = Workload(duration_s=seconds, warmup=False, timeout_s=_timeout_s(seconds))
         for kind in CLIENT_STACKS:
-            client = client_config(kind, None)
-            label = f"{kind} dynamic on {case.name}"
-            trial = Trial(link=case.link(), client=client, workload=workload, label=label)
-            cells.append(Cell(link_key(case, kind), trial))
+            for window in dynamic_windows(kind):
+                client = client_config(kind, window)
+                label = f"{client.label} on {case.name}"
+                trial = Trial(link=case.link(), client=client, workload=workload, label=label)
+                cells.append(Cell(link_key(case, kind, window), trial))
     return cells
 
 
@@ -141,7 +175,8 @@ def upload_cells(quick: bool) -> list[Cell]:
     workload = Workload(kind="upload", duration_s=seconds, timeout_s=30.0)
     cells = []
     for kind in SERVER_STACKS:
-        for window in (UPLOAD_SMALL_WINDOW,) if quick else (UPLOAD_SMALL_WINDOW, None):
+        defaults = () if quick else dynamic_windows(kind)
+        for window in (UPLOAD_SMALL_WINDOW, *defaults):
             server = server_config(kind, window)
             label = f"upload into {kind} {server.label}"
             trial = Trial(link, UPLOAD_CLIENT, server, workload, label)

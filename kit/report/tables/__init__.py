@@ -1,7 +1,7 @@
 """Pure rendering: the records of a ``kit tables`` run -> results/tables.md (markdown).
 
 One module per table renders it (``windows`` is table 1, ``wire`` 2, ``starvation`` 3,
-``unary`` 4, ``uploads`` 5, ``links`` 6, ``sharing`` 7, ``stacks`` 8, ``loss`` 9), beside the reference study's
+``unary`` 4, ``uploads`` 5, ``links`` 6, ``sharing`` 7, ``stacks`` 8, ``policies`` 9, ``loss`` 10), beside the reference study's
 figure for the same row and ending with its noise floor, from the duplicate control's
 copies; the figures come from ``kit.analysis.tables``. This module composes the document:
 the header (records, settings, sessions, method), the tables the run asked for in table
@@ -25,9 +25,10 @@ from kit.analysis.tables.uploads import upload_views
 from kit.analysis.tables.windows import table1_views
 from kit.analysis.tables.wire import wire_view
 from kit.plan.tables import TABLE_NUMBERS, TablesSettings
-from kit.report.tables.checks import render_bars
+from kit.report.tables.checks import failed_line, render_bars
 from kit.report.tables.links import render_links
 from kit.report.tables.loss import render_loss
+from kit.report.tables.policies import policies_views, render_policies
 from kit.report.tables.sharing import render_sharing
 from kit.report.tables.stacks import render_stacks, stacks_views
 from kit.report.tables.starvation import render_starvation
@@ -109,6 +110,7 @@ def _sections(
         "links": lambda: _section(links_view(views), render_links),
         "sharing": lambda: _section(sharing_view(views), render_sharing),
         "stacks": lambda: _section(stacks_views(views, skipped), render_stacks),
+        "policies": lambda: _section(policies_views(views), render_policies),
         "loss": lambda: _section(loss_view(views), render_loss),
     }
 
@@ -120,6 +122,11 @@ def _not_measured(table: str) -> str:
 def render_bars_of(measurements: Sequence[Measurement]) -> str:
     """Just the checks, for the terminal at the end of a run."""
     return render_bars(evaluate_bars(group_campaigns(measurements)))
+
+
+def failed_checks_line(measurements: Sequence[Measurement]) -> str | None:
+    """The one line a tables run ends with when a check fails (None: none fails)."""
+    return failed_line(evaluate_bars(group_campaigns(measurements)))
 
 
 def render_tables(read: RecordsRead, records_name: str) -> str:

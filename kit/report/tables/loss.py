@@ -1,4 +1,4 @@
-"""Pure rendering: table 9, what limits TCP on a lossy path: the window, the loss, the rate."""
+"""Pure rendering: table 10, what limits TCP on a lossy path: the window, the loss, the rate."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def render_loss(view: CampaignView) -> str:
     )
     return "\n\n".join(
         [
-            "## Table 9: what limits a lossy path: the window, TCP under loss, or the rate",
+            "## Table 10: what limits a lossy path: the window, TCP under loss, or the rate",
             intro,
             markdown_table([_row(c) for c in cells], LOSS_HEADERS),
             floor_line(view, goodput_bits_s),

@@ -38,7 +38,7 @@ def _finish_text(row: SharingRow) -> str:
     )
 
 
-def _sharing_row(row: SharingRow) -> list[str]:
+def sharing_row(row: SharingRow) -> list[str]:
     ratio = row.ratio
     return [
         row.label,
@@ -100,7 +100,7 @@ def render_sharing(view: CampaignView) -> str:
     )
     parts = ["## Table 7: one slow reader on a shared connection", intro]
     if rows:
-        parts.append(markdown_table([_sharing_row(r) for r in rows], SHARING_HEADERS))
+        parts.append(markdown_table([sharing_row(r) for r in rows], SHARING_HEADERS))
     parts.append(
         "*ratio* = fast stream beside a slow reader / beside a fast one (medians). *peak unread*"
         " = the most bytes received and not yet read on the connection (what the receiver "

@@ -23,6 +23,7 @@ from kit.analysis.tables.stacks import (
 from kit.analysis.tables.uploads import advertised as server_advertised
 from kit.analysis.tables.uploads import implied_window_bytes
 from kit.plan.tables.stacks import (
+    ADAPTIVE_OPTIONS,
     CLIENT_STACKS,
     MODEL,
     REAL,
@@ -57,11 +58,23 @@ def stacks_views(views: dict[str, CampaignView], skipped: Sequence[str]) -> Stac
 _range = metric_range
 
 
+def _adaptive(options: tuple[tuple[str, int | str], ...]) -> bool:
+    return options == ADAPTIVE_OPTIONS
+
+
 def _window_text(cell: CellView) -> str:
     client = cell.trial.client
     if client.window_mode == "static":
         return f"static {fmt_size(client.window_bytes or 0)}"
+    if _adaptive(client.channel_options):
+        return "adaptive window on (http2_adaptive_window=1)"
     return "defaults (dynamic)"
+
+
+def _stack_text(cell: CellView) -> str:
+    """The stack and its version; tonic's adaptive-window cells say so."""
+    adaptive = _adaptive(cell.trial.client.channel_options)
+    return stack_version(cell) + (", adaptive window on" if adaptive else "")
 
 
 def _size_or(value: int | None, default: str = "-") -> str:
@@ -108,9 +121,12 @@ def _windows_row(cell: CellView) -> list[str]:
 
 
 def _stack_order(cell: CellView) -> tuple[int, int, str]:
-    kind = cell.trial.client.kind
-    position = CLIENT_STACKS.index(kind) if kind in CLIENT_STACKS else len(CLIENT_STACKS)
-    return position, cell.trial.client.window_bytes or 0, cell.key
+    client = cell.trial.client
+    position = (
+        CLIENT_STACKS.index(client.kind) if client.kind in CLIENT_STACKS else len(CLIENT_STACKS)
+    )
+    window = client.window_bytes or (1 if _adaptive(client.channel_options) else 0)
+    return position, window, cell.key
 
 
 def _render_windows(view: CampaignView) -> list[str]:
@@ -154,7 +170,7 @@ def _link_text(cell: CellView) -> str:
 
 
 def _links_row(cell: CellView) -> list[str]:
-    return [_link_text(cell), stack_version(cell), *estimator_columns(cell)]
+    return [_link_text(cell), _stack_text(cell), *estimator_columns(cell)]
 
 
 def _ratio_text(value: float | None) -> str:
@@ -201,13 +217,19 @@ def _server_advertised(cell: CellView) -> str:
     return f"{initial}{grown}; {fmt_size(seen.largest_conn_update)}"
 
 
+def _server_window_text(window: int | None, options: tuple[tuple[str, int | str], ...]) -> str:
+    if window is not None:
+        return f"static {fmt_size(window)}"
+    return "adaptive window on" if _adaptive(options) else "default"
+
+
 def _uploads_row(cell: CellView) -> list[str]:
     server = cell.trial.server
     eff = cell_efficiency(cell)
     implied = implied_window_bytes(cell)
     return [
         stack_version(cell, server=True),
-        "default" if server.window_bytes is None else f"static {fmt_size(server.window_bytes)}",
+        _server_window_text(server.window_bytes, server.channel_options),
         _server_advertised(cell),
         _range(cell, throughput, fmt_mib_s),
         fmt_mib_s(cell.theory_mib_s),
@@ -217,10 +239,13 @@ def _uploads_row(cell: CellView) -> list[str]:
     ]
 
 
-def _server_order(cell: CellView) -> tuple[int, int, str]:
-    kind = cell.trial.server.kind
-    position = SERVER_STACKS.index(kind) if kind in SERVER_STACKS else len(SERVER_STACKS)
-    return position, -(cell.trial.server.window_bytes or 0), cell.key
+def _server_order(cell: CellView) -> tuple[int, int, bool, str]:
+    server = cell.trial.server
+    position = (
+        SERVER_STACKS.index(server.kind) if server.kind in SERVER_STACKS else len(SERVER_STACKS)
+    )
+    adaptive = _adaptive(server.channel_options)
+    return position, -(server.window_bytes or 0), adaptive, cell.key
 
 
 def _render_uploads(view: CampaignView) -> list[str]:
@@ -275,7 +300,10 @@ INTRO = (
     "messages; every client warms its connection with one Ping call. *defaults (dynamic)* is "
     "the stack as shipped: grpcio C-core's BDP probe (starts at 4 MiB), h2 the kit's model of "
     "grpc-go's receiver, grpc-go its BDP estimator (from 64 KiB, up to 16 MiB), grpc-java "
-    "Netty's auto flow control (from 1 MiB, up to 8 MiB), grpc-js Node's fixed 65535. *static* "
+    "Netty's auto flow control (from 1 MiB, up to 8 MiB), grpc-js Node's fixed 65535, tonic "
+    "hyper's fixed windows (2 MiB stream, 5 MiB connection; the server 1 MiB), its adaptive "
+    "window (hyper's BDP estimator, from 65535 up to 16 MiB) off as shipped and shown on "
+    "beside it. *static* "
     "is the stack's own window knob, BDP off (stacks/<stack>/README.md)."
 )
 

@@ -10,6 +10,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes_crate::Bytes;
+use hyper_util::rt::TokioIo;
 use kit_tonic::config::{decode_client_process, ClientProcess, Trial, Workload};
 use kit_tonic::options::{client_notes, client_settings, server_notes, server_settings, Settings};
 use kit_tonic::pacer::ReadPacer;
@@ -18,12 +19,13 @@ use kit_tonic::pb::{Chunk, DownloadRequest, PingRequest};
 use kit_tonic::protocol::{
     self, cpu_seconds, now_ns, status_text, EXIT_BAD_CONFIG, EXIT_CANNOT_START, EXIT_MEASUREMENT,
 };
+use kit_tonic::tap::{Tap, TapState, Tapped};
 use kit_tonic::TONIC_VERSION;
 use serde_json::{json, Value};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::watch;
 use tokio_stream::Stream;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Channel, Endpoint, Uri};
 
 const WHO: &str = "tonic client";
 const MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
@@ -104,10 +106,70 @@ fn endpoint(target: &str, s: &Settings, connect_s: f64) -> Res<Endpoint> {
     Ok(ep)
 }
 
+/// Connects as tonic's own connector does (TCP, Nagle per the settings) but through the
+/// socket tap, so the client can report its windows and PING round trips (hyper exposes
+/// neither).
+#[derive(Clone)]
+struct TapConnector {
+    tap: Tap,
+    nodelay: bool,
+}
+
+type Connecting =
+    Pin<Box<dyn std::future::Future<Output = std::io::Result<TokioIo<Tapped>>> + Send>>;
+
+impl tower_service::Service<Uri> for TapConnector {
+    type Response = TokioIo<Tapped>;
+    type Error = std::io::Error;
+    type Future = Connecting;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        let (tap, nodelay) = (self.tap.clone(), self.nodelay);
+        Box::pin(async move {
+            let host = uri
+                .host()
+                .unwrap_or("127.0.0.1")
+                .trim_matches(['[', ']'])
+                .to_string();
+            let io = tokio::net::TcpStream::connect((host.as_str(), uri.port_u16().unwrap_or(80)))
+                .await?;
+            io.set_nodelay(nodelay)?;
+            Ok(TokioIo::new(Tapped::new(io, tap)))
+        })
+    }
+}
+
 struct Runner {
     trial: Trial,
     settings: Settings,
     clients: Vec<Client>,
+    taps: Vec<Tap>,
+}
+
+impl Runner {
+    /// Every connection's announced stream windows, (ms since the timed start, bytes; the
+    /// ones announced before it at 0), and its PING round trips.
+    fn tapped(&self, start: i64, r: &mut serde_json::Map<String, Value>) {
+        let mut steps = vec![];
+        let mut rtts = vec![];
+        for tap in &self.taps {
+            if let Ok(state) = tap.lock() {
+                steps.extend(state.window_steps.iter().copied());
+                rtts.extend(state.ping_rtt_ms.iter().copied());
+            }
+        }
+        steps.sort_by_key(|s| s.0);
+        let trace: Vec<(f64, i64)> = steps
+            .iter()
+            .map(|(t, w)| (f64::max(0.0, (t - start) as f64 / 1e6), *w))
+            .collect();
+        r.insert("window_trace".into(), json!(trace));
+        r.insert("ping_rtt_ms".into(), json!(rtts));
+    }
 }
 
 async fn run(proc: ClientProcess, settings: Settings) -> Res<Value> {
@@ -126,10 +188,17 @@ async fn run(proc: ClientProcess, settings: Settings) -> Res<Value> {
     let wait_s = f64::min(CONNECT_TIMEOUT_S, w.timeout_s);
     // One Endpoint::connect per connection: each Channel is one HTTP/2 connection of its own.
     let mut connecting = vec![];
+    let mut taps = vec![];
     for _ in 0..count {
         let ep = endpoint(&target, &settings, wait_s)?;
+        let tap: Tap = Arc::new(std::sync::Mutex::new(TapState::default()));
+        let connector = TapConnector {
+            tap: tap.clone(),
+            nodelay: settings.nodelay.unwrap_or(true),
+        };
+        taps.push(tap);
         connecting.push(tokio::spawn(async move {
-            tokio::time::timeout(secs(wait_s), ep.connect()).await
+            tokio::time::timeout(secs(wait_s), ep.connect_with_connector(connector)).await
         }));
     }
     let mut clients = vec![];
@@ -174,6 +243,7 @@ async fn run(proc: ClientProcess, settings: Settings) -> Res<Value> {
         trial,
         settings,
         clients,
+        taps,
     };
     match w.kind.as_str() {
         "unary" => r.unary().await,
@@ -394,6 +464,7 @@ impl Runner {
         r.insert("t_end_ns".into(), json!(last));
         r.insert("cpu_s".into(), json!(cpu));
         r.insert("slow_streams".into(), json!(w.slow_streams));
+        self.tapped(start, &mut r);
         let mut notes = client_notes(&self.settings, &self.trial);
         notes.extend(slow_notes(w));
         r.insert("notes".into(), json!(notes));

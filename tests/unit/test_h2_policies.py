@@ -1,0 +1,292 @@
+"""The window-policy models, each against its source's own test cases where it has them,
+and every policy against the credit it may grant (a property test over random runs).
+
+quic-go: ``flow_controller_stream_test.go`` (TestStreamWindowUpdate,
+TestStreamWindowAutoTuning); QUICHE: ``quic_flow_controller_test.cc`` (ReceivingBytes,
+ReceivingBytesFastIncreasesFlowWindow, ReceivingBytesNormalStableFlowWindow); grpc-java:
+``NettyHandlerTestBase.java`` (bdpPingLimitOutstanding, windowShouldNotExceedMaxWindowSize,
+dataSizeSincePingAccumulates). hyper's ping.rs and .NET's window manager ship no unit tests
+of these rules: their cases here follow the rules as written.
+"""
+
+from __future__ import annotations
+
+import h2.connection
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_h2_receiver import Server, connect
+
+from kit.clients.h2 import policies
+from kit.clients.h2.connection import ConnOptions, H2GrpcConnection
+from kit.clients.h2.policies import dotnet, grpc_java, hyper, quiche
+from kit.clients.h2.policies.model import Window
+from kit.clients.h2.policies.quic_go import QuicGoPolicy
+from kit.plan.trial import MODEL_POLICIES
+from kit.plan.units import HTTP2_MAX_WINDOW_BYTES, KIB, MIB
+
+MS = 1_000_000
+S = 1_000_000_000
+
+
+# -- quic-go ----------------------------------------------------------------------------------
+
+
+def quic_go(stream_window: int, conn_window: int, stream_max: int, conn_max: int) -> QuicGoPolicy:
+    policy = QuicGoPolicy(stream_window, conn_window)
+    policy.conn_ctl.max_size = conn_max
+    policy.opened(1, None, 0)
+    policy.ctls[1].max_size = stream_max
+    return policy
+
+
+def test_quic_go_updates_once_a_quarter_is_read() -> None:
+    """TestStreamWindowUpdate: offset 125 after 25 of 100 read, 150 after 50."""
+    policy = quic_go(100, HTTP2_MAX_WINDOW_BYTES, 100, HTTP2_MAX_WINDOW_BYTES)
+    policy.data(1, 100, 0, 0)
+    assert policy.read(1, 24, 0).grants == ()
+    assert (1, 25) in policy.read(1, 1, 0).grants and policy.streams[1].limit == 125
+    assert policy.read(1, 24, 0).grants == ()
+    policy.read(1, 1, 0)
+    assert policy.streams[1].limit == 150
+
+
+def test_quic_go_auto_tuning_doubles_fast_windows_and_drags_the_connection() -> None:
+    """TestStreamWindowAutoTuning, number for number (RTT 1 s)."""
+    policy = quic_go(100, 150, 399, 350)
+    policy.rtt.smoothed_ns = S
+    policy.data(1, 100, 0, 0)
+    policy.read(1, 51, 2_500 * MS)  # too slow: no growth
+    assert (policy.streams[1].limit, policy.conn.limit) == (51 + 100, 51 + 150)
+    policy.read(1, 51, 4_500 * MS)  # fast enough: 200, and the connection 1.5 x 200
+    assert (policy.streams[1].limit, policy.conn.limit) == (102 + 200, 102 + 300)
+    policy.read(1, 101, 6_500 * MS)  # both bump into their maxima
+    assert (policy.streams[1].limit, policy.conn.limit) == (203 + 399, 203 + 350)
+
+
+# -- QUICHE -----------------------------------------------------------------------------------
+
+WINDOW = 65_536  # QUICHE's kInitialSessionFlowControlWindowForTest is 1.5 MiB; any works
+RTT_NS = 100 * MS  # its kRtt
+
+
+def tuner() -> tuple[quiche.Tuner, Window]:
+    window = Window(WINDOW)
+    return quiche.Tuner(window, quiche.STREAM_LIMIT_BYTES), window
+
+
+def test_quiche_refills_once_half_is_consumed() -> None:
+    """ReceivingBytes (no auto-tuning: no RTT): one update restores the whole window."""
+    t, w = tuner()
+    w.received = 1 + WINDOW // 2
+    assert w.limit - w.received == WINDOW // 2 - 1
+    w.consumed = 1 + WINDOW // 2
+    assert t.maybe_update(0, 1 * MS) > 0
+    assert w.limit - w.received == WINDOW
+
+
+def test_quiche_doubles_when_updates_come_within_two_rtts() -> None:
+    """ReceivingBytesFastIncreasesFlowWindow: the first update doubles (the initial window
+    counts as an update), a second within 2 RTTs doubles again."""
+    t, w = tuner()
+    threshold = WINDOW // 2
+    w.received = w.consumed = threshold + 1
+    t.maybe_update(RTT_NS, 1 * MS)
+    assert w.limit - w.received == 2 * WINDOW
+    w.received = w.consumed = 2 * (threshold + 1)
+    t.maybe_update(RTT_NS, 1 * MS + 2 * RTT_NS - MS)
+    assert w.size // 2 > threshold
+
+
+def test_quiche_keeps_a_window_updated_slower_than_two_rtts() -> None:
+    """ReceivingBytesNormalStableFlowWindow: after > 2 RTTs the threshold stays 2 x."""
+    t, w = tuner()
+    threshold = WINDOW // 2
+    w.received = w.consumed = threshold + 1
+    t.maybe_update(RTT_NS, 1 * MS)
+    w.received = w.consumed = 2 * (threshold + 1) + WINDOW // 2  # past the new threshold
+    t.maybe_update(RTT_NS, 1 * MS + 2 * RTT_NS + MS)
+    assert w.size // 2 == 2 * threshold
+
+
+def test_quiche_session_is_not_dragged_by_a_stream_below_its_cap() -> None:
+    """EnsureWindowAtLeast compares the session's cap, not its window, with 1.5 x stream."""
+    policy = quiche.QuichePolicy()
+    size = policy.conn.size
+    policy.ensure_session_at_least(3 * MIB, 0)
+    assert policy.conn.size == size
+
+
+# -- grpc-java --------------------------------------------------------------------------------
+
+
+def java(window: int = 64 * KIB) -> grpc_java.GrpcJavaPolicy:
+    policy = grpc_java.GrpcJavaPolicy(window, window)
+    policy.opened(3, None, 0)
+    return policy
+
+
+def read_copies(policy: grpc_java.GrpcJavaPolicy, copies: int, kib: int, now: int) -> int:
+    """NettyHandlerTestBase.readXCopies: each gRPC frame (data + 5 B) read and consumed;
+    the PINGs it asked for."""
+    pings = 0
+    for _ in range(copies):
+        size = kib * KIB + 5
+        pings += policy.data(3, size, 0, now).ping
+        policy.read(3, size, now)
+    return pings
+
+
+def test_grpc_java_limits_outstanding_bdp_pings() -> None:
+    """bdpPingLimitOutstanding."""
+    policy = java()
+    assert read_copies(policy, 1, 1, 0) == 1  # should initiate a ping
+    assert read_copies(policy, 1, 40, 0) == 0  # no ping, already active
+    policy.ping_acked(20 * MS)
+    assert read_copies(policy, 4, 40, 20 * MS) == 1  # initiate ping
+    policy.ping_acked(21 * MS)
+    assert read_copies(policy, 1, 1, 21 * MS) == 1  # 160K since the last PING started
+    policy.ping_acked(22 * MS)
+    assert read_copies(policy, 1, 1, 23 * MS) == 0  # too little data
+    assert policy.pings_sent == 3
+
+
+def test_grpc_java_counts_data_since_the_ping_and_caps_the_window() -> None:
+    """dataSizeSincePingAccumulates; windowShouldNotExceedMaxWindowSize."""
+    policy = java()
+    for _ in range(3):
+        policy.data(3, 8, 0, 0)
+    assert policy.data_since_ping == 24
+    policy.data_since_ping = grpc_java.MAX_WINDOW_BYTES  # setDataSizeAndSincePing(max)
+    policy.ping_sent_ns, policy.ping_outstanding = 10 * S, True
+    answer = policy.ping_acked(11 * S)
+    assert answer.settings and answer.stream_window == grpc_java.MAX_WINDOW_BYTES
+    assert policy.conn.size == grpc_java.MAX_WINDOW_BYTES
+
+
+def test_grpc_java_sends_no_more_pings_on_small_frames() -> None:
+    """bdpPingAvoidsTooManyPingsOnSpecialServers: one PING over three small frames."""
+    policy = java(MIB)
+    assert policy.data(3, 100, 0, 0).ping
+    policy.ping_acked(1 * MS)
+    assert not policy.data(3, 100, 0, 2 * MS).ping
+    policy.ping_acked(3 * MS)
+    assert not policy.data(3, 100, 0, 4 * MS).ping
+    assert policy.pings_sent == 1
+
+
+def test_grpc_java_ping_limiter_allows_two_pings_between_writes() -> None:
+    """PingCountingFrameWriter: fewer than 2 PINGs since our last HEADERS, DATA or
+    WINDOW_UPDATE."""
+    policy = java(MIB)
+    policy.limited_pings = 2
+    assert not policy.data(3, 100, 0, 0).ping
+    policy.answer(((3, 1),), False)  # a WINDOW_UPDATE written: the count starts again
+    assert policy.data(3, 100, 0, 0).ping
+
+
+# -- hyper ------------------------------------------------------------------------------------
+
+
+def test_hyper_bdp_grows_on_two_thirds_and_backs_its_pings_off() -> None:
+    bdp = hyper.Bdp(65_535)
+    assert bdp.calculate(60_000, 0.01) == 120_000  # >= 2/3 x 65535: 2 x sample
+    assert bdp.ping_delay_ns == hyper.INITIAL_PING_DELAY_NS // 2
+    assert bdp.calculate(60_000, 0.01) is None  # < 2/3 x 120000: stable, once
+    assert bdp.calculate(60_000, 0.01) is None  # twice: the delay quadruples
+    assert bdp.ping_delay_ns == 2 * hyper.INITIAL_PING_DELAY_NS
+    assert bdp.calculate(20 * MIB, 0.01) == hyper.BDP_LIMIT_BYTES
+
+
+def test_hyper_releases_at_half_of_the_window_left() -> None:
+    w = Window(65_535)
+    w.received = w.consumed = 20_000  # released 20000 < (65535 - 20000) / 2
+    assert hyper.h2_release(w) == 0
+    w.received = w.consumed = 22_000  # 22000 >= 43535 // 2
+    assert hyper.h2_release(w) == 22_000 and w.limit == 65_535 + 22_000
+
+
+# -- .NET -------------------------------------------------------------------------------------
+
+
+def test_dotnet_doubles_a_window_that_fills_within_an_rtt() -> None:
+    policy = dotnet.DotnetPolicy()
+    policy.opened(1, None, 0)
+    policy.min_rtt_ns = 10 * MS
+    eighth = 65_535 // 8 + 1
+    policy.data(1, eighth, 0, 0)
+    grants = dict(policy.read(1, eighth, 1 * MS).grants)  # 1/8 in 1 ms << RTT: double
+    assert grants[1] == eighth + 65_535 and policy.streams[1].size == 2 * 65_535
+    policy.data(1, 2 * eighth, 0, 1 * MS)
+    grants = dict(policy.read(1, 2 * eighth, 1 * S).grants)  # slow: no growth
+    assert grants[1] == 2 * eighth and policy.streams[1].size == 2 * 65_535
+
+
+def test_dotnet_pings_a_burst_then_once_a_second() -> None:
+    policy = dotnet.DotnetPolicy()
+    sent = []
+    for t in range(0, 3_000, 10):  # a PING acked 1 ms after each one sent
+        now = t * MS
+        if policy.data(None, 100, 0, now).ping:
+            sent.append(t)
+            policy.ping_acked(now + MS)
+    assert sent[:2] == [0, 10] and sent[2:] == [1020, 2030]
+
+
+# -- every policy: credit is conserved --------------------------------------------------------
+
+POLICIES = ["static", "grpc-go", "pool", *MODEL_POLICIES]
+
+
+def options_for(name: str) -> ConnOptions:
+    if name == "static":
+        return ConnOptions(256 * KIB, MIB, 16_384)
+    if name == "grpc-go":
+        return ConnOptions(65_535, 65_535, 16_384, credit_policy="quarter", dynamic=True)
+    if name == "pool":
+        return ConnOptions(16_384, HTTP2_MAX_WINDOW_BYTES, 16_384, pool_bytes=64 * 16_384)
+    stream, conn = policies.initial_windows(name)
+    return ConnOptions(stream, max(conn, 65_535), 16_384, model=name)
+
+
+def server_windows(server: Server) -> tuple[int, dict[int, int]]:
+    conn: h2.connection.H2Connection = server.h2
+    streams = {sid: s.outbound_flow_control_window for sid, s in conn.streams.items()}
+    return conn.outbound_flow_control_window, streams
+
+
+def check_credit(client: H2GrpcConnection, server: Server) -> None:
+    """What we granted minus what arrived is what the sender sees, >= 0, <= 2^31-1."""
+    conn_window, streams = server_windows(server)
+    assert 0 <= conn_window <= HTTP2_MAX_WINDOW_BYTES
+    for sid, call in client.calls.items():
+        if sid in streams and not call.done and not call.cancelled:
+            ours = call.advertised_bytes - call.data_bytes - call.pad_bytes
+            assert ours == streams[sid]
+            assert 0 <= ours <= HTTP2_MAX_WINDOW_BYTES
+
+
+STEPS = st.lists(
+    st.tuples(st.integers(0, 3), st.integers(0, 40)), min_size=1, max_size=60
+)  # (what happens, ms that pass)
+
+
+@pytest.mark.parametrize("name", POLICIES)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=STEPS, slow=st.booleans())
+def test_every_policy_conserves_credit(name: str, steps: list[tuple[int, int]], slow: bool) -> None:
+    client, server = connect(options_for(name))
+    client.start_policy(0)
+    client.start_timing(0)
+    server.open(client, 3 * MIB, 2 * MIB, readers=1 if slow else 0)
+    now = 0
+    for action, ms in steps:  # bounded: at most 60 steps
+        now += ms * MS
+        if action <= 1:
+            server.push(client, now)  # DATA as far as the windows allow
+        elif action == 2:
+            client.advance(now)  # paced reads
+        else:
+            client.receive(server.h2.data_to_send(), now)  # PING ACKs and the rest
+        server.hear(client)
+        check_credit(client, server)
