@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Sequence
-from dataclasses import dataclass
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
-from kit.analysis.cells import CellView, group_campaigns, throughput
 from kit.analysis.compare import CompareMeta, build_report, sample_of
 from kit.plan.compare import BASELINE_KEY
 from kit.results.records import Measurement
@@ -31,6 +31,7 @@ class WindowPoint:
     throughput_mib_s: float
     theory_mib_s: float | None
     rate_mib_s: float | None  # the link's rate bound, when the record has one
+    study: str = "kit run"  # the panel group: "windows table", "stacks table", "kit run"
 
 
 @dataclass(frozen=True)
@@ -42,12 +43,17 @@ class Growth:
     timed: bool
     stream_window: tuple[tuple[float, int], ...]
     conn_credit: tuple[tuple[float, int], ...]
+    mode: str = "dynamic"  # the client's window mode: "dynamic", "bdp-off", "pool"
 
 
 @dataclass(frozen=True)
 class Finish:
+    """One cell's streams' finish times, in stream order; the first ``slow`` streams were
+    read by a paced (slow) reader."""
+
     label: str
     finish_ms: tuple[float, ...]
+    slow: int = 0
 
 
 @dataclass(frozen=True)
@@ -60,10 +66,6 @@ class CompareSeries:
     floor_pct: float | None
 
 
-def _ok_downloads(measurements: Sequence[Measurement]) -> list[Measurement]:
-    return [m for m in measurements if m.ok and m.trial.workload.kind == "download"]
-
-
 def _rate_mib_s(m: Measurement) -> float | None:
     """The link's rate bound as MiB/s, when its record has one: any field of the link named
     ``*_bits_s`` (a rate in bits per second), so a rate-limited link plots without an edit."""
@@ -73,35 +75,51 @@ def _rate_mib_s(m: Measurement) -> float | None:
     return min(found) / 8 / 2**20 if found else None
 
 
+# Campaigns whose cells are a static-window study (throughput against the window); cells
+# of other tables (starvation, sharing, links, uploads) answer other questions and would
+# sit far below the window / RTT line unexplained.
+WINDOW_STUDIES = ("table1-", "table8-windows")
+
+
+def window_study(m: Measurement) -> str | None:
+    """The panel group a record's point belongs to, or None when it is no window-study point:
+    a static window, whole-speed readers, from a window table or a plain ``kit run``."""
+    client, workload, campaign = m.trial.client, m.trial.workload, m.tags.campaign
+    if client.window_mode != "static" or client.window_bytes is None:
+        return None
+    if workload.slow_streams or workload.read_rate_bits_s is not None:
+        return None
+    if not campaign:
+        return "kit run"
+    if campaign.startswith("table8-windows"):
+        return "stacks table"
+    return "windows table" if campaign.startswith(WINDOW_STUDIES) else None
+
+
 def window_points(measurements: Sequence[Measurement]) -> list[WindowPoint]:
     """One point per configuration (RTT, client, streams, window, rate): the median of its
     runs, so a file of thousands of runs draws as many points as it has configurations."""
-    by_config: dict[tuple[object, ...], list[WindowPoint]] = {}
-    for p in _run_points(measurements):
-        key = (p.rtt_ms, p.client, p.streams, p.window_bytes, p.rate_mib_s)
-        by_config.setdefault(key, []).append(p)
-    return [_median_point(points) for points in by_config.values()]
+    acc = PlotData()
+    acc.add_all(measurements)
+    return acc.window_points()
 
 
-def _median_point(points: list[WindowPoint]) -> WindowPoint:
-    ordered = sorted(points, key=lambda p: p.throughput_mib_s)
-    return ordered[(len(ordered) - 1) // 2]
-
-
-def _run_points(measurements: Sequence[Measurement]) -> list[WindowPoint]:
-    return [
-        WindowPoint(
-            rtt_ms=m.trial.link.rtt_ms,
-            client=m.trial.client.kind,
-            streams=m.trial.workload.streams,
-            window_bytes=m.trial.client.window_bytes,
-            throughput_mib_s=m.throughput_mib_s or 0.0,
-            theory_mib_s=m.theory_mib_s,
-            rate_mib_s=_rate_mib_s(m),
-        )
-        for m in _ok_downloads(measurements)
-        if m.trial.client.window_bytes is not None and m.throughput_mib_s
-    ]
+def _run_point(m: Measurement) -> WindowPoint | None:
+    if not (m.ok and m.trial.workload.kind == "download" and m.throughput_mib_s):
+        return None
+    study = window_study(m)
+    if study is None or m.trial.client.window_bytes is None:
+        return None
+    return WindowPoint(
+        rtt_ms=m.trial.link.rtt_ms,
+        client=m.trial.client.kind,
+        streams=m.trial.workload.streams,
+        window_bytes=m.trial.client.window_bytes,
+        throughput_mib_s=m.throughput_mib_s,
+        theory_mib_s=m.theory_mib_s,
+        rate_mib_s=_rate_mib_s(m),
+        study=study,
+    )
 
 
 def _growth(m: Measurement) -> Growth | None:
@@ -121,61 +139,151 @@ def _growth(m: Measurement) -> Growth | None:
         sums = itertools.accumulate(updates.first, initial=65_535)
         times = [(t - start) / 1e6 for t in updates.first_t_ns]
         credit = tuple(zip(times, list(sums)[1:], strict=True))
+    client = m.trial.client
+    return Growth(_growth_label(m), client.kind, timed, stream, credit, client.window_mode)
+
+
+def _growth_label(m: Measurement) -> str:
+    """A cell's key names it in a campaign; a lone run by its link and size."""
+    if m.tags.key:
+        return m.tags.key
     trial = m.trial
-    label = f"{trial.client.kind} RTT {trial.link.rtt_ms:g} ms"
+    label = f"RTT {trial.link.rtt_ms:g} ms"
+    if trial.link.rate_down_bits_s:
+        label += f", {trial.link.rate_down_bits_s / 1e6:g} Mbit/s"
     if trial.workload.bytes_per_stream is not None:
         label += f", {trial.workload.bytes_per_stream / 2**20:g} MiB"
-    return Growth(label, trial.client.kind, timed, stream, credit)
+    if trial.client.pool_bytes:
+        label += f", pool {trial.client.pool_bytes // 1024} KiB"
+    return label
 
 
 def growth_series(measurements: Sequence[Measurement]) -> list[Growth]:
     """One series per dynamic cell (its first ok round), in record order."""
-    seen: set[tuple[str, str]] = set()
-    out = []
-    for m in _ok_downloads(measurements):
-        cell = (m.tags.campaign, m.tags.key or m.trial.client.label + str(m.trial.link))
-        if m.trial.client.window_mode == "static" or cell in seen:
-            continue
-        found = _growth(m)
-        if found is not None:
-            seen.add(cell)
-            out.append(found)
-    return out
-
-
-def _finish_of(cell: CellView) -> Finish | None:
-    run = cell.median_run(throughput)
-    if run is None or run.result is None or len(run.result.stream_finish_s) < 2:
-        return None
-    trial = run.trial
-    label = trial.label or cell.key
-    return Finish(label, tuple(sorted(f * 1000.0 for f in run.result.stream_finish_s)))
+    acc = PlotData()
+    acc.add_all(measurements)
+    return acc.growth_series()
 
 
 def finish_series(measurements: Sequence[Measurement]) -> list[Finish]:
-    out = []
-    for view in group_campaigns(measurements).values():
-        out += [f for f in (_finish_of(c) for c in view.cells) if f is not None]
-    # Runs of no campaign (kit run): one series per configuration, its median run.
-    lone: dict[str, list[Measurement]] = {}
-    for m in _ok_downloads(measurements):
-        if not m.tags.campaign and m.result is not None and len(m.result.stream_finish_s) > 1:
+    acc = PlotData()
+    acc.add_all(measurements)
+    return acc.finish_series()
+
+
+def _median_index(values: Sequence[float]) -> int:
+    """The index of the value closest to the median (the first of ties), as
+    ``CellView.median_run`` picks."""
+    median = statistics.median(values)
+    return min(range(len(values)), key=lambda i: (abs(values[i] - median), i))
+
+
+def _slim(m: Measurement) -> Measurement:
+    """What a comparison's figure needs of a record: the frame summary (the bulk) dropped."""
+    return dataclasses.replace(m, frames=None)
+
+
+@dataclass
+class _Config:
+    """One configuration's window point and its runs' throughputs."""
+
+    point: WindowPoint
+    throughputs: list[float] = field(default_factory=list)
+
+
+@dataclass
+class _FinishCell:
+    label: str
+    slow: int
+    runs: list[tuple[float, tuple[float, ...]]] = field(default_factory=list)
+
+
+@dataclass
+class PlotData:
+    """What the figures need, aggregated one record at a time (``add``), so a records file
+    of any length is plotted in memory bounded by its configurations, not its records: per
+    configuration one point and a float per run; per dynamic cell its first window growth;
+    per multi-stream cell a float and its streams' finish times per run; the records of
+    comparison campaigns (bounded by their plan) without their frame summaries."""
+
+    configs: dict[tuple[object, ...], _Config] = field(default_factory=dict)
+    growth: dict[tuple[str, str], Growth] = field(default_factory=dict)
+    finish: dict[tuple[str, str], _FinishCell] = field(default_factory=dict)
+    compares: dict[str, list[Measurement]] = field(default_factory=dict)
+
+    def add_all(self, measurements: Iterable[Measurement]) -> None:
+        for m in measurements:
+            self.add(m)
+
+    def add(self, m: Measurement) -> None:
+        # A comparison's or knee's campaign is named by its title; the tables' by "table".
+        if m.tags.campaign and not m.tags.campaign.startswith("table"):
+            self.compares.setdefault(m.tags.campaign, []).append(_slim(m))
+        if not (m.ok and m.trial.workload.kind == "download"):
+            return
+        self._add_point(m)
+        self._add_growth(m)
+        self._add_finish(m)
+
+    def _add_point(self, m: Measurement) -> None:
+        p = _run_point(m)
+        if p is None:
+            return
+        key = (p.study, p.rtt_ms, p.client, p.streams, p.window_bytes, p.rate_mib_s)
+        self.configs.setdefault(key, _Config(p)).throughputs.append(p.throughput_mib_s)
+
+    def _add_growth(self, m: Measurement) -> None:
+        cell = (m.tags.campaign, m.tags.key or m.trial.client.label + str(m.trial.link))
+        if m.trial.client.window_mode == "static" or cell in self.growth:
+            return
+        found = _growth(m)
+        if found is not None:
+            self.growth[cell] = found
+
+    def _add_finish(self, m: Measurement) -> None:
+        result = m.result
+        if result is None or len(result.stream_finish_s) < 2:
+            return
+        if m.tags.campaign:
+            cell = (m.tags.campaign, m.tags.key)
+            label = m.trial.label or m.tags.key
+        else:
             label = f"{m.trial.client.label}, {m.trial.workload.streams} streams"
-            lone.setdefault(label, []).append(m)
-    for label, runs in lone.items():
-        run = sorted(runs, key=lambda m: m.throughput_mib_s or 0.0)[(len(runs) - 1) // 2]
-        finish = run.result.stream_finish_s if run.result is not None else ()
-        out.append(Finish(label, tuple(sorted(f * 1000 for f in finish))))
-    return out
+            cell = ("", label)
+        found = self.finish.setdefault(cell, _FinishCell(label, m.trial.workload.slow_streams))
+        times = tuple(f * 1000 for f in result.stream_finish_s)
+        found.runs.append((m.throughput_mib_s or 0.0, times))
+
+    def window_points(self) -> list[WindowPoint]:
+        out = []
+        for c in self.configs.values():
+            median = c.throughputs[_median_index(c.throughputs)]
+            out.append(dataclasses.replace(c.point, throughput_mib_s=median))
+        return out
+
+    def growth_series(self) -> list[Growth]:
+        return list(self.growth.values())
+
+    def finish_series(self) -> list[Finish]:
+        out = []
+        for cell in self.finish.values():
+            _, times = cell.runs[_median_index([t for t, _ in cell.runs])]
+            out.append(Finish(cell.label, times, cell.slow))
+        return out
+
+    def compare_series(self) -> list[CompareSeries]:
+        return _compare_series(self.compares.values())
 
 
 def compare_series(measurements: Sequence[Measurement]) -> list[CompareSeries]:
-    by_campaign: dict[str, list[Measurement]] = {}
-    for m in measurements:
-        if m.tags.campaign:
-            by_campaign.setdefault(m.tags.campaign, []).append(m)
+    acc = PlotData()
+    acc.add_all(measurements)
+    return acc.compare_series()
+
+
+def _compare_series(campaigns: Iterable[list[Measurement]]) -> list[CompareSeries]:
     out = []
-    for ms in by_campaign.values():
+    for ms in campaigns:
         if not any(m.tags.key == BASELINE_KEY for m in ms):
             continue
         meta = CompareMeta.of_records(ms)

@@ -22,12 +22,13 @@ from rich.live import Live
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from kit.analysis.flat import Row, flat_rows
 from kit.campaign.runner import OnProgress, ProgressLine
 from kit.cli.output import echo_err, lines_above, write_text
 from kit.errors import UsageError
 from kit.plan.campaign import expected_cell_s
 from kit.plan.trial import Trial
-from kit.report.export import render_csv, render_json
+from kit.report.export import render_json, rows_csv
 from kit.report.format import UNITS
 from kit.results.records import Measurement
 from kit.results.store import append_record, check_records_path, encode_record
@@ -96,13 +97,18 @@ def save_record(path: Path | None, measurement: Measurement) -> None:
 
 
 def write_csv(path: Path | None, measurements: Sequence[Measurement], full: bool = False) -> None:
+    if path is not None:
+        write_csv_rows(path, flat_rows(measurements, full))
+
+
+def write_csv_rows(path: Path | None, rows: Sequence[Row]) -> None:
     if path is None:
         return
     if path == STDOUT:
-        typer.echo(render_csv(measurements, full), nl=False)
+        typer.echo(rows_csv(rows), nl=False)
         return
-    write_text(path, render_csv(measurements, full), "--csv")
-    echo_err(f"{len(measurements)} row(s) written to {path}")
+    write_text(path, rows_csv(rows), "--csv")
+    echo_err(f"{len(rows)} row(s) written to {path}")
 
 
 def run_json_text(measurement: Measurement, full: bool = False) -> str:

@@ -10,7 +10,8 @@ import typer
 from kit.cli.output import echo_warnings
 from kit.errors import UsageError
 from kit.report.plot import render_plots
-from kit.results.store import read_records
+from kit.results.records import Measurement
+from kit.results.store import iter_records
 
 
 def write_plots(figures: dict[str, bytes], out: Path) -> list[Path]:
@@ -33,9 +34,11 @@ def plot(
     ] = None,
 ) -> None:
     """Draw records as PNGs: throughput vs window, window growth, stream finish, comparisons."""
-    read = read_records(file)
-    echo_warnings(f"kit plot: {file}", read.warnings)
-    figures = render_plots(read.measurements)
+    warnings: list[str] = []
+    # Streamed: each record is aggregated and dropped, so a file of any size fits in memory.
+    records = iter_records(file, warnings)
+    figures = render_plots(r for r in records if isinstance(r, Measurement))
+    echo_warnings(f"kit plot: {file}", tuple(warnings))
     if not figures:
         raise UsageError(f"{file}: no successful measurement to plot")
     for path in write_plots(figures, out if out is not None else file.parent):

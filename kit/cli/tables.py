@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from kit.analysis.series import PlotData
 from kit.campaign.tables import check_records_file, run_tables
 from kit.cli.export import (
     Csv,
@@ -19,26 +20,27 @@ from kit.cli.export import (
     check_records,
     csv_on_stdout,
     terminal_width,
-    write_csv,
+    write_csv_rows,
 )
 from kit.cli.options import RESULTS_DIR
 from kit.cli.output import echo_warnings, topology, write_text
 from kit.cli.plot import write_plots
 from kit.errors import ChecksFailed, UsageError
 from kit.plan.tables import TABLE_NAMES, TablesSettings, parse_only
-from kit.report.document import render_records
-from kit.report.plot import plot_links, render_plots
+from kit.report.document import StreamedRecords
+from kit.report.plot import plot_links, render_data, render_plots
 from kit.report.tables import failed_checks_line, render_bars_of, render_tables
 from kit.report.terminal import markdown_for_terminal
-from kit.results.store import RecordsRead, read_records
+from kit.results.store import RecordsRead, iter_records, read_records
 
 DEFAULT_OUT = RESULTS_DIR / "tables.md"
 RECORDS_GLOB = "tables-*.jsonl"
 
 
-def write_document(out: Path, markdown: str, read: RecordsRead) -> None:
+def write_document(out: Path, markdown: str, read: RecordsRead | PlotData) -> None:
     """The markdown report, with its figures written beside it and linked at its end."""
-    figures = write_plots(render_plots(read.measurements), out.parent)
+    pngs = render_data(read) if isinstance(read, PlotData) else render_plots(read.measurements)
+    figures = write_plots(pngs, out.parent)
     links = plot_links([f.name for f in figures])
     write_text(out, markdown + ("\n" + links if links else ""), "--out")
 
@@ -153,16 +155,19 @@ def report(
     ] = False,
 ) -> None:
     """Re-render tables, comparisons or runs from records, without measuring."""
-    read = read_records(file)
-    echo_warnings(f"kit report: {file}", read.warnings)
-    text = render_records(read, str(file), markdown, terminal_width())
+    warnings: list[str] = []
+    # Streamed: a lone run is rendered as read and dropped, so memory stays bounded.
+    streamed = StreamedRecords(keep_rows=csv is not None)
+    streamed.add_all(iter_records(file, warnings))
+    echo_warnings(f"kit report: {file}", tuple(warnings))
+    text = streamed.render(str(file), markdown, terminal_width())
     if text is None:
         raise UsageError(
             f"{file}: no measurement records to render (kit run, compare, knee or tables)"
         )
-    write_csv(csv, read.measurements)
+    write_csv_rows(csv, streamed.rows)
     if out is not None:
-        write_document(out, render_records(read, str(file), markdown=True) or "", read)
+        write_document(out, streamed.render(str(file), markdown=True) or "", streamed.plots)
     if not csv_on_stdout(csv):
         typer.echo(text, nl=False)
 

@@ -19,19 +19,11 @@ from __future__ import annotations
 
 import io
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kit.analysis.series import (
-    CompareSeries,
-    Finish,
-    Growth,
-    WindowPoint,
-    compare_series,
-    finish_series,
-    growth_series,
-    window_points,
-)
+from kit.analysis.series import CompareSeries, Finish, Growth, PlotData, WindowPoint
+from kit.plan.units import format_bytes
 from kit.results.records import Measurement
 
 if TYPE_CHECKING:
@@ -44,21 +36,50 @@ COLOURS = {"grpcio": "tab:blue", "h2": "tab:orange"}
 MIB = 2**20
 
 
-def render_plots(measurements: Sequence[Measurement]) -> dict[str, bytes]:
-    """Every figure the records support, as PNG bytes by file name."""
+def render_plots(measurements: Iterable[Measurement]) -> dict[str, bytes]:
+    """Every figure the records support, as PNG bytes by file name. The records are
+    aggregated as they come (``PlotData``): an iterator of any length is fine."""
+    data = PlotData()
+    data.add_all(measurements)
+    return render_data(data)
+
+
+def render_data(data: PlotData) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
-    points = window_points(measurements)
+    points = data.window_points()
     if points:
         out["throughput-vs-window.png"] = _png(_window_figure(points))
-    growth = growth_series(measurements)
+    growth = data.growth_series()
     if growth:
         out["window-growth.png"] = _png(_growth_figure(growth))
-    finish = finish_series(measurements)
+    finish = data.finish_series()
     if finish:
         out["stream-finish.png"] = _png(_finish_figure(finish))
-    for index, series in enumerate(compare_series(measurements), start=1):
+    for index, series in enumerate(data.compare_series(), start=1):
         out[f"compare-{index}.png"] = _png(_compare_figure(series))
     return out
+
+
+def size_tick(value: float, _pos: object = None) -> str:
+    """A tick in bytes as a size a person reads: 64 KiB, 1 MiB, 4 MiB (no 2^10)."""
+    return format_bytes(round(value)) if value >= 1 else ""
+
+
+def rate_tick(value: float, _pos: object = None) -> str:
+    """A tick in MiB/s as a plain number: 0.5, 10, 100 (no 9x10^1)."""
+    return f"{value:g}"
+
+
+def _readable_log_axes(ax: Axes, x_bytes: bool) -> None:
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    if x_bytes:
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(FuncFormatter(size_tick))
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(rate_tick))
+    ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def _pyplot() -> Any:
@@ -91,24 +112,44 @@ def _png(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def _figure(panels: int = 1) -> tuple[Figure, list[Axes]]:
-    fig, axes = _pyplot().subplots(1, panels, figsize=SIZE_IN, squeeze=False, layout="constrained")
-    return fig, list(axes[0])
+def _figure(
+    panels: int = 1, sharey: bool = False, size: tuple[float, float] = SIZE_IN
+) -> tuple[Figure, list[Axes]]:
+    """Panels in rows of at most three, so many panels stay readable."""
+    cols = min(panels, 3)
+    rows = (panels + cols - 1) // cols
+    fig, axes = _pyplot().subplots(
+        rows,
+        cols,
+        figsize=(size[0], size[1] * max(1.0, rows * 0.8)),
+        squeeze=False,
+        sharey=sharey,
+        layout="constrained",
+    )
+    flat = [ax for row in axes for ax in row]
+    for spare in flat[panels:]:
+        spare.set_visible(False)
+    return fig, flat[:panels]
 
 
 # --- throughput vs window -------------------------------------------------------------------
 
 
+def window_panels(points: Sequence[WindowPoint]) -> list[tuple[str, float]]:
+    """One panel per study and RTT: a window table's cells never share a panel with
+    another study's."""
+    return sorted({(p.study, p.rtt_ms) for p in points})
+
+
 def _window_figure(points: Sequence[WindowPoint]) -> Figure:
-    rtts = sorted({p.rtt_ms for p in points})
-    fig, axes = _figure(len(rtts))
-    for ax, rtt in zip(axes, rtts, strict=True):
-        mine = [p for p in points if p.rtt_ms == rtt]
+    panels = window_panels(points)
+    fig, axes = _figure(len(panels), sharey=True)
+    for ax, (study, rtt) in zip(axes, panels, strict=True):
+        mine = [p for p in points if p.study == study and p.rtt_ms == rtt]
         for client in sorted({p.client for p in mine}):
             theirs = sorted((p for p in mine if p.client == client), key=lambda p: p.window_bytes)
-            xs = [p.window_bytes / 1024 for p in theirs]
             ax.plot(
-                xs,
+                [p.window_bytes for p in theirs],
                 [p.throughput_mib_s for p in theirs],
                 "o",
                 alpha=0.7,
@@ -116,14 +157,15 @@ def _window_figure(points: Sequence[WindowPoint]) -> Figure:
                 label=_plain(client),
             )
         _bounds(ax, mine, rtt)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_title("loopback" if rtt == 0 else f"RTT {rtt:g} ms")
-        ax.set_xlabel("stream window (KiB)")
+        _readable_log_axes(ax, x_bytes=True)
+        where = "loopback" if rtt == 0 else f"RTT {rtt:g} ms"
+        ax.set_title(f"{study}: {where}", fontsize="medium")
+        ax.set_xlabel("stream window")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize="small")
     axes[0].set_ylabel("throughput (MiB/s)")
-    fig.suptitle("Throughput against the static window (lines: window / RTT, rate)")
+    lines = "window / RTT" + (", link rate" if any(p.rate_mib_s for p in points) else "")
+    fig.suptitle(f"Throughput against the static window (median run; lines: {lines})")
     return fig
 
 
@@ -132,7 +174,7 @@ def _bounds(ax: Axes, points: Sequence[WindowPoint], rtt_ms: float) -> None:
     if rtt_ms > 0 and windows:
         lo, hi = windows[0] / 1.5, windows[-1] * 1.5
         ax.plot(
-            [lo / 1024, hi / 1024],
+            [lo, hi],
             [lo / MIB / (rtt_ms / 1000), hi / MIB / (rtt_ms / 1000)],
             "--",
             color="grey",
@@ -140,63 +182,111 @@ def _bounds(ax: Axes, points: Sequence[WindowPoint], rtt_ms: float) -> None:
         )
     rates = sorted({p.rate_mib_s for p in points if p.rate_mib_s is not None})
     for rate in rates:
-        ax.axhline(rate, color="tab:red", linestyle=":", label=f"rate {rate:.3g} MiB/s")
+        ax.axhline(rate, color="tab:red", linestyle=":", label=f"link rate {rate:.3g} MiB/s")
 
 
 # --- window growth ----------------------------------------------------------------------------
 
 
+MAX_GROWTH_LINES = 8  # a legend beyond this overflows a panel
+
+
+def growth_title(client: str, mode: str) -> str:
+    """A pool run is a pool (one budget shared by the streams), not a dynamic window."""
+    return {
+        "pool": f"{client} window pool",
+        "bdp-off": f"{client} dynamic window, BDP probing off",
+    }.get(mode, f"{client} dynamic window")
+
+
+def growth_panels(series: Sequence[Growth]) -> list[tuple[str, str]]:
+    return sorted({(g.client, g.mode) for g in series})
+
+
 def _growth_figure(series: Sequence[Growth]) -> Figure:
-    clients = sorted({g.client for g in series})
-    fig, axes = _figure(len(clients))
-    for ax, client in zip(axes, clients, strict=True):
-        mine = [g for g in series if g.client == client]
-        for g in mine:
-            line = ax.step(
-                [x for x, _ in g.stream_window],
-                [w / 1024 for _, w in g.stream_window],
-                where="post",
-                marker="o",
-                markersize=3,
-                label=_plain(f"{g.label}: stream"),
-            )
-            if g.conn_credit:
-                ax.plot(
-                    [x for x, _ in g.conn_credit],
-                    [c / 1024 for _, c in g.conn_credit],
-                    "--",
-                    color=line[0].get_color(),
-                    alpha=0.6,
-                    label=_plain(f"{g.label}: conn credit"),
-                )
+    panels = growth_panels(series)
+    fig, axes = _figure(len(panels), sharey=True)
+    for ax, (client, mode) in zip(axes, panels, strict=True):
+        mine = [g for g in series if g.client == client and g.mode == mode]
+        for g in mine[:MAX_GROWTH_LINES]:
+            _growth_lines(ax, g)
         ax.set_yscale("log", base=2)
+        from matplotlib.ticker import FuncFormatter
+
+        ax.yaxis.set_major_formatter(FuncFormatter(size_tick))
         timed = all(g.timed for g in mine)
         ax.set_xlabel("ms since the timed phase began" if timed else "SETTINGS frame (in order)")
-        ax.set_title(_plain(f"{client} dynamic window"))
+        shown = (
+            "" if len(mine) <= MAX_GROWTH_LINES else f" (first {MAX_GROWTH_LINES} of {len(mine)})"
+        )
+        ax.set_title(_plain(growth_title(client, mode) + shown), fontsize="medium")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize="x-small")
-    axes[0].set_ylabel("window (KiB)")
-    fig.suptitle("Dynamic window growth (stream window announced; connection credit granted)")
+    axes[0].set_ylabel("window")
+    fig.suptitle(
+        "Window growth, one line per run (solid: stream window announced; "
+        "dashed: connection credit granted)"
+    )
     return fig
+
+
+def _growth_lines(ax: Axes, g: Growth) -> None:
+    line = ax.step(
+        [x for x, _ in g.stream_window],
+        [w for _, w in g.stream_window],
+        where="post",
+        marker="o",
+        markersize=3,
+        label=_plain(g.label),
+    )
+    if g.conn_credit:
+        ax.plot(
+            [x for x, _ in g.conn_credit],
+            [c for _, c in g.conn_credit],
+            "--",
+            color=line[0].get_color(),
+            alpha=0.6,
+        )
 
 
 # --- per-stream finish times --------------------------------------------------------------------
 
 
+SLOW, FULL = "tab:red", "tab:blue"
+
+
 def _finish_figure(series: Sequence[Finish]) -> Figure:
-    fig, axes = _figure()
+    """Horizontal bars, one row per stream, grouped by cell: a linear axis from 0, so a
+    0.3 ms spread looks like 0.3 ms; names stay readable however many cells there are."""
+    rows = sum(len(s.finish_ms) for s in series) + len(series)
+    fig, axes = _figure(size=(SIZE_IN[0], min(12.0, max(SIZE_IN[1], 1.5 + 0.22 * rows))))
     ax = axes[0]
-    width = 0.8 / max(len(s.finish_ms) for s in series)
-    for index, s in enumerate(series):
+    y, ticks, names = 0.0, [], []
+    for s in series:
         for stream, ms in enumerate(s.finish_ms):
-            ax.bar(index + stream * width, ms, width, color=f"C{stream % 10}")
-    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(series))])
-    ax.set_xticklabels([_plain(s.label) for s in series], fontsize="small")
-    ax.set_yscale("log")
-    ax.set_ylabel("finish time (ms, log)")
-    ax.grid(True, axis="y", which="both", alpha=0.3)
-    ax.set_title("Per-stream finish times (one bar per stream, median round)")
+            ax.barh(y, ms, 0.8, color=SLOW if stream < s.slow else FULL)
+            y += 1
+        ticks.append(y - (len(s.finish_ms) + 1) / 2)
+        names.append(_plain(s.label))
+        y += 1
+    ax.set_yticks(ticks)
+    ax.set_yticklabels(names, fontsize="small")
+    ax.invert_yaxis()
+    ax.set_xlim(left=0)
+    ax.set_xlabel("finish time (ms since the timed phase began)")
+    ax.grid(True, axis="x", alpha=0.3)
+    _finish_legend(ax, any(s.slow for s in series))
+    ax.set_title("Per-stream finish times (one bar per stream, median run of each cell)")
     return fig
+
+
+def _finish_legend(ax: Axes, any_slow: bool) -> None:
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color=FULL, label="stream read at full speed")]
+    if any_slow:
+        handles.append(Patch(color=SLOW, label="slow stream (paced reader)"))
+    ax.legend(handles=handles, fontsize="small", loc="lower right")
 
 
 # --- comparisons ---------------------------------------------------------------------------------

@@ -49,12 +49,17 @@ def _table(rows: list[Row]) -> str:
 
 def runs_summary(measurements: Sequence[Measurement]) -> str:
     """One line per run, before their tables (``kit report`` on a runs file)."""
+    return summary_table([summary_row(i + 1, m) for i, m in enumerate(measurements)])
+
+
+def summary_table(rows: Sequence[tuple[str, ...]]) -> str:
+    """The runs' one-line summaries (``summary_row``) as a table."""
     head = ("#", "started", "client", "server", "workload", "RTT", "window", "MiB/s", "eff.")
-    rows = [_summary_row(i + 1, m) for i, m in enumerate(measurements)]
     return fit_table(rows, head, caps=(4, 19, 24, 20, 16, 8, 14, 8, 6))
 
 
-def _summary_row(n: int, m: Measurement) -> tuple[str, ...]:
+def summary_row(n: int, m: Measurement) -> tuple[str, ...]:
+    """Run ``n``'s line in the runs' summary."""
     trial = m.trial
     server = f"target {m.meta.target}" if m.meta.target else trial.server.kind
     workload = f"{trial.workload.kind} x{trial.workload.streams}"

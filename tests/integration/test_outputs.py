@@ -176,7 +176,8 @@ def test_report_exports_csv_and_refuses_what_it_cannot_render(tmp_path: Path) ->
 
 EXPECTED_PNGS = {
     "tables.jsonl": {"throughput-vs-window.png", "window-growth.png", "stream-finish.png"},
-    "compare.jsonl": {"throughput-vs-window.png", "window-growth.png", "compare-1.png"},
+    # A comparison's cells are drawn in its own figure, not as window-study points.
+    "compare.jsonl": {"window-growth.png", "compare-1.png"},
     "runs.jsonl": {"throughput-vs-window.png", "window-growth.png", "stream-finish.png"},
 }
 
@@ -190,7 +191,8 @@ def test_plot_writes_pngs_that_decode_and_are_not_blank(records: str, tmp_path: 
     for name in written:
         with Image.open(tmp_path / name) as image:
             image.load()
-            assert image.format == "PNG" and image.size == (900, 500)
+            # 900 wide; taller for more panels or more streams to finish
+            assert image.format == "PNG" and image.size[0] == 900 and image.size[1] >= 500
             grey = list(image.convert("L").tobytes())
         mean = sum(grey) / len(grey)
         variance = sum((g - mean) ** 2 for g in grey) / len(grey)

@@ -173,6 +173,10 @@ def test_run_tables_skips_a_stack_that_is_not_built(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     absent = Program(("nothing",), needs=(str(tmp_path / "absent.jar"),), hint="build it")
+    built = Program(("nothing",), needs=(), hint="")  # the other stacks, built or not here
+    for kind in ("grpc-go", "grpc-js", "tonic"):
+        monkeypatch.setitem(programs.CLIENT_PROGRAMS, kind, built)
+        monkeypatch.setitem(programs.SERVER_PROGRAMS, kind, built)
     monkeypatch.setitem(programs.CLIENT_PROGRAMS, "grpc-java", absent)
     monkeypatch.setitem(programs.SERVER_PROGRAMS, "grpc-java", absent)
     settings = TablesSettings(quick=True, rounds=1, only=("stacks",))
