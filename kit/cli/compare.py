@@ -52,6 +52,7 @@ from kit.cli.options import (
 from kit.cli.output import topology, write_text
 from kit.errors import MeasurementError, UsageError
 from kit.plan.builder import parse_candidate
+from kit.plan.campaign import expected_campaign_s
 from kit.plan.compare import ComparePlan, PlanFile, load_plan_file, plan_from_settings
 from kit.plan.options import PlanOptions, Source, overlay
 from kit.plan.presets import knee_from, presets_from
@@ -336,6 +337,13 @@ def knee(
     )
     check_one_stdout_format(csv, as_json)
     path = _records_path(records, resume, "knee")
+    expected = sum(expected_campaign_s(p.campaign()) for p in plans)
+    cells = sum(len(p.cells()) for p in plans)
+    typer.echo(
+        f"expected: about {expected:.0f} s of measuring ({cells} windows x {plans[0].rounds} "
+        "rounds, plus the control's copies)",
+        err=True,
+    )
     reports = _run_plans(plans, path, resume, csv)
     sweeps = [analyse_sweep(p, r) for p, r in reports]
     if as_json:  # never with --csv - (check_one_stdout_format)

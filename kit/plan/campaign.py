@@ -54,3 +54,9 @@ def expected_cell_s(trial: Trial) -> float:
         return workload.timed_duration_s(trial.link.rtt_ms)
     theory = theory_mib_s(trial)
     return workload.bytes_per_stream * workload.streams / MIB / theory if theory else 0.3
+
+
+def expected_campaign_s(spec: CampaignSpec) -> float:
+    """A planning guess of a campaign's measuring time: every scheduled run (cells x rounds,
+    the control's copies included) at its expected cell time."""
+    return sum(expected_cell_s(run.cell.trial) for run in spec.schedule())

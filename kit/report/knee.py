@@ -6,7 +6,7 @@ import textwrap
 from typing import Any
 
 from kit.analysis.knee import Knee, KneePoint, Sweep
-from kit.plan.units import format_bytes
+from kit.plan.units import MIB, format_bytes
 from kit.report.compare import WIDTH, fmt_cpu, fmt_summary
 from kit.report.format import fit_table, fmt_mib_s, sig3
 
@@ -35,6 +35,74 @@ def knee_sentence(knee: Knee, swept: str, rtt_ms: float = 0.0) -> str:
     return text
 
 
+def window_setting(client: str, window_bytes: int) -> str:
+    """What to type to give ``client`` this window (the names the kit's options use)."""
+    w = format_bytes(window_bytes).replace(" ", "")
+    n = str(window_bytes)
+    settings = {
+        "h2": f"kit run --client h2 --window {w}",
+        "grpcio": f"kit run --window {w} (channel arguments grpc.http2.lookahead_bytes={n}, "
+        "grpc.http2.bdp_probe=0)",
+        "grpc-go": f"WithInitialWindowSize({n}) and WithInitialConnWindowSize({n}) "
+        f"(kit run --client grpc-go --window {w})",
+        "grpc-java": f"flowControlWindow({n}) (kit run --client grpc-java --window {w})",
+        "grpc-js": f"channel option grpc-node.flow_control_window={n} "
+        f"(kit run --client grpc-js --window {w})",
+        "tonic": f"initial_stream_window_size({n}) and initial_connection_window_size({n}), "
+        f"http2_adaptive_window(false) (kit run --client tonic --window {w})",
+    }
+    return settings.get(client, f"--client {client} --window {w}")
+
+
+def _where(sweep: Sweep) -> str:
+    mbit = None if sweep.rate_mib_s is None else sweep.rate_mib_s * MIB * 8 / 1e6
+    rate = "" if mbit is None else f" on {sig3(mbit)} Mbit/s"
+    return f"at {sweep.rtt_ms:g} ms{rate}"
+
+
+def knee_answer(sweep: Sweep) -> str:
+    """The answer a user came for: the window to set, what it reaches, what to type; and,
+    when the sweep could not decide, what to do instead."""
+    knee, at = sweep.knee, sweep.knee.knee
+    top = knee.best.median
+    limit = "the best it measured"
+    if sweep.rate_mib_s is not None and sweep.rate_mib_s < top:
+        top, limit = sweep.rate_mib_s, "the link rate"
+    text = (
+        f"answer: {_where(sweep)}: a {format_bytes(at.window_bytes)} window reaches "
+        f"{knee.fraction:.0%} of {limit} ({fmt_mib_s(at.median)} of {fmt_mib_s(top)} MiB/s); "
+        f"type: {window_setting(sweep.client, at.window_bytes)}"
+    )
+    return text + "".join(f"\n{extra}" for extra in _caveats(sweep))
+
+
+def _caveats(sweep: Sweep) -> list[str]:
+    knee, at, largest = sweep.knee, sweep.knee.knee, sweep.knee.points[-1]
+    out = []
+    if knee.best.cpu_bound:
+        out.append(
+            f"the client is CPU-bound at {fmt_mib_s(knee.best.median)} MiB/s: a window beyond "
+            f"{format_bytes(at.window_bytes)} does not help"
+        )
+    elif _still_grows(sweep):
+        raise_to = largest.window_bytes * 4
+        out.append(
+            f"the throughput still grows at the largest window tried: raise --max-window to "
+            f"{format_bytes(raise_to)} (about {2 * sweep.top_cell_s:.0f} s more)"
+        )
+    return out
+
+
+def _still_grows(sweep: Sweep) -> bool:
+    """The largest window tried is the knee (every smaller one is below 90 % of it) and the
+    link rate, if any, is not reached yet."""
+    knee = sweep.knee
+    largest = knee.points[-1]
+    if sweep.rate_mib_s is not None and largest.median >= knee.fraction * sweep.rate_mib_s:
+        return False
+    return knee.knee is largest
+
+
 def _table(sweep: Sweep) -> str:
     knee, report, windows = sweep.knee, sweep.report, sweep.windows
     rows_by_window = {windows[r.key]: r for r in report.rows if r.key in windows}
@@ -56,7 +124,7 @@ def render_knee(sweep: Sweep) -> str:
     floor = report.floor.describe() if report.floor else "noise floor: none"
     warnings = [f"warning: {w}" for w in report.warnings]
     sentence = knee_sentence(sweep.knee, sweep.swept, sweep.rtt_ms)
-    lines = [title, _table(sweep), floor, sentence, *warnings]
+    lines = [title, _table(sweep), floor, sentence, *warnings, *knee_answer(sweep).split("\n")]
     return "\n".join(
         part
         for line in lines
@@ -76,6 +144,8 @@ def knee_json(sweep: Sweep) -> dict[str, Any]:
         "best_mib_s": knee.best.median,
         "best_is_cpu_bound": knee.best_is_cpu_bound,
         "summary": knee_sentence(knee, swept, rtt_ms),
+        "answer": knee_answer(sweep),
+        "client": sweep.client,
         "points": [_point_json(p) for p in knee.points],
         "noise_floor_pct": report.floor.floor_pct if report.floor else None,
     }
