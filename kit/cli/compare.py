@@ -310,12 +310,17 @@ def knee(
     ] = "32MiB",
     message_size: MessageSize = None,
     duration: Duration = None,
+    size: TransferSize = None,
+    rate: Rate = None,
+    rate_up: RateUp = None,
+    rate_down: RateDown = None,
+    jitter: Jitter = None,
     rounds: Annotated[int, typer.Option("--rounds", help="Rounds per sweep.")] = 3,
     client: Annotated[
         str,
         typer.Option(
             "--client",
-            help="Whose static windows: h2 (default), grpcio, grpc-go, grpc-java, grpc-js.",
+            help="Whose static windows: h2 (default), grpcio, grpc-go, grpc-java, grpc-js, tonic.",
         ),
     ] = "h2",
     seed: Seed = None,
@@ -328,7 +333,16 @@ def knee(
     """Sweep static windows; the smallest reaching >= 90% of the best, for 1 and N streams."""
     plans = knee_from(
         PlanOptions(
-            rtt=rtt, message_size=message_size, duration=duration, rounds=rounds, seed=seed
+            rtt=rtt,
+            rate=rate,
+            rate_up=rate_up,
+            rate_down=rate_down,
+            jitter=jitter,
+            message_size=message_size,
+            duration=duration,
+            transfer=size,
+            rounds=rounds,
+            seed=seed,
         ),
         streams=streams,
         min_window=parse_window_bytes(min_window, option="--min-window"),
@@ -340,8 +354,8 @@ def knee(
     expected = sum(expected_campaign_s(p.campaign()) for p in plans)
     cells = sum(len(p.cells()) for p in plans)
     typer.echo(
-        f"expected: about {expected:.0f} s of measuring ({cells} windows x {plans[0].rounds} "
-        "rounds, plus the control's copies)",
+        f"expected: about {expected:.0f} s of measuring ({cells} windows, {plans[0].rounds} "
+        "round(s), the largest window twice a round as the control)",
         err=True,
     )
     reports = _run_plans(plans, path, resume, csv)
