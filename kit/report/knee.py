@@ -16,21 +16,27 @@ def _share(knee: Knee, point: KneePoint) -> str:
     return "-" if share is None else f"{share:.0%}"
 
 
-def knee_sentence(knee: Knee, swept: str, rtt_ms: float = 0.0) -> str:
+def knee_sentence(
+    knee: Knee, swept: str, rtt_ms: float = 0.0, rate_mib_s: float | None = None
+) -> str:
     best, at = knee.best, knee.knee
     text = (
         f"knee: {swept} {format_bytes(at.window_bytes)} reaches "
         f"{_share(knee, at)} of the best ({fmt_mib_s(at.median)} of "
         f"{fmt_mib_s(best.median)} MiB/s at {format_bytes(best.window_bytes)})"
     )
+    link_bound = rate_mib_s is not None and best.median >= knee.fraction * rate_mib_s
     if knee.best_is_cpu_bound:
         text += "; the best is CPU-bound: the machine, not the window, binds there"
+    elif link_bound:
+        # the bottleneck's queue, not the processes, then holds the data the PINGs wait behind
+        text += "; the best fills the link rate: the link, not the window, binds there"
     elif rtt_ms > 0 and best.rtt_inflated(rtt_ms):
         text += (
             f"; the best runs saw PINGs at {best.ping_rtt_ms:.0f} ms against {rtt_ms:g} ms: "
             "data queued in the processes, so the machine, not the window, bound the top"
         )
-    if at is knee.points[-1]:
+    if at is knee.points[-1] and not link_bound:
         text += "; the largest window tried is the knee: it may lie beyond (raise --max-window)"
     return text
 
@@ -123,7 +129,7 @@ def render_knee(sweep: Sweep) -> str:
     title = f"{report.meta.title}: {report.meta.setup}; windows swept: {sweep.swept}"
     floor = report.floor.describe() if report.floor else "noise floor: none"
     warnings = [f"warning: {w}" for w in report.warnings]
-    sentence = knee_sentence(sweep.knee, sweep.swept, sweep.rtt_ms)
+    sentence = knee_sentence(sweep.knee, sweep.swept, sweep.rtt_ms, sweep.rate_mib_s)
     lines = [title, _table(sweep), floor, sentence, *warnings, *knee_answer(sweep).split("\n")]
     return "\n".join(
         part
@@ -143,7 +149,7 @@ def knee_json(sweep: Sweep) -> dict[str, Any]:
         "best_window_bytes": knee.best.window_bytes,
         "best_mib_s": knee.best.median,
         "best_is_cpu_bound": knee.best_is_cpu_bound,
-        "summary": knee_sentence(knee, swept, rtt_ms),
+        "summary": knee_sentence(knee, swept, rtt_ms, sweep.rate_mib_s),
         "answer": knee_answer(sweep),
         "client": sweep.client,
         "points": [_point_json(p) for p in knee.points],

@@ -260,6 +260,14 @@ def test_the_answer_says_when_the_client_is_cpu_bound() -> None:
     assert "raise --max-window" not in text
 
 
+def test_a_top_at_the_link_rate_is_the_links_not_the_machines() -> None:
+    queued = KneePoint(2, 9.8, 9.7, 9.9, None, False, ping_rtt_ms=45.0)
+    text = knee_sentence(find_knee([point(1, 5.0), queued]), "w", rtt_ms=20.0, rate_mib_s=10.0)
+    assert "the link, not the window, binds" in text
+    assert "PINGs" not in text and "raise --max-window" not in text
+    assert "raise --max-window" not in answer([point(1, 5.0), queued], rate=10.0)
+
+
 def test_matrix_findings_name_ratio_and_verdict() -> None:
     runs = campaign(STEADY, **{BOTH: [400.0, 410.0, 405.0], STREAM_ONLY: [100.0, 99.0, 101.0]})
     report = build_report(meta(BOTH, STREAM_ONLY), runs)
