@@ -37,7 +37,7 @@ def knee_sentence(
             "data queued in the processes, so the machine, not the window, bound the top"
         )
     if at is knee.points[-1] and not link_bound:
-        text += "; the largest window tried is the knee: it may lie beyond (raise --max-window)"
+        text += "; the largest window tried is the knee: it may lie beyond"
     return text
 
 
