@@ -111,6 +111,7 @@ class Sweep:
     # Expected seconds of one more window of the sweep at its top (all rounds): the cost of
     # raising --max-window.
     top_cell_s: float = 0.0
+    streams: int = 1
 
 
 def analyse_sweep(plan: ComparePlan, report: CompareReport) -> Sweep:
@@ -127,6 +128,7 @@ def analyse_sweep(plan: ComparePlan, report: CompareReport) -> Sweep:
         plan.baseline.client.kind,
         rate,
         top_cell_s,
+        plan.workload.streams,
     )
 
 

@@ -41,23 +41,24 @@ def knee_sentence(
     return text
 
 
-def window_setting(client: str, window_bytes: int) -> str:
-    """What to type to give ``client`` this window (the names the kit's options use)."""
+def window_setting(client: str, window_bytes: int, streams: int = 1) -> str:
+    """What to type to give ``client`` the window the sweep set (the names the kit's options
+    use); grpc-go and tonic then size the connection window W x the streams on it."""
     w = format_bytes(window_bytes).replace(" ", "")
-    n = str(window_bytes)
+    n, conn = str(window_bytes), str(window_bytes * streams)
     settings = {
-        "h2": f"kit run --client h2 --window {w}",
+        "h2": f"kit run --client h2 --window {w} --conn-window {w}",
         "grpcio": f"kit run --window {w} (channel arguments grpc.http2.lookahead_bytes={n}, "
         "grpc.http2.bdp_probe=0)",
-        "grpc-go": f"WithInitialWindowSize({n}) and WithInitialConnWindowSize({n}) "
+        "grpc-go": f"WithInitialWindowSize({n}), WithInitialConnWindowSize({conn}) "
         f"(kit run --client grpc-go --window {w})",
         "grpc-java": f"flowControlWindow({n}) (kit run --client grpc-java --window {w})",
         "grpc-js": f"channel option grpc-node.flow_control_window={n} "
         f"(kit run --client grpc-js --window {w})",
-        "tonic": f"initial_stream_window_size({n}) and initial_connection_window_size({n}), "
+        "tonic": f"initial_stream_window_size({n}), initial_connection_window_size({conn}), "
         f"http2_adaptive_window(false) (kit run --client tonic --window {w})",
     }
-    return settings.get(client, f"--client {client} --window {w}")
+    return settings.get(client, f"kit run --client {client} --window {w}")
 
 
 def _where(sweep: Sweep) -> str:
@@ -77,7 +78,7 @@ def knee_answer(sweep: Sweep) -> str:
     text = (
         f"answer: {_where(sweep)}: a {format_bytes(at.window_bytes)} window reaches "
         f"{knee.fraction:.0%} of {limit} ({fmt_mib_s(at.median)} of {fmt_mib_s(top)} MiB/s); "
-        f"type: {window_setting(sweep.client, at.window_bytes)}"
+        f"type: {window_setting(sweep.client, at.window_bytes, sweep.streams)}"
     )
     return text + "".join(f"\n{extra}" for extra in _caveats(sweep))
 

@@ -130,7 +130,8 @@ def test_knee_end_to_end(tmp_path: Path) -> None:
         assert all(p["median_mib_s"] <= 1.1 * rate_mib_s for p in sweep["points"]), sweep
         knee = format_bytes(sweep["knee_window_bytes"])
         assert sweep["answer"].startswith(f"answer: at 4 ms on 100 Mbit/s: a {knee} window"), sweep
-        assert f"type: kit run --client h2 --window {knee.replace(' ', '')}" in sweep["answer"]
+        typed = f"--window {knee.replace(' ', '')} --conn-window {knee.replace(' ', '')}"
+        assert f"type: kit run --client h2 {typed}" in sweep["answer"]
 
 
 @pytest.mark.parametrize(
