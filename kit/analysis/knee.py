@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from kit.analysis.compare import CompareReport
 from kit.errors import UsageError
-from kit.plan.campaign import expected_cell_s
+from kit.plan.campaign import RUN_SETUP_S, expected_cell_s
 from kit.plan.compare import BASELINE_KEY, ComparePlan
 from kit.plan.units import MIB
 
@@ -118,7 +118,7 @@ def analyse_sweep(plan: ComparePlan, report: CompareReport) -> Sweep:
     windows = knee_windows(plan)
     rate = link_rate_mib_s(plan)
     knee = find_knee(knee_points(report, windows), ceiling=rate)
-    top_cell_s = expected_cell_s(plan.trial(plan.baseline)) * plan.rounds
+    top_cell_s = (expected_cell_s(plan.trial(plan.baseline)) + RUN_SETUP_S) * plan.rounds
     return Sweep(
         report,
         knee,

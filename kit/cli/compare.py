@@ -354,7 +354,7 @@ def knee(
     expected = sum(expected_campaign_s(p.campaign()) for p in plans)
     cells = sum(len(p.cells()) for p in plans)
     typer.echo(
-        f"expected: about {expected:.0f} s of measuring ({cells} windows, {plans[0].rounds} "
+        f"expected: about {expected:.0f} s ({cells} windows, {plans[0].rounds} "
         "round(s), the largest window twice a round as the control)",
         err=True,
     )
