@@ -89,7 +89,7 @@ soak: install
 	$(BIN)/python -m kit.tools.soak $(SOAK_ARGS)
 
 # The reference study's tables (the grpc-go window study) with our stacks:
-# results/tables.md plus records in results/tables-<time>.jsonl (~11 min on 2 cores; --quick ~2.5 min).
+# results/tables.md plus records in results/tables-<time>.jsonl (~12.5 min on 2 cores; --quick ~3 min).
 # Interrupted? `kit tables --resume` finishes the newest records file.
 tables: install
 	$(BIN)/kit tables $(TABLES_ARGS)

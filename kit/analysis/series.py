@@ -18,7 +18,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kit.analysis.compare import CompareMeta, build_report, sample_of
+from kit.analysis.intervals import MIN_INTERVAL_MS, rebin
+from kit.analysis.link import ramp_of, window_over_bdp
 from kit.plan.compare import BASELINE_KEY
+from kit.plan.units import MIB
 from kit.results.records import Measurement
 
 
@@ -210,6 +213,9 @@ class PlotData:
     growth: dict[tuple[str, str], Growth] = field(default_factory=dict)
     finish: dict[tuple[str, str], _FinishCell] = field(default_factory=dict)
     compares: dict[str, list[Measurement]] = field(default_factory=dict)
+    throughput: list[Throughput] = field(default_factory=list)
+    throughput_runs: int = 0  # every run with a delivery trace (the first few are kept)
+    estimators: dict[tuple[str, str, str], _EstimatorRuns] = field(default_factory=dict)
 
     def add_all(self, measurements: Iterable[Measurement]) -> None:
         for m in measurements:
@@ -224,6 +230,37 @@ class PlotData:
         self._add_point(m)
         self._add_growth(m)
         self._add_finish(m)
+        self._add_throughput(m)
+        self._add_estimator(m)
+
+    def _add_throughput(self, m: Measurement) -> None:
+        if m.frames is None or not m.frames.delivered_down.bytes:
+            return
+        self.throughput_runs += 1
+        if len(self.throughput) < MAX_THROUGHPUT_RUNS:
+            found = _throughput(m)
+            if found is not None:
+                self.throughput.append(found)
+
+    def _add_estimator(self, m: Measurement) -> None:
+        cell = _estimator_cell(m)
+        if cell is None:
+            return
+        runs = self.estimators.setdefault(cell, _EstimatorRuns())
+        ratio, ramp = window_over_bdp(m), ramp_of(m)
+        if ratio is not None:
+            runs.windows.append(ratio)
+        if ramp is not None and ramp.to_fraction_ms is not None:
+            runs.ramps.append(ramp.to_fraction_ms)
+
+    def throughput_series(self) -> list[Throughput]:
+        return list(self.throughput)
+
+    def estimator_bars(self) -> list[EstimatorBar]:
+        return [
+            EstimatorBar(study, est, link, _median(r.windows), _median(r.ramps))
+            for (study, est, link), r in self.estimators.items()
+        ]
 
     def _add_point(self, m: Measurement) -> None:
         p = _run_point(m)
@@ -306,3 +343,75 @@ def _compare_series(campaigns: Iterable[list[Measurement]]) -> list[CompareSerie
             )
         )
     return out
+
+
+# --- throughput over time, and the estimator table ------------------------------------------
+
+MAX_THROUGHPUT_RUNS = 6  # panels of one figure; the rest are counted ("first N of M")
+ESTIMATOR_STUDIES = {"table6-links": "estimator table", "table9-links": "policies table"}
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """One run's delivered MiB/s per interval (from the delay line's delivery trace), in ms
+    since the timed phase began, with the bounds it ran against."""
+
+    label: str
+    interval_ms: float
+    points: tuple[tuple[float, float], ...]  # (interval start ms, MiB/s)
+    rate_mib_s: float | None
+    window_rtt_mib_s: float | None  # the (final) stream window / RTT
+    window_static: bool
+
+
+@dataclass(frozen=True)
+class EstimatorBar:
+    """One estimator/policy on one link of the estimator or policies table (medians)."""
+
+    study: str
+    estimator: str
+    link: str
+    window_over_bdp: float | None
+    ramp_90_ms: float | None
+
+
+def _interval_ms(m: Measurement) -> float:
+    """The run's own ``--interval``, else one RTT (at least 10 ms): fine enough to show the
+    ramp round trip by round trip, coarse enough not to show the trace's buckets."""
+    return m.meta.interval_ms or max(MIN_INTERVAL_MS, m.trial.link.rtt_ms)
+
+
+def _throughput(m: Measurement) -> Throughput | None:
+    result, frames = m.result, m.frames
+    if result is None or frames is None or not frames.delivered_down.bytes:
+        return None
+    every = _interval_ms(m)
+    bins = rebin(frames.delivered_down, result.t_start_ns, result.t_end_ns, every)
+    if not bins:
+        return None
+    client, rtt = m.trial.client, m.trial.link.rtt_ms
+    static = client.window_mode == "static" and client.window_bytes is not None
+    window = client.window_bytes if static else frames.window_final_bytes
+    bound = window / MIB / (rtt / 1000) if window and rtt > 0 else None
+    points = tuple((b.start_s * 1000, b.mib_s) for b in bins)
+    return Throughput(_growth_label(m), every, points, _rate_mib_s(m), bound, static)
+
+
+def _estimator_cell(m: Measurement) -> tuple[str, str, str] | None:
+    """(study, estimator, link) of an estimator/policies table record: its label reads
+    "<estimator> on <link>[, N stream(s)]"."""
+    study = ESTIMATOR_STUDIES.get(m.tags.campaign)
+    if study is None:
+        return None
+    estimator, _, link = (m.trial.label or m.tags.key).partition(" on ")
+    return study, estimator, link.replace("stream(s)", "streams").replace(" 1 streams", " 1 stream")
+
+
+@dataclass
+class _EstimatorRuns:
+    windows: list[float] = field(default_factory=list)
+    ramps: list[float] = field(default_factory=list)
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None

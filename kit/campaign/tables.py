@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kit.campaign.runner import CampaignOutcome, OnProgress, pending_runs, run_campaigns
+from kit.delayline.netns import missing as packet_link_missing
 from kit.errors import UsageError
 from kit.plan.campaign import CampaignSpec
 from kit.plan.tables import TablesSettings, plan_tables
@@ -55,11 +56,18 @@ def _load_1min() -> float | None:
         return None
 
 
+PACKET_LINK = "packet link"  # skipped like a stack that is not built: without root or TUN
+
+
 def unbuilt_stacks(specs: list[CampaignSpec]) -> dict[str, str]:
-    """Each stack a cell of these campaigns needs that cannot start here -> why (not built)."""
+    """Each stack a cell of these campaigns needs that cannot start here -> why (not built);
+    also the packet link (``PACKET_LINK``) where this machine cannot make namespaces."""
     why: dict[str, str] = {}
     for spec in specs:
         for cell in spec.cells:
+            packet = cell.trial.link.kind == "packet" and PACKET_LINK not in why
+            if packet and (reason := packet_link_missing()) is not None:
+                why[PACKET_LINK] = reason
             for kind, program in (
                 (cell.trial.client.kind, CLIENT_PROGRAMS[cell.trial.client.kind]),
                 (cell.trial.server.kind, SERVER_PROGRAMS[cell.trial.server.kind]),
@@ -70,7 +78,8 @@ def unbuilt_stacks(specs: list[CampaignSpec]) -> dict[str, str]:
 
 
 def _needs(trial: Trial, kinds: dict[str, str]) -> bool:
-    return trial.client.kind in kinds or trial.server.kind in kinds
+    packet = trial.link.kind == "packet" and PACKET_LINK in kinds
+    return packet or trial.client.kind in kinds or trial.server.kind in kinds
 
 
 def run_tables(

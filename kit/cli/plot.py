@@ -33,7 +33,8 @@ def plot(
         Path | None, typer.Option(help="Directory for the PNGs (default: beside the records).")
     ] = None,
 ) -> None:
-    """Draw records as PNGs: throughput vs window, window growth, stream finish, comparisons."""
+    """Draw records as PNGs: throughput vs window and over time, window growth, stream finish,
+    estimators, comparisons."""
     warnings: list[str] = []
     # Streamed: each record is aggregated and dropped, so a file of any size fits in memory.
     records = iter_records(file, warnings)

@@ -9,6 +9,10 @@ Figures (each only when the records hold something for it):
   the client announced and the connection credit it granted, over time (or by step for
   records without timestamps);
 - ``stream-finish.png``: per-stream finish times of multi-stream cells;
+- ``throughput-over-time.png``: delivered MiB/s per interval of the first few runs with a
+  delivery trace, one panel each, the link rate and window / RTT drawn as lines;
+- ``estimators.png``: the estimator and policies tables as grouped bars: final window / BDP
+  and time to 90% of the rate, per estimator (x) and link (bars);
 - ``compare-N.png``: a comparison's sample of each round as dots, the baseline's median and
   noise band shaded.
 
@@ -18,11 +22,20 @@ The caller writes the bytes; nothing here touches the file system.
 from __future__ import annotations
 
 import io
+import re
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kit.analysis.series import CompareSeries, Finish, Growth, PlotData, WindowPoint
+from kit.analysis.series import (
+    CompareSeries,
+    EstimatorBar,
+    Finish,
+    Growth,
+    PlotData,
+    Throughput,
+    WindowPoint,
+)
 from kit.plan.units import format_bytes
 from kit.results.records import Measurement
 
@@ -55,6 +68,12 @@ def render_data(data: PlotData) -> dict[str, bytes]:
     finish = data.finish_series()
     if finish:
         out["stream-finish.png"] = _png(_finish_figure(finish))
+    throughput = data.throughput_series()
+    if throughput:
+        out["throughput-over-time.png"] = _png(_throughput_figure(throughput, data.throughput_runs))
+    estimators = data.estimator_bars()
+    if estimators:
+        out["estimators.png"] = _png(_estimator_figure(estimators))
     for index, series in enumerate(data.compare_series(), start=1):
         out[f"compare-{index}.png"] = _png(_compare_figure(series))
     return out
@@ -324,6 +343,110 @@ def _compare_figure(series: CompareSeries) -> Figure:
     ax.legend(fontsize="x-small")
     ax.set_title(_plain(series.title), fontsize="medium")
     return fig
+
+
+# --- throughput over time -------------------------------------------------------------------
+
+
+def throughput_title(shown: int, runs: int) -> str:
+    more = f" (first {shown} of {runs} runs)" if runs > shown else ""
+    return f"Throughput over time, one panel per run{more}"
+
+
+def _throughput_figure(series: Sequence[Throughput], runs: int) -> Figure:
+    """Delivered MiB/s per interval, a linear axis from 0: the ramp and any stall show as
+    they happened. The rate and window / RTT bounds are lines; a bound far above the rate
+    (a window much larger than the path needs) is named in the title, not drawn off-scale."""
+    fig, axes = _figure(len(series))
+    for ax, s in zip(axes, series, strict=True):
+        xs = [t for t, _ in s.points]
+        ys = [v for _, v in s.points]
+        ax.step(xs, ys, where="post", color="tab:blue", label="delivered")
+        top = max([*ys, s.rate_mib_s or 0.0]) * 1.25 or 1.0
+        if s.rate_mib_s:
+            ax.axhline(s.rate_mib_s, color="tab:red", linestyle=":", label="link rate")
+        name = "window / RTT" if s.window_static else "final window / RTT"
+        title = _plain(s.label)
+        if s.window_rtt_mib_s and s.window_rtt_mib_s <= top:
+            ax.axhline(s.window_rtt_mib_s, color="grey", linestyle="--", label=name)
+        elif s.window_rtt_mib_s:
+            title += f"\n{name} {s.window_rtt_mib_s:.0f} MiB/s (off scale)"
+        ax.set_ylim(0, top)
+        ax.set_xlim(left=0)
+        ax.set_title(f"{title}\n{s.interval_ms:g} ms intervals", fontsize="small")
+        ax.set_xlabel("ms since the timed phase began", fontsize="small")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="x-small", loc="lower right")
+    for ax in axes[:: min(len(axes), 3)]:
+        ax.set_ylabel("MiB/s")
+    fig.suptitle(throughput_title(len(series), runs))
+    return fig
+
+
+# --- the estimator table ----------------------------------------------------------------------
+
+
+def estimator_studies(bars: Sequence[EstimatorBar]) -> list[str]:
+    return sorted({b.study for b in bars})
+
+
+def _estimator_figure(bars: Sequence[EstimatorBar]) -> Figure:
+    """Per study two panels, one above the other (900 pixels wide, as every figure): final
+    window / BDP (log: 0.06 to 67 on one axis) and time to 90% of the rate; estimators along x, one bar per link: a few legend
+    entries, however many estimators."""
+    studies = estimator_studies(bars)
+    fig: Figure
+    fig, grid = _pyplot().subplots(
+        2 * len(studies),
+        1,
+        figsize=(SIZE_IN[0], SIZE_IN[1] * 0.8 * 2 * len(studies)),
+        squeeze=False,
+        layout="constrained",
+    )
+    for i, study in enumerate(studies):
+        mine = [b for b in bars if b.study == study]
+        _estimator_row(grid[2 * i][0], grid[2 * i + 1][0], study, mine)
+    fig.suptitle("Estimators against the link: how large the window grew, how fast it got there")
+    return fig
+
+
+def _estimator_row(windows: Axes, ramps: Axes, study: str, bars: Sequence[EstimatorBar]) -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    _grouped(windows, bars, lambda b: b.window_over_bdp)
+    windows.set_yscale("log")
+    windows.yaxis.set_major_formatter(FuncFormatter(rate_tick))
+    windows.axhline(1.0, color="grey", linewidth=1, label="window = BDP")
+    windows.set_ylabel("final window / BDP")
+    windows.set_title(f"{study}: final window / BDP", fontsize="medium")
+    _grouped(ramps, bars, lambda b: b.ramp_90_ms)
+    ramps.set_ylabel("ms")
+    ramps.set_title(f"{study}: time to 90% of the rate (none: never)", fontsize="medium")
+    for ax in (windows, ramps):
+        ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+
+
+def _grouped(ax: Axes, bars: Sequence[EstimatorBar], value: Any) -> None:
+    estimators = sorted({b.estimator for b in bars})
+    links = sorted({b.link for b in bars}, key=_link_order)
+    width = 0.8 / len(links)
+    for i, link in enumerate(links):
+        found = {b.estimator: value(b) for b in bars if b.link == link}
+        xs = [e + (i - (len(links) - 1) / 2) * width for e in range(len(estimators))]
+        ys = [found.get(name) or 0.0 for name in estimators]
+        ax.bar(xs, ys, width, color=f"C{i}", label=_plain(link))
+    ax.set_xticks(range(len(estimators)))
+    ax.set_xticklabels([_plain(e) for e in estimators], fontsize="small", rotation=30, ha="right")
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+
+
+def _link_order(link: str) -> tuple[float, float, str]:
+    """Links by rate (100 Mbit before 1 Gbit), then RTT, then name ("100Mbit-20ms, 4 streams")."""
+    found = re.match(r"([\d.]+)([GM])bit-([\d.]+)ms", link)
+    if found is None:
+        return 0.0, 0.0, link
+    scale = 1e9 if found[2] == "G" else 1e6
+    return float(found[1]) * scale, float(found[3]), link
 
 
 def plot_links(names: Sequence[str]) -> str:

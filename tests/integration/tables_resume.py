@@ -75,7 +75,10 @@ def resume_quick_table(name: str, take_out: set[str], tmp_path: Path) -> Resumed
     records.write_text("\n".join(kept) + "\n", encoding="utf-8")
     before = len(kept)
     done = kit_here("tables", "--resume", "--records", str(records), "--out", str(out))
-    assert done.returncode == 0, done.stderr
+    # A check the re-measured cells make fail on a loaded machine is the tables' verdict,
+    # not this test's: it exits 6 exactly then, saying so; anything else is a defect.
+    failing = "check(s) against the reference FAIL" in done.stderr
+    assert done.returncode == (6 if failing else 0), done.stderr
     lines = [json.loads(line) for line in records.read_text(encoding="utf-8").splitlines()]
     measured_now = [cell_name(r) for r in lines[before:] if r["kind"] == "measurement"]
     assert sorted(measured_now) == sorted(take_out), "the resume measures exactly those cells"

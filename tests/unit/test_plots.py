@@ -9,7 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kit.analysis.series import PlotData, finish_series, growth_series, window_points
+from kit.analysis.series import (
+    MAX_THROUGHPUT_RUNS,
+    PlotData,
+    finish_series,
+    growth_series,
+    window_points,
+)
 from kit.report import plot
 from kit.results.records import Measurement
 from kit.results.store import iter_records, read_records
@@ -155,3 +161,61 @@ def test_report_streamed_equals_the_whole_file_and_drops_lone_runs() -> None:
         assert streamed.render("f", width=100) == render_records(whole, "f", width=100)
         assert len(streamed.rows) == len(whole.measurements)
         assert all(m.tags.campaign for m in streamed.campaigns)  # lone records not kept
+
+
+# --- throughput over time, the estimator table ------------------------------------------------
+
+
+def _data(*names: str) -> PlotData:
+    data = PlotData()
+    for name in names:
+        data.add_all(_measurements(QUICK / name))
+    return data
+
+
+def test_throughput_over_time_one_panel_per_run_capped_with_the_bounds_drawn() -> None:
+    data = _data("links.jsonl")
+    series = data.throughput_series()
+    assert len(series) == MAX_THROUGHPUT_RUNS and data.throughput_runs == 13
+    fig = plot._throughput_figure(series, data.throughput_runs)
+    assert fig.get_suptitle().endswith("(first 6 of 13 runs)")
+    assert len(fig.axes) == len(series)
+    for ax, s in zip(fig.axes, series, strict=True):
+        assert ax.get_title().startswith(s.label)
+        assert ax.get_xlabel() == "ms since the timed phase began" and ax.get_ylim()[0] == 0
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert legend[:2] == ["delivered", "link rate"]
+        # A static window of one BDP: its window / RTT is the rate, drawn; a dynamic
+        # window grown far past the BDP is named in the title, not drawn off scale.
+        assert ("window / RTT" in legend) == s.window_static
+        # Physics: the delivered rate never exceeds the link's (+ one bucket of slack per
+        # interval: the trace counts a bucket where it starts) and a ramp starts near 0.
+        rate = s.rate_mib_s or 0.0
+        assert max(v for _, v in s.points) <= rate * 1.25
+        assert s.points[0][1] < rate * 0.95
+    plot._pyplot().close(fig)
+
+
+def test_estimator_figure_grouped_bars_per_estimator_and_link() -> None:
+    bars = _data("links.jsonl", "policies.jsonl").estimator_bars()
+    assert plot.estimator_studies(bars) == ["estimator table", "policies table"]
+    fig = plot._estimator_figure(bars)
+    fig.canvas.draw()
+    windows, ramps, pol_windows, pol_ramps = fig.axes
+    assert fig.get_size_inches()[0] * plot.DPI == 900  # as wide as every figure
+    assert _texts(windows.get_xticklabels()) == ["grpcio dynamic", "h2 dynamic", "h2 static bdp"]
+    assert len(_texts(pol_windows.get_xticklabels())) == 13  # models beside real stacks
+    assert "real-grpc-go" in _texts(pol_ramps.get_xticklabels())
+    legend = [t.get_text() for t in windows.get_legend().get_texts()]
+    assert legend == ["window = BDP", "100Mbit-20ms", "100Mbit-50ms", "100Mbit-100ms", "1Gbit-20ms"]
+    assert [t.get_text() for t in pol_ramps.get_legend().get_texts()] == [
+        "100Mbit-20ms, 1 stream",
+        "100Mbit-20ms, 4 streams",
+    ]
+    assert len(windows.patches) == 3 * 4 and len(pol_windows.patches) == 13 * 2
+    assert windows.get_yscale() == "log" and ramps.get_ylabel() == "ms"
+    assert not any("^" in t for t in _texts(windows.get_yticklabels()))
+    # A static window of one BDP is one BDP: its bars stand at 1.
+    static = [b for b in bars if b.estimator == "h2 static bdp"]
+    assert static and all(b.window_over_bdp == 1.0 for b in static)
+    plot._pyplot().close(fig)

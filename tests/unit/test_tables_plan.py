@@ -35,8 +35,10 @@ def test_parse_only() -> None:
         "sharing",
         "stacks",
         "policies",
+        "loss",
     )
     assert parse_only("policies") == parse_only("9") == ("policies",)
+    assert parse_only("loss") == parse_only("10") == ("loss",)
     assert parse_only("stacks") == parse_only("8") == ("stacks",)
     assert parse_only("uploads") == parse_only("5") == ("uploads",)
     assert parse_only("links,6") == ("links",)
@@ -44,7 +46,7 @@ def test_parse_only() -> None:
     assert parse_only(" 2 ") == ("wire",)
     assert parse_only("Unary,windows") == ("windows", "unary")
     assert parse_only("unary,4") == ("unary",)
-    for bad in ("", ",", "10", "1,x", "0", "tables", "stack"):
+    for bad in ("", ",", "11", "1,x", "0", "tables", "stack"):
         with pytest.raises(UsageError, match="--only"):
             parse_only(bad)
 
@@ -162,6 +164,7 @@ def test_campaign_names_carry_their_tables_numbers() -> None:
         "table8-uploads": ("stacks",),
         "table9-links": ("policies",),
         "table9-sharing": ("policies",),
+        "table10-loss": ("loss",),
     }
     for campaign in campaigns:
         assert campaign.name.startswith(f"table{TABLE_NUMBERS[campaign.tables[0]]}-")

@@ -1,7 +1,7 @@
 """Pure: the figures of the tables, computed from a ``kit tables`` run's records.
 
 One module per table (``windows`` is table 1, ``wire`` 2, ``starvation`` 3, ``unary`` 4,
-``uploads`` 5, ``links`` 6, ``sharing`` 7, ``stacks`` 8, ``policies`` 9) holds its figures and its checks against the
+``uploads`` 5, ``links`` 6, ``sharing`` 7, ``stacks`` 8, ``policies`` 9, ``loss`` 10) holds its figures and its checks against the
 reference; everything ``kit.report.tables`` prints that is a number or a verdict comes from
 them. This module holds what every table shares: which tables a run holds, what its
 sessions took, and every table's checks together.
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from kit.analysis.cells import CampaignView, other_cores
 from kit.analysis.tables.checks import Bar
 from kit.analysis.tables.links import links_bars, links_view
+from kit.analysis.tables.loss import loss_bars, loss_view
 from kit.analysis.tables.policies import policies_bars, policies_held
 from kit.analysis.tables.sharing import sharing_bars, sharing_view
 from kit.analysis.tables.stacks import stacks_bars, stacks_held
@@ -43,6 +44,7 @@ def tables_in(plans: Sequence[TablesSettings], views: dict[str, CampaignView]) -
         "uploads": bool(upload_views(views)),
         "stacks": stacks_held(views),
         "policies": policies_held(views),
+        "loss": loss_view(views) is not None,
     }
     return [table for table, found in held.items() if found]
 
@@ -52,7 +54,7 @@ def evaluate_bars(views: dict[str, CampaignView]) -> list[Bar]:
     after tables 3 and 4); a table the records do not hold adds none or "not measured"."""
     bars = [*ratio_bars(views), starvation_bar(views), unary_bar(views), efficiency_bar(views)]
     bars += upload_bars(views) + links_bars(views) + sharing_bars(views) + stacks_bars(views)
-    return bars + policies_bars(views)
+    return bars + policies_bars(views) + loss_bars(views)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from kit.analysis.cells import CampaignView, CellView, Metric, median_of, throughput
 from kit.analysis.link import ramp_ms, window_over_bdp
-from kit.analysis.tables.checks import Bar
+from kit.analysis.tables.checks import Bar, settled
 from kit.analysis.tables.links import RATE_CEILING, rate_ceiling
 from kit.analysis.tables.sharing import SharingRow
 from kit.plan.tables.policies import (
@@ -174,4 +174,21 @@ def model_bar(views: dict[str, CampaignView], stack: str) -> Bar:
     half = (THROUGHPUT_RANGE[1] - THROUGHPUT_RANGE[0]) / 2
     if bad and any(_noise(c, view) > half for r in bad for c in (r.model_cell, r.real_cell)):
         return Bar(name, None, f"{detail}: noise wider than the range", undecided=True)
-    return Bar(name, not bad, detail)
+    floor = view.floor(throughput)
+    if not bad or floor is None:
+        return Bar(name, not bad, detail)
+    # Misses all nearer their ranges than the rounds run can tell (one quick round): not
+    # decided; the largest miss decides.
+    margin = max(
+        max(_miss_pct(r.throughput, THROUGHPUT_RANGE), _miss_pct(r.final_window, WINDOW_RANGE))
+        for r in bad
+    )
+    return settled(Bar(name, False, detail), margin, floor.floor_pct, floor.rounds)
+
+
+def _miss_pct(value: float | None, bounds: tuple[float, float]) -> float:
+    """How far outside ``bounds`` a ratio lies, in percent of the nearer bound (0: inside)."""
+    if value is None or bounds[0] <= value <= bounds[1]:
+        return 0.0
+    edge = bounds[0] if value < bounds[0] else bounds[1]
+    return abs(value - edge) / edge * 100

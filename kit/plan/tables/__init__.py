@@ -1,7 +1,7 @@
 """The reference study's tables, and the kit's own, as campaigns of trials.
 
 One module per table holds its cells (``windows`` is table 1, ``wire`` 2, ``starvation`` 3,
-``unary`` 4, ``uploads`` 5, ``links`` 6, ``sharing`` 7, ``stacks`` 8, ``policies`` 9; ``sizing`` says how long the cells
+``unary`` 4, ``uploads`` 5, ``links`` 6, ``sharing`` 7, ``stacks`` 8, ``policies`` 9, ``loss`` 10; ``sizing`` says how long the cells
 of tables 1, 3 and 4 run). This module holds what every table shares: the registry of names
 and numbers, the settings of a ``kit tables`` run, and the campaigns a run needs, each
 named after its table's number (``table6-links``). Pure planning: ``kit.campaign`` runs
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from kit.errors import UsageError
 from kit.plan.campaign import CampaignSpec, Cell
 from kit.plan.tables.links import LINKS_CAMPAIGN, LINKS_CONTROL, link_cells
+from kit.plan.tables.loss import LOSS_CAMPAIGN, LOSS_CONTROL, loss_cells
 from kit.plan.tables.policies import LINKS_CONTROL as POLICIES_LINKS_CONTROL
 from kit.plan.tables.policies import (
     POLICIES_LINKS_CAMPAIGN,
@@ -69,6 +70,7 @@ TABLES: tuple[tuple[str, int], ...] = (
     ("sharing", 7),
     ("stacks", 8),
     ("policies", 9),
+    ("loss", 10),
 )
 TABLE_NAMES: tuple[str, ...] = tuple(name for name, _ in TABLES)
 TABLE_NUMBERS: dict[str, int] = dict(TABLES)
@@ -160,6 +162,7 @@ def _campaigns(settings: TablesSettings) -> list[CampaignParts]:
         (SHARING_CAMPAIGN, sharing_cells(quick), SHARING_CONTROL, ("sharing",)),
         *_stacks_campaigns(quick),
         *_policies_campaigns(quick),
+        (LOSS_CAMPAIGN, loss_cells(quick), LOSS_CONTROL, ("loss",)),
     ]
 
 
@@ -192,8 +195,9 @@ def _policies_campaigns(quick: bool) -> list[CampaignParts]:
 
 # Tables that run fewer rounds than the others, to fit the whole run's budget: the stacks
 # table's 68 cells (JVM and Node clients start in 0.5-0.8 s each) take ~2 min a round.
-# The policies table's 104 link cells (JVM clients among them) likewise.
-ROUNDS_FEWER: dict[str, int] = {"stacks": 1, "policies": 1}
+# The policies table's 104 link cells (JVM clients among them) likewise; the loss table's 9
+# runs take ~70 s a round (each cell builds its namespaces and rides slow start).
+ROUNDS_FEWER: dict[str, int] = {"stacks": 1, "policies": 1, "loss": 1}
 
 
 def table_rounds(table: str, rounds: int) -> int:

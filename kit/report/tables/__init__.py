@@ -1,7 +1,7 @@
 """Pure rendering: the records of a ``kit tables`` run -> results/tables.md (markdown).
 
 One module per table renders it (``windows`` is table 1, ``wire`` 2, ``starvation`` 3,
-``unary`` 4, ``uploads`` 5, ``links`` 6, ``sharing`` 7, ``stacks`` 8, ``policies`` 9), beside the reference study's
+``unary`` 4, ``uploads`` 5, ``links`` 6, ``sharing`` 7, ``stacks`` 8, ``policies`` 9, ``loss`` 10), beside the reference study's
 figure for the same row and ending with its noise floor, from the duplicate control's
 copies; the figures come from ``kit.analysis.tables``. This module composes the document:
 the header (records, settings, sessions, method), the tables the run asked for in table
@@ -17,6 +17,7 @@ from kit.analysis import reference as ref
 from kit.analysis.cells import CampaignView, group_campaigns
 from kit.analysis.tables import SessionFacts, evaluate_bars, session_facts, tables_in
 from kit.analysis.tables.links import links_view
+from kit.analysis.tables.loss import loss_view
 from kit.analysis.tables.sharing import sharing_view
 from kit.analysis.tables.starvation import starvation_view
 from kit.analysis.tables.unary import unary_view
@@ -26,6 +27,7 @@ from kit.analysis.tables.wire import wire_view
 from kit.plan.tables import TABLE_NUMBERS, TablesSettings
 from kit.report.tables.checks import failed_line, render_bars
 from kit.report.tables.links import render_links
+from kit.report.tables.loss import render_loss
 from kit.report.tables.policies import policies_views, render_policies
 from kit.report.tables.sharing import render_sharing
 from kit.report.tables.stacks import render_stacks, stacks_views
@@ -109,6 +111,7 @@ def _sections(
         "sharing": lambda: _section(sharing_view(views), render_sharing),
         "stacks": lambda: _section(stacks_views(views, skipped), render_stacks),
         "policies": lambda: _section(policies_views(views), render_policies),
+        "loss": lambda: _section(loss_view(views), render_loss),
     }
 
 

@@ -1,0 +1,91 @@
+"""Table 10, loss: its bounds, its check and its rendering over a real quick run of it
+(``tests/fixtures/tables-quick/loss.jsonl``: the packet link, Reno, 100 Mbit/s x 50 ms)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from kit.analysis.cells import group_campaigns, median_of
+from kit.analysis.tables.loss import bounds, goodput_bits_s, loss_bars, loss_view, over_limit
+from kit.campaign.tables import PACKET_LINK, unbuilt_stacks
+from kit.plan.tables import TablesSettings, plan_tables
+from kit.plan.tables.loss import LOSS_CONTROL, cell_key, loss_cells
+from kit.plan.units import MIB
+from kit.report.tables import render_tables
+from kit.results.store import RecordsRead, read_records
+
+STORED = Path(__file__).resolve().parents[1] / "fixtures" / "tables-quick" / "loss.jsonl"
+
+
+@pytest.fixture(scope="module")
+def read() -> RecordsRead:
+    return read_records(STORED)
+
+
+def test_the_plan_runs_the_packet_link_with_reno_rounds_and_a_control() -> None:
+    (full,) = [c.spec for c in plan_tables(TablesSettings(only=("loss",)))]
+    (quick,) = [c.spec for c in plan_tables(TablesSettings(quick=True, rounds=1, only=("loss",)))]
+    assert len(full.cells) == 8 and len(quick.cells) == 4
+    assert full.rounds == 2 and full.control_key == quick.control_key == LOSS_CONTROL
+    for cell in full.cells:
+        assert cell.trial.link.kind == "packet" and cell.trial.link.congestion == "reno"
+        assert cell.trial.link.rtt_ms == 50 and cell.trial.link.rate_down_bits_s == 100e6
+    assert len({c.key for c in full.cells}) == len(full.cells)
+
+
+def test_each_bound_and_which_binds() -> None:
+    cells = {c.key: c.trial for c in loss_cells()}
+    window_only = bounds(cells[cell_key(256 * 1024, 0.0)])
+    assert window_only.loss is None and window_only.limit()[0] == "window"
+    assert window_only.window == pytest.approx(256 * 1024 * 8 / 0.05)
+    lossy = bounds(cells[cell_key(4 * MIB, 0.01)])
+    # Mathis: 1448 B / 50 ms x 1.22 / sqrt(0.01) = 2.83 Mbit/s, below 4 MiB / 50 ms and the rate.
+    assert lossy.limit() == ("loss", pytest.approx(2.826e6, rel=1e-3))
+    one = bounds(cells[cell_key(4 * MIB, 0.001, 4, 1)])
+    four = bounds(cells[cell_key(4 * MIB, 0.001, 4, 4)])
+    assert four.loss == pytest.approx(4 * (one.loss or 0))  # one congestion window per connection
+    assert four.window == pytest.approx(one.window)  # the connection window is 4 streams' worth
+
+
+def test_the_stored_run_renders_bounds_limits_and_retransmits(read: RecordsRead) -> None:
+    text = render_tables(read, "loss.jsonl")
+    table = text.split("## Table 10")[1].split("## Checks")[0]
+    assert "| window   | streams" in table and "Noise floor (control `256KiB-loss0%`)" in table
+    assert "4 on 1 conn" in table and "4 on 4 conn" in table and "loss (TCP)" in table
+    assert "of segments" in table and "within 0.5-2x" in table
+    view = loss_view(group_campaigns(read.measurements))
+    assert view is not None
+    # The same loss on four connections carries more than on one (four congestion windows).
+    one, four = (view.cell(cell_key(4 * MIB, 0.001, 4, n)) for n in (1, 4))
+    assert one is not None and four is not None
+    assert (median_of(four, goodput_bits_s) or 0) > (median_of(one, goodput_bits_s) or 0)
+    assert over_limit(four) is not None
+
+
+def test_the_mathis_check_holds_on_the_stored_run(read: RecordsRead) -> None:
+    (bar,) = loss_bars(group_campaigns(read.measurements))
+    assert bar.holds is True and "4MiB-loss1%" in bar.detail
+
+
+def test_the_mathis_check_fails_outside_its_factor(read: RecordsRead) -> None:
+    slow = [
+        dataclasses.replace(m, result=dataclasses.replace(m.result, bytes=m.result.bytes // 10))
+        if m.result is not None and m.tags.key == cell_key(4 * MIB, 0.01)
+        else m
+        for m in read.measurements
+    ]
+    (bar,) = loss_bars(group_campaigns(slow))
+    assert bar.holds is False
+
+
+def test_without_root_or_tun_the_packet_cells_are_skipped_with_a_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import kit.campaign.tables as campaign_tables
+
+    monkeypatch.setattr(campaign_tables, "packet_link_missing", lambda: "needs root")
+    specs = [c.spec for c in plan_tables(TablesSettings(quick=True, rounds=1, only=("loss",)))]
+    assert unbuilt_stacks(specs).get(PACKET_LINK) == "needs root"
