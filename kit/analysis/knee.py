@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 from kit.analysis.compare import CompareReport
 from kit.errors import UsageError
+from kit.plan.campaign import RUN_SETUP_S, expected_cell_s
 from kit.plan.compare import BASELINE_KEY, ComparePlan
+from kit.plan.units import MIB
 
 KNEE_FRACTION = 0.90
 # PINGs slower than this x the configured RTT: data queued in the processes (machine-bound).
@@ -52,15 +54,19 @@ class Knee:
         return point.median / self.best.median if self.best.median > 0 else None
 
 
-def find_knee(points: Sequence[KneePoint], fraction: float = KNEE_FRACTION) -> Knee:
-    """The smallest window whose median reaches ``fraction`` of the best median."""
+def find_knee(
+    points: Sequence[KneePoint], fraction: float = KNEE_FRACTION, ceiling: float | None = None
+) -> Knee:
+    """The smallest window whose median reaches ``fraction`` of min(``ceiling``, the best
+    median); ``ceiling`` is the link rate in MiB/s (None: no rate)."""
     if not points:
         raise UsageError("knee: no window of the sweep has a result")
     if not 0 < fraction <= 1:
         raise UsageError(f"knee: fraction {fraction} is outside (0, 1]")
     ordered = tuple(sorted(points, key=lambda p: p.window_bytes))
     best = max(ordered, key=lambda p: p.median)
-    knee = next(p for p in ordered if p.median >= fraction * best.median)
+    top = best.median if ceiling is None else min(ceiling, best.median)
+    knee = next(p for p in ordered if p.median >= fraction * top)
     return Knee(ordered, best, knee, fraction)
 
 
@@ -100,9 +106,33 @@ class Sweep:
     windows: Mapping[str, int]
     swept: str
     rtt_ms: float
+    client: str = "h2"
+    rate_mib_s: float | None = None
+    # Expected seconds of one more window of the sweep at its top (all rounds): the cost of
+    # raising --max-window.
+    top_cell_s: float = 0.0
+    streams: int = 1
 
 
 def analyse_sweep(plan: ComparePlan, report: CompareReport) -> Sweep:
     windows = knee_windows(plan)
-    knee = find_knee(knee_points(report, windows))
-    return Sweep(report, knee, windows, swept_layer(plan), plan.link.rtt_ms)
+    rate = link_rate_mib_s(plan)
+    knee = find_knee(knee_points(report, windows), ceiling=rate)
+    top_cell_s = (expected_cell_s(plan.trial(plan.baseline)) + RUN_SETUP_S) * plan.rounds
+    return Sweep(
+        report,
+        knee,
+        windows,
+        swept_layer(plan),
+        plan.link.rtt_ms,
+        plan.baseline.client.kind,
+        rate,
+        top_cell_s,
+        plan.workload.streams,
+    )
+
+
+def link_rate_mib_s(plan: ComparePlan) -> float | None:
+    """The download direction's rate in MiB/s (None: unlimited)."""
+    bits = plan.link.rate_down_bits_s
+    return None if bits is None else bits / 8 / MIB

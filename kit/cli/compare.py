@@ -52,6 +52,7 @@ from kit.cli.options import (
 from kit.cli.output import topology, write_text
 from kit.errors import MeasurementError, UsageError
 from kit.plan.builder import parse_candidate
+from kit.plan.campaign import expected_campaign_s
 from kit.plan.compare import ComparePlan, PlanFile, load_plan_file, plan_from_settings
 from kit.plan.options import PlanOptions, Source, overlay
 from kit.plan.presets import knee_from, presets_from
@@ -309,12 +310,17 @@ def knee(
     ] = "32MiB",
     message_size: MessageSize = None,
     duration: Duration = None,
+    size: TransferSize = None,
+    rate: Rate = None,
+    rate_up: RateUp = None,
+    rate_down: RateDown = None,
+    jitter: Jitter = None,
     rounds: Annotated[int, typer.Option("--rounds", help="Rounds per sweep.")] = 3,
     client: Annotated[
         str,
         typer.Option(
             "--client",
-            help="Whose static windows: h2 (default), grpcio, grpc-go, grpc-java, grpc-js.",
+            help="Whose static windows: h2 (default), grpcio, grpc-go, grpc-java, grpc-js, tonic.",
         ),
     ] = "h2",
     seed: Seed = None,
@@ -327,7 +333,16 @@ def knee(
     """Sweep static windows; the smallest reaching >= 90% of the best, for 1 and N streams."""
     plans = knee_from(
         PlanOptions(
-            rtt=rtt, message_size=message_size, duration=duration, rounds=rounds, seed=seed
+            rtt=rtt,
+            rate=rate,
+            rate_up=rate_up,
+            rate_down=rate_down,
+            jitter=jitter,
+            message_size=message_size,
+            duration=duration,
+            transfer=size,
+            rounds=rounds,
+            seed=seed,
         ),
         streams=streams,
         min_window=parse_window_bytes(min_window, option="--min-window"),
@@ -336,6 +351,13 @@ def knee(
     )
     check_one_stdout_format(csv, as_json)
     path = _records_path(records, resume, "knee")
+    expected = sum(expected_campaign_s(p.campaign()) for p in plans)
+    cells = sum(len(p.cells()) for p in plans)
+    typer.echo(
+        f"expected: about {expected:.0f} s ({cells} windows, {plans[0].rounds} "
+        "round(s), the largest window twice a round as the control)",
+        err=True,
+    )
     reports = _run_plans(plans, path, resume, csv)
     sweeps = [analyse_sweep(p, r) for p, r in reports]
     if as_json:  # never with --csv - (check_one_stdout_format)

@@ -14,6 +14,9 @@ from kit.plan.trial import Trial, theory_mib_s
 from kit.plan.units import MIB
 
 MAX_ROUNDS = 1000
+# A planning guess of one run's cost beyond its measuring: starting the server, the delay line
+# and the client, connecting, warming up (about 1 s a run on a shared 2-core machine).
+RUN_SETUP_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -54,3 +57,9 @@ def expected_cell_s(trial: Trial) -> float:
         return workload.timed_duration_s(trial.link.rtt_ms)
     theory = theory_mib_s(trial)
     return workload.bytes_per_stream * workload.streams / MIB / theory if theory else 0.3
+
+
+def expected_campaign_s(spec: CampaignSpec) -> float:
+    """A planning guess of a campaign's wall time: every scheduled run (cells x rounds, the
+    control's copies included) at its expected cell time plus its setup."""
+    return sum(expected_cell_s(run.cell.trial) + RUN_SETUP_S for run in spec.schedule())

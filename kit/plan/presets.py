@@ -33,7 +33,7 @@ from kit.plan.builder import (
 )
 from kit.plan.compare import ComparePlan
 from kit.plan.options import LinkOptions, PlanOptions
-from kit.plan.trial import CLIENT_KINDS, Workload
+from kit.plan.trial import CLIENT_KINDS, Link, Workload
 from kit.plan.units import KIB, MIB, format_bytes, parse_duration_ms, size_spec
 
 DEFAULT_STREAM_WINDOW = 256 * KIB  # undici's default stream window
@@ -196,6 +196,7 @@ def knee_plans(
     seed: int = 1,
     workload: Workload | None = None,
     client: str = "h2",
+    link: Link | None = None,
 ) -> tuple[ComparePlan, ...]:
     """The 1-stream sweep and, when ``streams`` > 1, the N-stream sweep, of ``client``'s
     static windows."""
@@ -206,7 +207,7 @@ def knee_plans(
         raise UsageError(f"--client: {client!r} is not one of {', '.join(CLIENT_KINDS)}")
     placeholder = h2_candidate("x", ladder[0], ladder[0])
     base = ComparePlan(
-        link_from(LinkOptions(rtt=rtt)),
+        link or link_from(LinkOptions(rtt=rtt)),
         workload or Workload(),
         placeholder,
         (placeholder,),
@@ -234,4 +235,5 @@ def knee_from(
             seed=whole_number(seed, settings.name("seed")),
             workload=workload,
             client=client,
+            link=link_from(settings, KNEE_RTT),
         )

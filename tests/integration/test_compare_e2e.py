@@ -7,6 +7,7 @@ Assertions are on verdicts and physics with wide margins (a 16x window differenc
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from kit.campaign.runner import run_campaigns
 from kit.plan.builder import parse_candidate
 from kit.plan.compare import plan_from_settings
 from kit.plan.options import PlanOptions
+from kit.plan.units import format_bytes
 
 pytestmark = pytest.mark.integration
 
@@ -111,14 +113,23 @@ def test_knee_end_to_end(tmp_path: Path) -> None:
     out = kit(
         "knee", "--rtt", "4ms", "--streams", "2", "--min-window", "64KiB", "--max-window", "256KiB",
         "--rounds", "1", "--duration", "200ms", "--records", str(tmp_path / "knee.jsonl"), "--json",
+        "--rate", "100Mbit",
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
+    assert re.search(r"^expected: about \d+ s \(6 windows, 1 round\(s\)", out.stderr, re.M)
     sweeps = json.loads(out.stdout)
     assert [s["swept"] for s in sweeps] == ["stream window", "connection window"]
+    rate_mib_s = 100e6 / 8 / (1 << 20)
     for sweep in sweeps:
         windows = [p["window_bytes"] for p in sweep["points"]]
         assert windows == [64 << 10, 128 << 10, 256 << 10]
         assert sweep["knee_window_bytes"] in windows
+        # the bottleneck caps every window (10 % for the timer's and the ramp's slack)
+        assert all(p["median_mib_s"] <= 1.1 * rate_mib_s for p in sweep["points"]), sweep
+        knee = format_bytes(sweep["knee_window_bytes"])
+        assert sweep["answer"].startswith(f"answer: at 4 ms on 100 Mbit/s: a {knee} window"), sweep
+        typed = f"--window {knee.replace(' ', '')} --conn-window {knee.replace(' ', '')}"
+        assert f"type: kit run --client h2 {typed}" in sweep["answer"]
 
 
 @pytest.mark.parametrize(

@@ -264,6 +264,10 @@ def test_knee_sweeps_a_stacks_static_windows(tmp_path: Path) -> None:
     assert max(by_window[256 * KIB]) > 2 * max(by_window[64 * KIB])
     for window, speeds in by_window.items():
         assert max(speeds) <= 1.1 * window / (RTT_MS / 1000) / MIB
+    # the answer names grpc-go's own setting for the window it found
+    (sweep,) = json.loads(out.stdout)
+    knee = sweep["knee_window_bytes"]
+    assert f"type: WithInitialWindowSize({knee})" in sweep["answer"], sweep["answer"]
 
 
 @pytest.mark.parametrize("role", ["client", "server"])

@@ -9,6 +9,7 @@ import pytest
 from kit.analysis.knee import knee_windows
 from kit.errors import UsageError
 from kit.plan.builder import parse_candidate
+from kit.plan.campaign import RUN_SETUP_S, expected_campaign_s
 from kit.plan.compare import (
     BASELINE_KEY,
     ComparePlan,
@@ -22,6 +23,7 @@ from kit.plan.presets import (
     CONN_ONLY,
     DEFAULTS,
     STREAM_ONLY,
+    knee_from,
     knee_plans,
     preset_plans,
     window_ladder,
@@ -312,3 +314,12 @@ def test_knee_plans_sweep_one_window_layer_each() -> None:
     assert len(knee_plans(streams=1)) == 1
     with pytest.raises(UsageError, match="at least two windows"):
         knee_plans(min_window=1 * MIB, max_window=1 * MIB)
+
+
+def test_knee_takes_the_link_and_its_time_is_every_scheduled_run() -> None:
+    options = PlanOptions(rtt="20ms", rate_down="100Mbit", jitter="1ms", duration="0.5s")
+    (plan,) = knee_from(options, streams=1, min_window=64 * KIB, max_window=256 * KIB)
+    assert plan.link.rate_down_bits_s == 100e6 and plan.link.jitter_ms == 1.0
+    runs = len(plan.campaign().schedule())
+    assert runs == 3 * (3 + 1)  # 3 rounds of 3 windows, the control twice
+    assert expected_campaign_s(plan.campaign()) == pytest.approx(runs * (0.5 + RUN_SETUP_S))

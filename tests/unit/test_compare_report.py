@@ -15,7 +15,7 @@ from kit.plan.presets import BOTH, DEFAULTS, STREAM_ONLY
 from kit.plan.trial import Trial
 from kit.plan.units import MIB
 from kit.report.compare import render_markdown, render_text, report_json
-from kit.report.knee import knee_json, knee_sentence, render_knee
+from kit.report.knee import knee_answer, knee_json, knee_sentence, render_knee, window_setting
 from kit.report.matrix import matrix_findings
 from kit.results.client import ClientResult
 from kit.results.records import Measurement, ProcessCpu, RunTags
@@ -195,6 +195,82 @@ def test_knee_from_a_report() -> None:
     text = render_knee(sweep)
     assert "1 MiB <- knee" in text
     assert knee_json(sweep)["knee_window_bytes"] == 1 << 20
+    assert "answer: at 0 ms: a 1 MiB window reaches 90%" in text
+    assert knee_json(sweep)["answer"].startswith("answer:")
+
+
+KIB = 1 << 10
+
+
+def answer(points: Sequence[KneePoint], client: str = "h2", rate: float | None = None) -> str:
+    """The answer sentence of a sweep at 20 ms (the report is only carried, not read)."""
+    runs = campaign(STEADY, **{"64KiB": [25.0, 26.0, 25.0]})
+    report = build_report(meta("64KiB"), runs)
+    knee = find_knee(points, ceiling=rate)
+    return knee_answer(Sweep(report, knee, {}, "stream window", 20.0, client, rate, 1.5))
+
+
+def test_the_answer_names_the_window_its_share_and_what_to_type() -> None:
+    text = answer([point(256 * KIB, 5.0), point(512 * KIB, 10.8), point(MIB, 11.0)], rate=11.92)
+    assert text == (
+        "answer: at 20 ms on 100 Mbit/s: a 512 KiB window reaches 90% of the best it measured "
+        "(10.8 of 11.0 MiB/s); type: kit run --client h2 --window 512KiB --conn-window 512KiB"
+    )
+
+
+def test_the_answer_reaches_for_the_link_rate_when_it_is_below_the_best() -> None:
+    # a burst above the rate (queue drain) must not raise the bar beyond the link
+    text = answer([point(KIB, 5.0), point(2 * KIB, 9.5), point(4 * KIB, 12.0)], rate=10.0)
+    assert "a 2 KiB window reaches 90% of the link rate (9.50 of 10.0 MiB/s)" in text
+
+
+@pytest.mark.parametrize(
+    ("client", "typed"),
+    [
+        ("grpcio", "grpc.http2.lookahead_bytes=524288"),
+        ("grpc-go", "WithInitialWindowSize(524288)"),
+        ("grpc-java", "flowControlWindow(524288)"),
+        ("grpc-js", "grpc-node.flow_control_window=524288"),
+        ("tonic", "initial_stream_window_size(524288)"),
+        ("h2", "kit run --client h2 --window 512KiB --conn-window 512KiB"),
+    ],
+)
+def test_the_setting_to_type_is_the_clients_own(client: str, typed: str) -> None:
+    assert typed in window_setting(client, 512 * KIB)
+    assert f"type: {window_setting(client, 512 * KIB)}" in answer(
+        [point(512 * KIB, 10.0), point(MIB, 10.5)], client
+    )
+
+
+def test_the_connection_window_to_type_is_the_clients_rule_for_n_streams() -> None:
+    assert "WithInitialConnWindowSize(2097152)" in window_setting("grpc-go", 512 * KIB, 4)
+    assert "initial_connection_window_size(2097152)" in window_setting("tonic", 512 * KIB, 4)
+
+
+def test_the_answer_says_raise_max_window_when_the_top_still_grows() -> None:
+    text = answer([point(KIB, 2.0), point(2 * KIB, 4.0), point(4 * KIB, 8.0)])
+    assert text.splitlines()[1] == (
+        "the throughput still grows at the largest window tried: raise --max-window to "
+        "16 KiB (about 3 s more)"
+    )
+    calm = answer([point(KIB, 2.0), point(2 * KIB, 8.0), point(4 * KIB, 8.1)])
+    assert len(calm.splitlines()) == 1
+
+
+def test_the_answer_says_when_the_client_is_cpu_bound() -> None:
+    text = answer([point(KIB, 2.0), point(2 * KIB, 7.5), point(4 * KIB, 8.0, cpu_bound=True)])
+    assert text.splitlines()[1] == (
+        "the client is CPU-bound at 8.00 MiB/s: a window beyond 2 KiB does not help"
+    )
+    assert "raise --max-window" not in text
+
+
+def test_a_top_at_the_link_rate_is_the_links_not_the_machines() -> None:
+    queued = KneePoint(2, 9.8, 9.7, 9.9, None, False, ping_rtt_ms=45.0)
+    text = knee_sentence(find_knee([point(1, 5.0), queued]), "w", rtt_ms=20.0, rate_mib_s=10.0)
+    assert "the link, not the window, binds" in text
+    assert "PINGs" not in text and "raise --max-window" not in text
+    assert "raise --max-window" not in answer([point(1, 5.0), queued], rate=10.0)
 
 
 def test_matrix_findings_name_ratio_and_verdict() -> None:
