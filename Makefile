@@ -55,12 +55,15 @@ run: install
 	$(BIN)/kit run --rtt 20ms
 	@if [ -f $(GO_STAMP) ]; then $(BIN)/kit run --rtt 20ms --window 4MiB --client grpc-go; fi
 
-# Unit tests are pure: two workers. The conformance test checks each program's protocol, not
-# its speed: two workers. Every other integration test measures real processes: one at a time.
+# Unit tests are pure: two workers. The conformance test checks each program's protocol and
+# the bad-input tests a one-line refusal, not speed: two workers. Every other integration test
+# measures real processes: one at a time.
+REFUSALS := one_line_and_exit_2 or one_line_error
 test: install test-stacks
 	$(BIN)/python -m pytest -q -n 2 tests/unit
-	$(BIN)/python -m pytest -q -n 2 tests/integration/test_conformance.py
-	$(BIN)/python -m pytest -q tests/integration --ignore=tests/integration/test_conformance.py
+	$(BIN)/python -m pytest -q -n 2 tests/integration -k "test_conformance or $(REFUSALS)"
+	$(BIN)/python -m pytest -q tests/integration --ignore=tests/integration/test_conformance.py \
+	    -k "not ($(REFUSALS))"
 
 lint: install
 	$(BIN)/ruff check kit servers tests

@@ -25,19 +25,20 @@ pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_identical_candidate_is_within_noise_in_9_of_10_comparisons(tmp_path: Path) -> None:
-    """Ten identical candidates against the baseline, interleaved in one campaign.
+def test_identical_candidate_is_within_noise_in_5_of_6_comparisons(tmp_path: Path) -> None:
+    """Six identical candidates against the baseline, interleaved in one campaign.
 
     Each candidate is a separate cell with its own runs, so each verdict is a separate
     comparison; they share the baseline's samples and floor (which makes them correlated:
-    a bad baseline would fail many at once, so the 9-of-10 bar is not weakened by it).
+    a bad baseline would fail many at once, so the 5-of-6 bar is not weakened by it).
 
     Five rounds, the command's default. With three, a candidate identical to the baseline
     is called faster by the overlap rule alone whenever its 3 samples hold the top 2 of the
-    9 (3/9 x 2/8 = 8% each; a CI run saw 3 of 10); with five, the top 3 of 15 (2%).
+    9 (3/9 x 2/8 = 8% each; a CI run saw 3 of 10); with five, the top 3 of 15 (2%), so a
+    false verdict in two of six (faster or slower, ~4% each) is ~2% a run.
     """
     spec = "h2:window=256KiB,conn-window=256KiB"
-    same = [parse_candidate(spec, f"same-{i}") for i in range(10)]
+    same = [parse_candidate(spec, f"same-{i}") for i in range(6)]
     settings = PlanOptions(rtt="4ms", duration="250ms", rounds=5, seed=7)
     plan = plan_from_settings(settings, parse_candidate(spec), same, title="identical")
     records = tmp_path / "identical.jsonl"
@@ -47,7 +48,7 @@ def test_identical_candidate_is_within_noise_in_9_of_10_comparisons(tmp_path: Pa
     labels = {row.key: row.label for row in report.rows if row.key != "baseline"}
     assert all(row.runs_ok == 5 for row in report.rows if row.key != "baseline"), report.rows
     within = sum(label == "within noise" for label in labels.values())
-    assert within >= 9, f"identical candidates: {labels}; {report.floor.describe()}"
+    assert within >= 5, f"identical candidates: {labels}; {report.floor.describe()}"
 
 
 def test_compare_end_to_end_finds_the_larger_window_faster(tmp_path: Path) -> None:
