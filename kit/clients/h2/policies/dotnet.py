@@ -62,12 +62,8 @@ class DotnetPolicy(ModelPolicy):
         self.managers[stream_id] = _Stream(now_ns)
         return super().opened(stream_id, expected_bytes, now_ns)
 
-    def finished(self, stream_id: int) -> None:
-        super().finished(stream_id)
-        self.managers.pop(stream_id, None)
-
-    def cancelled(self, stream_id: int) -> None:
-        super().cancelled(stream_id)
+    def forget(self, stream_id: int) -> None:
+        super().forget(stream_id)
         self.managers.pop(stream_id, None)
 
     def consumed(self, stream_id: int | None, n: int, now_ns: int) -> tuple[tuple[int, int], ...]:

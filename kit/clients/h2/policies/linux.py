@@ -77,12 +77,8 @@ class LinuxPolicy(ModelPolicy):
         self.spaces[stream_id] = Space(self.streams[stream_id])
         return answer
 
-    def finished(self, stream_id: int) -> None:
-        super().finished(stream_id)
-        self.spaces.pop(stream_id, None)
-
-    def cancelled(self, stream_id: int) -> None:
-        super().cancelled(stream_id)
+    def forget(self, stream_id: int) -> None:
+        super().forget(stream_id)
         self.spaces.pop(stream_id, None)
 
     def stream_update(self, stream_id: int, stream: Window, now_ns: int) -> int:

@@ -62,9 +62,14 @@ class ModelPolicy(WindowPolicy):
         return NOTHING
 
     def finished(self, stream_id: int) -> None:
-        self.streams.pop(stream_id, None)
+        self.forget(stream_id)
 
     def cancelled(self, stream_id: int) -> None:
+        self.forget(stream_id)
+
+    def forget(self, stream_id: int) -> None:
+        """The stream is gone (finished or cancelled): drop its state (a model with per-stream
+        state of its own extends this)."""
         self.streams.pop(stream_id, None)
 
     def data(self, stream_id: int | None, size: int, padding: int, now_ns: int) -> Answer:

@@ -130,12 +130,8 @@ class QuicGoPolicy(ModelPolicy):
         out.append((0, self.conn_ctl.update(self.rtt.smoothed_ns, now_ns)))
         return tuple(g for g in out if g[1] > 0)
 
-    def finished(self, stream_id: int) -> None:
-        super().finished(stream_id)
-        self.ctls.pop(stream_id, None)
-
-    def cancelled(self, stream_id: int) -> None:
-        super().cancelled(stream_id)
+    def forget(self, stream_id: int) -> None:
+        super().forget(stream_id)
         self.ctls.pop(stream_id, None)
 
     def on_data(self, size: int, now_ns: int) -> bool:

@@ -83,12 +83,8 @@ class QuichePolicy(ModelPolicy):
         self.tuners[stream_id] = Tuner(self.streams[stream_id], STREAM_LIMIT_BYTES)
         return answer
 
-    def finished(self, stream_id: int) -> None:
-        super().finished(stream_id)
-        self.tuners.pop(stream_id, None)
-
-    def cancelled(self, stream_id: int) -> None:
-        super().cancelled(stream_id)
+    def forget(self, stream_id: int) -> None:
+        super().forget(stream_id)
         self.tuners.pop(stream_id, None)
 
     def stream_update(self, stream_id: int, stream: Window, now_ns: int) -> int:
