@@ -25,6 +25,7 @@ floor lines; ``--links`` only part 5.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import socket
 import statistics
@@ -311,12 +312,21 @@ def run_bench() -> list[BenchLine]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if args == ["--links"]:  # only the link bars (about a minute)
+    parser = argparse.ArgumentParser(
+        prog="python -m kit.tools.bench",
+        description="Speed and accuracy of the measurement path, as ratios beside the floor.",
+    )
+    part = parser.add_mutually_exclusive_group()
+    part.add_argument("--links", action="store_true", help="only the link bars (about a minute)")
+    part.add_argument(
+        "--floor", action="store_true", help="only the delay against the floor (about 2 min)"
+    )
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.links:
         with Topology() as topo:
             found = link_bench(topo)
         lines = [BenchLine(b.name, b.value, b.bar, b.ok) for b in found]
-    elif args == ["--floor"]:  # only the delay against the floor, levers, floods (~2 min)
+    elif args.floor:
         with tempfile.TemporaryDirectory(prefix="kit-bench-") as tmp:
             lines = [*floor_lines(), *lever_lines(LEVERS), *flood_lines(Path(tmp))]
     else:
