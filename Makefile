@@ -46,7 +46,7 @@ $(TONIC_STAMP): $(wildcard stacks/tonic/Cargo.* stacks/tonic/*.rs stacks/tonic/*
 test-stacks: stacks
 	@if [ -f $(GO_STAMP) ]; then cd stacks/grpc-go && go test -count=1 ./...; fi
 	@if [ -f $(JS_STAMP) ]; then cd stacks/grpc-js && node --test --test-reporter=dot test/; fi
-	@if [ -f $(TONIC_STAMP) ]; then cd stacks/tonic && cargo test -q --release --locked; fi
+	@if [ -f $(TONIC_STAMP) ]; then cd stacks/tonic && cargo test -q --release --locked --lib; fi
 
 # The main job: real measurements through the delay line at 20 ms RTT.
 run: install
