@@ -39,6 +39,10 @@ def nice(proc: psutil.Process) -> int | None:
 
 
 def test_run_keep_awake_end_to_end() -> None:
+    # The row's "other cores" is the load of processes that are not the kit's: other work on
+    # the machine shows there, as it should; this check needs a machine that is not busy.
+    if os.getloadavg()[0] > (os.cpu_count() or 1):
+        pytest.skip(f"the machine is busy (load {os.getloadavg()[0]:.1f}): other cores not 0")
     cmd = [sys.executable, "-m", "kit.cli", "run", "--rtt", f"{RTT_MS:g}ms", "--workload",
            "unary", "--calls", "300", "--keep-awake", "--no-records", "--json"]  # fmt: skip
     proc = subprocess.Popen(
