@@ -64,6 +64,10 @@ def test_a_lossy_packet_link_run_records_tcp_and_frames_and_leaves_nothing(tmp_p
     assert 18 <= server[0].srtt_ms <= 200  # the link's 20 ms, plus queueing
     # The tap reassembled the TCP stream: it saw every DATA byte of the download.
     assert m.frames is not None and m.frames.data_down.bytes >= 384 * 1024
+    # The delivery trace (TCP's in-order payload, per 2 ms) holds every DATA byte and little
+    # more (frame headers, HEADERS, SETTINGS: under 1% + 8 KiB), as on the stream link.
+    delivered, data = sum(m.frames.delivered_down.bytes), m.frames.data_down.bytes
+    assert data <= delivered <= data * 1.01 + 8192
     assert net_namespaces() == before
 
 
