@@ -30,7 +30,7 @@ from kit.analysis.link import ramp_of
 from kit.delayline.netns import CLIENT_NS_FD, SERVER_NS_FD, inside, missing
 from kit.plan.packet import SERVER_ADDR, ForwarderConfig
 from kit.plan.processes import LOOPBACK, ProxyConfig
-from kit.plan.trial import ClientConfig, Link, Trial, Workload
+from kit.plan.trial import ClientConfig, Link, LinkKind, Trial, Workload
 from kit.plan.units import KIB, format_rate
 from kit.quantile import percentile
 from kit.results.codec import from_json
@@ -161,7 +161,7 @@ def delay_lines(rtt_ms: float = DELAY_RTT_MS) -> list[LinkLine]:
     return lines
 
 
-def _link(kind: str, rate: float, rtt_ms: float) -> Link:
+def _link(kind: LinkKind, rate: float, rtt_ms: float) -> Link:
     half = rtt_ms / 2
     return Link(half, half, rate, rate, kind=kind, congestion="reno" if kind == "packet" else "")
 
@@ -169,9 +169,10 @@ def _link(kind: str, rate: float, rtt_ms: float) -> Link:
 def _figures(m: Measurement) -> tuple[float, float] | None:
     """(whole timed phase, steady state) in MiB/s."""
     steady = ramp_of(m)
-    if not m.ok or steady is None or not steady.steady_bits_s:
+    whole = m.throughput_mib_s if m.ok else None
+    if whole is None or steady is None or not steady.steady_bits_s:
         return None
-    return m.throughput_mib_s, steady.steady_bits_s / 8 / 2**20
+    return whole, steady.steady_bits_s / 8 / 2**20
 
 
 def zero_loss_pairs(
@@ -183,7 +184,8 @@ def zero_loss_pairs(
     ratios = []
     for i in range(pairs):
         found = {}
-        for kind in ("stream", "packet") if i % 2 == 0 else ("packet", "stream"):
+        kinds: tuple[LinkKind, LinkKind] = ("stream", "packet")
+        for kind in kinds if i % 2 == 0 else kinds[::-1]:
             trial = Trial(link=_link(kind, rate, rtt_ms), client=client, workload=workload)
             found[kind] = _figures(topo.measure(trial))
         stream, packet = found["stream"], found["packet"]
