@@ -25,7 +25,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kit import __version__
-from kit.delayline.netns import CLIENT_NS_FD, SERVER_NS_FD, Side, device_drops, new_side
+from kit.delayline.netns import (
+    CLIENT_NS_FD,
+    SERVER_NS_FD,
+    Side,
+    device_drops,
+    enter_user_namespace,
+    in_user_namespace,
+    new_side,
+)
 from kit.delayline.packets import DirectionCounts, PacketDirection
 from kit.delayline.packettap import PacketTap
 from kit.delayline.schedule import link_bottleneck
@@ -126,6 +134,8 @@ def forward(lanes: tuple[Lane, Lane], stop: Callable[[], bool]) -> tuple[int, fl
 
 def serve(config: ForwarderConfig, ready: Callable[[int], None]) -> PacketTotals:
     link = config.link
+    if in_user_namespace():
+        enter_user_namespace()
     client = new_side(f"{CLIENT_ADDR}/32", SERVER_ADDR, link.mtu, CLIENT_NS_FD, link.congestion)
     server = new_side(f"{SERVER_ADDR}/32", CLIENT_ADDR, link.mtu, SERVER_NS_FD, link.congestion)
     up, down = directions(link)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import os
+import stat
 import struct
 import subprocess
 from collections.abc import Iterator
@@ -42,13 +43,50 @@ class Side:
     tun_fd: int
 
 
+CLONE_NEWUSER = 0x10000000
+TUN_PATH = "/dev/net/tun"
+NEEDS = "the packet link needs root (CAP_NET_ADMIN), or user namespaces"
+
+
+def in_user_namespace() -> bool:
+    """Whether the packet link runs in a user namespace of its own: when the kit is not
+    root, the forwarder creates one (this user is root in it, nowhere else) and owns the
+    network namespaces it creates there."""
+    return os.geteuid() != 0
+
+
 def missing() -> str | None:
     """What is missing for the packet link here (one line), or None when it can run."""
-    if not os.path.exists("/dev/net/tun"):
+    if not os.path.exists(TUN_PATH):
         return "the packet link needs /dev/net/tun (the TUN driver)"
-    if os.geteuid() != 0:
-        return "the packet link needs root (CAP_NET_ADMIN) to create network namespaces"
+    if not in_user_namespace():
+        return None
+    if not os.access(TUN_PATH, os.R_OK | os.W_OK):
+        mode = stat.filemode(os.stat(TUN_PATH).st_mode)
+        return f"{NEEDS} and {TUN_PATH} open to this user (it is {mode}, root's, here)"
+    probe = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--net", "true"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if probe.returncode != 0:
+        why = probe.stderr.strip().splitlines()[-1:] or ["refused"]
+        return f"{NEEDS}, which this system refuses to this user ({why[0]})"
     return None
+
+
+def enter_user_namespace() -> None:
+    """Move this (single-threaded) process into a new user namespace where its user is
+    root, so it may create network namespaces and TUN devices there."""
+    uid, gid = os.geteuid(), os.getegid()
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWUSER) != 0:
+        err = ctypes.get_errno()
+        raise TopologyError(f"cannot create a user namespace: {os.strerror(err)}")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+        with open(f"/proc/self/{name}", "w", encoding="ascii") as f:
+            f.write(text)
 
 
 def _unshare_net() -> None:
@@ -147,5 +185,10 @@ def device_drops(ns_fd: int) -> int:
 
 
 def nsenter_prefix(forwarder_pid: int, ns_fd: int) -> tuple[str, ...]:
-    """The argv prefix that starts a program inside one of the forwarder's namespaces."""
-    return ("nsenter", f"--net=/proc/{forwarder_pid}/fd/{ns_fd}", "--")
+    """The argv prefix that starts a program inside one of the forwarder's namespaces (and
+    its user namespace, when it has one of its own)."""
+    net = f"--net=/proc/{forwarder_pid}/fd/{ns_fd}"
+    if not in_user_namespace():
+        return ("nsenter", net, "--")
+    user = f"--user=/proc/{forwarder_pid}/ns/user"
+    return ("nsenter", user, "--preserve-credentials", net, "--")

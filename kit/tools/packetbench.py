@@ -217,7 +217,7 @@ def zero_loss_lines(topo: Topology) -> list[LinkLine]:
 
 def packet_bench(topo: Topology) -> list[LinkLine]:
     """Every packet-link bar (about 40 s), or one line saying what is missing."""
-    why = missing()
+    why = missing() or (None if os.geteuid() == 0 else "its bench needs root (setns)")
     if why is not None:
         return [LinkLine("packet link", f"skipped: {why}", "-", None)]
     return [*delay_lines(), *zero_loss_lines(topo)]

@@ -147,3 +147,44 @@ def test_a_changing_rate_gives_its_mean_on_the_packet_link(
     assert 0.85 * want <= data["throughput_mbit_s"] <= 1.03 * want, data["throughput_mbit_s"]
     (m,) = read_records(tmp_path / "r.jsonl").measurements
     assert sum(v.retransmits for v in m.tcp if v.side == "server") == 0
+
+
+NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+# This user as uid 1000 without any capability, in a user namespace of its own: what an
+# ordinary user is, except that /dev/net/tun (root's) stays open to it.
+UNPRIVILEGED = ("unshare", "--user", "--map-user=1000", "--map-group=1000")
+
+
+def _kit_as(prefix: tuple[str, ...], *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [*prefix, sys.executable, "-m", "kit.cli", *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd="/tmp")
+
+
+def test_without_root_the_packet_link_runs_in_user_namespaces(tmp_path: Path) -> None:
+    """No capability at all: the forwarder creates a user namespace, and the network
+    namespaces in it; the run measures, and leaves nothing behind."""
+    before = net_namespaces()
+    records = tmp_path / "r.jsonl"
+    tmp_path.chmod(0o777)
+    proc = _kit_as(
+        UNPRIVILEGED, "run", "--link", "packet", "--rtt", "10ms", "--rate", "20Mbit",
+        "--cc", "reno", "--client", "h2", "--window", "64KiB", "--bytes", "256KiB",
+        "--records", str(records),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (m,) = read_records(records).measurements
+    assert m.ok and any(v.side == "server" and v.congestion == "reno" for v in m.tcp)
+    assert m.frames is not None and m.frames.data_down.bytes >= 256 * 1024
+    assert net_namespaces() == before
+
+
+@pytest.mark.skipif(
+    subprocess.run([*NOBODY, "test", "-r", "/dev/net/tun", "-a", "-w", "/dev/net/tun"])
+    .returncode == 0,
+    reason="/dev/net/tun is open to every user here",
+)
+def test_a_user_who_cannot_open_the_tun_device_is_told_in_one_line() -> None:
+    proc = _kit_as(NOBODY, "run", "--link", "packet", "--rtt", "10ms", "--no-records")
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert "user namespaces" in line and "/dev/net/tun open to this user" in line
