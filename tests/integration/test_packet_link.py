@@ -179,8 +179,8 @@ def test_without_root_the_packet_link_runs_in_user_namespaces(tmp_path: Path) ->
 
 
 @pytest.mark.skipif(
-    subprocess.run([*NOBODY, "test", "-r", "/dev/net/tun", "-a", "-w", "/dev/net/tun"])
-    .returncode == 0,
+    subprocess.run([*NOBODY, "test", "-r", "/dev/net/tun", "-a", "-w", "/dev/net/tun"]).returncode
+    == 0,
     reason="/dev/net/tun is open to every user here",
 )
 def test_a_user_who_cannot_open_the_tun_device_is_told_in_one_line() -> None:
