@@ -11,7 +11,12 @@ zero-loss check (packet link / stream link on window-bound cells).
    start on the packet link (each measurement is a new TCP connection that starts at ten
    segments; on the stream link TCP runs over loopback and never sees the RTT): it is
    reported beside the steady state (the second half of the timed phase, from both links'
-   delivery traces), which is the link's own figure. Bar: steady state within 10%.
+   delivery traces), which is the link's own figure. Bar: steady state within 10%;
+3. slow start after idle (TCP's own, no HTTP/2): a bulk transfer between the namespaces,
+   an idle second, another: the time to the first byte and to 90% of the rate after it,
+   with the namespaces' tcp_slow_start_after_idle on (Linux's default: the congestion
+   window is halved for every RTO of idle time, down to ten segments) and off, beside the
+   cold start.
 
 Needs root and /dev/net/tun (``kit.delayline.netns.missing``); without them one line says so.
 """
@@ -22,6 +27,7 @@ import contextlib
 import os
 import socket
 import statistics
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -68,12 +74,18 @@ def _pair(listener: socket.socket, client: socket.socket) -> PingPair:
     return PingPair(client, echo)
 
 
-def _packet_pair(forwarder_pid: int) -> PingPair:
+def _packet_pair(forwarder_pid: int, rcvbuf: int = 0) -> PingPair:
+    """A connected pair across the packet link (``rcvbuf``: the client end's SO_RCVBUF,
+    set before it connects; 0: autotuned)."""
     with _handle(forwarder_pid, SERVER_NS_FD) as server_ns, inside(server_ns):
         listener = socket.create_server((SERVER_ADDR, 0))
     port = listener.getsockname()[1]
     with _handle(forwarder_pid, CLIENT_NS_FD) as client_ns, inside(client_ns):
-        client = socket.create_connection((SERVER_ADDR, port), timeout=10)
+        client = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if rcvbuf:
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        client.settimeout(10)
+        client.connect((SERVER_ADDR, port))
     return _pair(listener, client)
 
 
@@ -220,4 +232,127 @@ def packet_bench(topo: Topology) -> list[LinkLine]:
     why = missing() or (None if os.geteuid() == 0 else "its bench needs root (setns)")
     if why is not None:
         return [LinkLine("packet link", f"skipped: {why}", "-", None)]
-    return [*delay_lines(), *zero_loss_lines(topo)]
+    return [*delay_lines(), *zero_loss_lines(topo), *idle_lines()]
+
+
+IDLE_LINK = (100e6, 50.0)
+IDLE_S = 1.0
+IDLE_BURST_BYTES = 12 * 1024 * 1024  # ~1 s at the rate: cwnd reaches the BDP first
+# The receiver's buffer bounds its TCP window near 2 BDPs, under what the link holds (BDP +
+# a 4 MiB queue): nothing is lost, so Reno never leaves slow start's regime and the second
+# burst shows the idle restart alone (a loss would show Reno's halved window instead).
+IDLE_RCVBUF_BYTES = 1250 * 1000
+IDLE_QUEUE_BYTES = 4 * 1024 * 1024
+PAYLOAD_SHARE = 1448 / 1500  # a full packet's TCP payload, timestamps on
+
+
+@dataclass
+class _Arrivals:
+    """What the receiving end read, with its times (ns)."""
+
+    times_ns: list[int]
+    sizes: list[int]
+
+    def total(self) -> int:
+        return sum(self.sizes)
+
+
+def _receive(sock: socket.socket, want: int, out: _Arrivals) -> None:
+    got = 0
+    while got < want:
+        data = sock.recv(1 << 20)
+        if not data:
+            return
+        got += len(data)
+        out.times_ns.append(time.monotonic_ns())
+        out.sizes.append(len(data))
+
+
+def _set_idle_restart(on: bool) -> None:
+    with open("/proc/sys/net/ipv4/tcp_slow_start_after_idle", "w", encoding="ascii") as f:
+        f.write("1" if on else "0")
+
+
+def _to_rate_ms(arrivals: _Arrivals, since_ns: int, rate: float, rtt_ms: float) -> float | None:
+    """From ``since_ns`` until the bytes read over one RTT first carried 90% of the rate's
+    payload share."""
+    want = 0.9 * rate / 8 * PAYLOAD_SHARE * rtt_ms / 1000
+    window_ns = round(rtt_ms * 1e6)
+    times = [
+        (t, n) for t, n in zip(arrivals.times_ns, arrivals.sizes, strict=True) if t >= since_ns
+    ]
+    start = total = 0
+    for t, n in times:
+        total += n
+        while times[start][0] < t - window_ns:
+            total -= times[start][1]
+            start += 1
+        if total >= want and t - since_ns >= window_ns:
+            return (t - since_ns) / 1e6
+    return None
+
+
+def _first_ms(arrivals: _Arrivals, since_ns: int) -> float | None:
+    later = [t for t in arrivals.times_ns if t >= since_ns]
+    return (later[0] - since_ns) / 1e6 if later else None
+
+
+@dataclass(frozen=True)
+class IdleRestart:
+    """Times from the start of each burst (ms; None: never): to 90% of the rate cold, and
+    after the idle second to the first byte and to 90% of the rate."""
+
+    cold_ms: float | None
+    first_byte_ms: float | None
+    after_idle_ms: float | None
+
+
+def idle_restart(after_idle: bool) -> IdleRestart:
+    """A bulk TCP transfer between the packet link's namespaces (100 Mbit/s x 50 ms, Reno),
+    an idle second, and a second bulk; ``after_idle``: the server namespace's
+    tcp_slow_start_after_idle (Linux's default is on)."""
+    rate, rtt_ms = IDLE_LINK
+    link = Link(rtt_ms / 2, rtt_ms / 2, rate, rate, kind="packet", congestion="reno",
+                queue_bytes=IDLE_QUEUE_BYTES)  # fmt: skip
+    forwarder = spawn("forwarder", FORWARDER_PROGRAM, ForwarderConfig(link=link))
+    try:
+        with _handle(forwarder.pid, SERVER_NS_FD) as server_ns, inside(server_ns):
+            _set_idle_restart(after_idle)
+        pair = _packet_pair(forwarder.pid, IDLE_RCVBUF_BYTES)
+        for sock in (pair.client, pair.echo):
+            sock.settimeout(30)
+        arrivals = _Arrivals([], [])
+        found, first = [], None
+        for burst in range(2):
+            reader = threading.Thread(
+                target=_receive, args=(pair.client, IDLE_BURST_BYTES, arrivals), daemon=True
+            )
+            since = time.monotonic_ns()
+            reader.start()
+            pair.echo.sendall(bytes(IDLE_BURST_BYTES))
+            reader.join(timeout=60)
+            found.append(_to_rate_ms(arrivals, since, rate, rtt_ms))
+            first = _first_ms(arrivals, since)
+            if burst == 0:
+                time.sleep(IDLE_S)
+        pair.client.close()
+        pair.echo.close()
+    finally:
+        forwarder.close()
+    return IdleRestart(found[0], first, found[1])
+
+
+def idle_lines() -> list[LinkLine]:
+    lines = []
+    for on in (True, False):
+        found = idle_restart(on)
+        cold, first, warm = (
+            "never" if v is None else f"{v:.0f} ms"
+            for v in (found.cold_ms, found.first_byte_ms, found.after_idle_ms)
+        )
+        name = (
+            f"TCP on 100 Mbit/s x 50 ms, slow start after idle {'on' if on else 'off'}: to 90% "
+            "of the rate cold; after an idle second, to the first byte and to 90%"
+        )
+        lines.append(LinkLine(name, f"{cold}; {first}, {warm}", "report: TCP's own", None))
+    return lines
