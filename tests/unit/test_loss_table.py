@@ -86,9 +86,11 @@ def test_first_byte_ramp_and_longest_pause_read_the_delivery_trace(read: Records
     # 256 KiB / 50 ms = 41.9 Mbit/s: 90% is 236 KB per 50 ms (25 buckets), which 12 KB
     # buckets (48 Mbit/s) reach after 20 of them.
     per_bucket = 12_000
-    m = _with_trace(control, [0] * 9 + [1000] + [0] * 20 + [per_bucket] * 60, lead=0)
+    m = _with_trace(control, [0] * 9 + [17_000] + [0] * 20 + [per_bucket] * 60, lead=0)
     assert first_byte_ms(m) == pytest.approx(20.0)
     assert longest_pause_ms(m) == pytest.approx(40.0)  # 20 empty buckets after the first byte
+    acks = _with_trace(control, [0] * 4 + [90] + [0] * 5 + [per_bucket] * 10)
+    assert first_byte_ms(acks) == pytest.approx(24.0)  # a control frame is not the data
     ramp = to_rate_ms(m)
     assert ramp == pytest.approx(60 + 20 * 2)
     slow = _with_trace(control, [per_bucket // 4] * 100)

@@ -139,15 +139,23 @@ def _phase(m: Measurement) -> tuple[list[int], float] | None:
     return lead + list(trace.bytes[max(0, first) : max(0, last + 1)]), trace.bucket_ns / 1e6
 
 
+FIRST_DATA_BYTES = 16 * 1024  # a DATA frame's worth: control frames (PING and SETTINGS
+# acks, WINDOW_UPDATEs, a lost packet of the warm-up's resent late) are a few dozen bytes
+
+
 def first_byte_ms(m: Measurement) -> float | None:
-    """From the start of the timed phase to the link's first delivered byte (one RTT and
-    the request's way, at 2 ms resolution: the bucket it fell in, counted whole)."""
+    """From the start of the timed phase until the link delivered its first 16 KiB (one RTT
+    and the request's way, at 2 ms resolution: the bucket it fell in, counted whole)."""
     phase = _phase(m)
     if phase is None:
         return None
     buckets, bucket_ms = phase
-    hit = next((i for i, n in enumerate(buckets) if n), None)
-    return None if hit is None else (hit + 1) * bucket_ms
+    total = 0
+    for i, n in enumerate(buckets):
+        total += n
+        if total >= FIRST_DATA_BYTES:
+            return (i + 1) * bucket_ms
+    return None
 
 
 def ceiling_bits_s(trial: Trial) -> float | None:
