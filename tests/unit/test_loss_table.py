@@ -90,7 +90,7 @@ def test_first_byte_ramp_and_longest_pause_read_the_delivery_trace(read: Records
     assert first_byte_ms(m) == pytest.approx(20.0)
     assert longest_pause_ms(m) == pytest.approx(40.0)  # 20 empty buckets after the first byte
     acks = _with_trace(control, [0] * 4 + [90] + [0] * 5 + [per_bucket] * 10)
-    assert first_byte_ms(acks) == pytest.approx(24.0)  # a control frame is not the data
+    assert first_byte_ms(acks) == pytest.approx(22.0)  # a control frame is not the data
     ramp = to_rate_ms(m)
     assert ramp == pytest.approx(60 + 20 * 2)
     slow = _with_trace(control, [per_bucket // 4] * 100)

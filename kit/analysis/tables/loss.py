@@ -139,12 +139,13 @@ def _phase(m: Measurement) -> tuple[list[int], float] | None:
     return lead + list(trace.bytes[max(0, first) : max(0, last + 1)]), trace.bucket_ns / 1e6
 
 
-FIRST_DATA_BYTES = 16 * 1024  # a DATA frame's worth: control frames (PING and SETTINGS
-# acks, WINDOW_UPDATEs, a lost packet of the warm-up's resent late) are a few dozen bytes
+# The first data: control frames (PING and SETTINGS acks, WINDOW_UPDATEs, a packet of the
+# warm-up resent late) are a few dozen bytes; TCP's first flight (ten segments) is 14 KB.
+FIRST_DATA_BYTES = 4 * 1024
 
 
 def first_byte_ms(m: Measurement) -> float | None:
-    """From the start of the timed phase until the link delivered its first 16 KiB (one RTT
+    """From the start of the timed phase until the link delivered its first 4 KiB (one RTT
     and the request's way, at 2 ms resolution: the bucket it fell in, counted whole)."""
     phase = _phase(m)
     if phase is None:

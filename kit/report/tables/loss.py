@@ -43,7 +43,7 @@ LOSS_HEADERS = (
     "what limits",
     "measured / limit",
     "retransmits",
-    "first 16 KiB / 90% of ceiling, ms",
+    "first 4 KiB / 90% of ceiling, ms",
 )
 SHARED_HEADERS = (
     "streams",
@@ -152,8 +152,8 @@ INTRO = (
     "TCP's steady state, p the rate of loss events: a burst counts once) and the rate. *What "
     "limits* is the smallest; *measured / limit* says whether the median lies within "
     "{lo:g}-{hi:g}x of it. *retransmits*: segments the server's sockets resent (TCP_INFO), "
-    "their share over the connection's life, warm-up included. *first 16 KiB / 90% of ceiling*: "
-    "from the start of the timed phase until the link delivered the first 16 KiB and until one "
+    "their share over the connection's life, warm-up included. *first 4 KiB / 90% of ceiling*: "
+    "from the start of the timed phase until the link delivered the first 4 KiB and until one "
     "RTT carried 90% of what the cell could carry without loss (window / RTT or the rate, "
     "the smaller): each cell is a new TCP connection, so this is its slow start (from ten "
     "segments); never: not within the cell."
