@@ -74,6 +74,9 @@ def test_a_lossy_packet_link_run_records_tcp_and_frames_and_leaves_nothing(tmp_p
     # more (frame headers, HEADERS, SETTINGS: under 1% + 8 KiB), as on the stream link.
     delivered, data = sum(m.frames.delivered_down.bytes), m.frames.data_down.bytes
     assert data <= delivered <= data * 1.01 + 8192
+    # The 128 KiB window is above the BDP (50 KB): packets wait at the bottleneck, never more
+    # than its drop-tail queue (64 KiB, the smallest the kit sets) holds.
+    assert 0 < m.frames.peak_queued_bytes_down <= 64 * 1024
     assert net_namespaces() == before
 
 
