@@ -18,13 +18,13 @@ speed is a pass/fail criterion):
 6. the packet link (``kit.tools.packetbench``): its delay error beside the stream delay
    line's (the same ping-pong, interleaved), and the zero-loss check: packet / stream on
    window-bound cells, steady state within 10% (the whole phase, TCP's slow start
-   included, reported beside it);
+   included, reported beside it), and TCP's slow start after an idle second;
 7. the frame tap's cost (``kit.tools.tapbench``): forwarding rate with the tap / without,
    for a 17-byte PING flood, empty DATA frames, 16 KiB DATA frames and unary-like calls
    (bar: >= 0.8: the decoder skips rather than slow the link).
 
 ``python -m kit.tools.bench --floor`` runs only part 1's
-floor lines; ``--links`` only part 5; ``--packet`` only part 6.
+floor lines; ``--links`` only part 5. ``python -m kit.tools.packetbench`` runs only part 6.
 """
 
 from __future__ import annotations
@@ -321,10 +321,6 @@ def main(argv: list[str] | None = None) -> int:
     if args == ["--links"]:  # only the link bars (about a minute)
         with Topology() as topo:
             found = link_bench(topo)
-        lines = [BenchLine(b.name, b.value, b.bar, b.ok) for b in found]
-    elif args == ["--packet"]:  # only the packet link's bars (about 40 s; root)
-        with Topology() as topo:
-            found = packet_bench(topo)
         lines = [BenchLine(b.name, b.value, b.bar, b.ok) for b in found]
     elif args == ["--floor"]:  # only the delay against the floor, levers, floods (~2 min)
         with tempfile.TemporaryDirectory(prefix="kit-bench-") as tmp:
