@@ -116,7 +116,7 @@ LinkKindOption = Annotated[
     typer.Option(
         "--link",
         help="stream: the delay line (HTTP/2's windows only); packet: the kernels' TCP over "
-        "an emulated IP link in network namespaces (root), with --loss.",
+        "an emulated IP link in network namespaces (root or user namespaces), with --loss.",
     ),
 ]
 Loss = Annotated[

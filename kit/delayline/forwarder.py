@@ -25,7 +25,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kit import __version__
-from kit.delayline.netns import CLIENT_NS_FD, SERVER_NS_FD, Side, new_side
+from kit.delayline.netns import (
+    CLIENT_NS_FD,
+    SERVER_NS_FD,
+    Side,
+    device_drops,
+    enter_user_namespace,
+    in_user_namespace,
+    new_side,
+)
 from kit.delayline.packets import DirectionCounts, PacketDirection
 from kit.delayline.packettap import PacketTap
 from kit.delayline.schedule import link_bottleneck
@@ -126,10 +134,12 @@ def forward(lanes: tuple[Lane, Lane], stop: Callable[[], bool]) -> tuple[int, fl
 
 def serve(config: ForwarderConfig, ready: Callable[[int], None]) -> PacketTotals:
     link = config.link
+    if in_user_namespace():
+        enter_user_namespace()
     client = new_side(f"{CLIENT_ADDR}/32", SERVER_ADDR, link.mtu, CLIENT_NS_FD, link.congestion)
     server = new_side(f"{SERVER_ADDR}/32", CLIENT_ADDR, link.mtu, SERVER_NS_FD, link.congestion)
     up, down = directions(link)
-    tap = None if config.tap_path is None else PacketTap(config.tap_path)
+    tap = None if config.tap_path is None else PacketTap(config.tap_path, (up.counts, down.counts))
     lanes = (
         Lane(client.tun_fd, server.tun_fd, up, deque(), 0, tap),
         Lane(server.tun_fd, client.tun_fd, down, deque(), 1, tap),
@@ -139,6 +149,7 @@ def serve(config: ForwarderConfig, ready: Callable[[int], None]) -> PacketTotals
         signal.signal(sig, lambda *_: stopping.append(True))
     ready(0)
     wakeups, busy_s = forward(lanes, lambda: bool(stopping))
+    drops = sum(device_drops(side.ns_fd) for side in (client, server))
     _close(client, server)
     late = lanes[0].late_ns + lanes[1].late_ns or [0]
     totals = PacketTotals(
@@ -149,6 +160,7 @@ def serve(config: ForwarderConfig, ready: Callable[[int], None]) -> PacketTotals
         round(percentile(late, 50) / 1e3, 1),
         round(percentile(late, 99) / 1e3, 1),
         len(late),
+        drops,
     )
     if tap is not None:
         problem = tap.close(totals, time.monotonic_ns())
@@ -158,7 +170,9 @@ def serve(config: ForwarderConfig, ready: Callable[[int], None]) -> PacketTotals
 
 
 def _side(counts: DirectionCounts) -> PacketSide:
-    return PacketSide(**dataclasses.asdict(counts))
+    fields = dataclasses.asdict(counts)
+    del fields["peak_since_mark_bytes"]  # the tap's, per trial
+    return PacketSide(**fields)
 
 
 def _close(*sides: Side) -> None:

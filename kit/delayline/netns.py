@@ -15,8 +15,11 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import os
+import stat
 import struct
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from kit.errors import TopologyError, UsageError
@@ -40,13 +43,50 @@ class Side:
     tun_fd: int
 
 
+CLONE_NEWUSER = 0x10000000
+TUN_PATH = "/dev/net/tun"
+NEEDS = "the packet link needs root (CAP_NET_ADMIN), or user namespaces"
+
+
+def in_user_namespace() -> bool:
+    """Whether the packet link runs in a user namespace of its own: when the kit is not
+    root, the forwarder creates one (this user is root in it, nowhere else) and owns the
+    network namespaces it creates there."""
+    return os.geteuid() != 0
+
+
 def missing() -> str | None:
     """What is missing for the packet link here (one line), or None when it can run."""
-    if not os.path.exists("/dev/net/tun"):
+    if not os.path.exists(TUN_PATH):
         return "the packet link needs /dev/net/tun (the TUN driver)"
-    if os.geteuid() != 0:
-        return "the packet link needs root (CAP_NET_ADMIN) to create network namespaces"
+    if not in_user_namespace():
+        return None
+    if not os.access(TUN_PATH, os.R_OK | os.W_OK):
+        mode = stat.filemode(os.stat(TUN_PATH).st_mode)
+        return f"{NEEDS} and {TUN_PATH} open to this user (it is {mode}, root's, here)"
+    probe = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--net", "true"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if probe.returncode != 0:
+        why = probe.stderr.strip().splitlines()[-1:] or ["refused"]
+        return f"{NEEDS}, which this system refuses to this user ({why[0]})"
     return None
+
+
+def enter_user_namespace() -> None:
+    """Move this (single-threaded) process into a new user namespace where its user is
+    root, so it may create network namespaces and TUN devices there."""
+    uid, gid = os.geteuid(), os.getegid()
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWUSER) != 0:
+        err = ctypes.get_errno()
+        raise TopologyError(f"cannot create a user namespace: {os.strerror(err)}")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+        with open(f"/proc/self/{name}", "w", encoding="ascii") as f:
+            f.write(text)
 
 
 def _unshare_net() -> None:
@@ -81,6 +121,19 @@ def _set_congestion(name: str) -> None:
         ) from None
 
 
+# The TUN device's own ring (its txqueuelen, in packets) lies before the forwarder reads a
+# packet, so before the link's schedule sees it: a packet dropped there would be a loss the
+# link never set (tun drops when the ring is full and does not push back on the sender, as
+# it frees each packet from its socket's accounting). Sized for 32 MiB of packets, more
+# than any sender's burst of a window (Linux's default of 500 dropped hundreds of packets
+# of a 4 MiB window's slow start here).
+DEVICE_QUEUE_BYTES = 32 * 1024 * 1024
+
+
+def device_queue_packets(mtu: int) -> int:
+    return max(1000, DEVICE_QUEUE_BYTES // mtu)
+
+
 def new_side(addr: str, peer: str, mtu: int, keep_at: int, congestion: str = "") -> Side:
     """A new namespace (this process moves into it) with ``lo`` and the TUN device up."""
     _unshare_net()
@@ -92,10 +145,50 @@ def new_side(addr: str, peer: str, mtu: int, keep_at: int, congestion: str = "")
     tun_fd = _open_tun()
     _ip("link", "set", "lo", "up")
     _ip("addr", "add", addr, "peer", peer, "dev", DEVICE)
-    _ip("link", "set", DEVICE, "mtu", str(mtu), "up")
+    queue = str(device_queue_packets(mtu))
+    _ip("link", "set", DEVICE, "mtu", str(mtu), "txqueuelen", queue, "up")
     return Side(keep_at, tun_fd)
 
 
+def _setns(fd: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.setns(fd, CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        raise TopologyError(f"cannot enter a network namespace: {os.strerror(err)}")
+
+
+@contextmanager
+def inside(ns_fd: int) -> Iterator[None]:
+    """The calling thread inside the namespace whose handle is ``ns_fd``, back in its own
+    afterwards (sockets and files opened meanwhile stay in that namespace)."""
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    try:
+        _setns(ns_fd)
+        try:
+            yield
+        finally:
+            _setns(home)
+    finally:
+        os.close(home)
+
+
+def device_drops(ns_fd: int) -> int:
+    """Packets the namespace's TUN device dropped before the forwarder read them (its tx
+    drops in ``/proc/net/dev``): 0 unless its ring overflowed."""
+    with inside(ns_fd), open("/proc/thread-self/net/dev", encoding="ascii") as f:
+        lines = f.read().splitlines()
+    for line in lines:
+        name, _, counters = line.partition(":")
+        if name.strip() == DEVICE:
+            return int(counters.split()[11])  # rx: 8 fields; tx: bytes packets errs drop
+    return 0
+
+
 def nsenter_prefix(forwarder_pid: int, ns_fd: int) -> tuple[str, ...]:
-    """The argv prefix that starts a program inside one of the forwarder's namespaces."""
-    return ("nsenter", f"--net=/proc/{forwarder_pid}/fd/{ns_fd}", "--")
+    """The argv prefix that starts a program inside one of the forwarder's namespaces (and
+    its user namespace, when it has one of its own)."""
+    net = f"--net=/proc/{forwarder_pid}/fd/{ns_fd}"
+    if not in_user_namespace():
+        return ("nsenter", net, "--")
+    user = f"--user=/proc/{forwarder_pid}/ns/user"
+    return ("nsenter", user, "--preserve-credentials", net, "--")

@@ -70,6 +70,8 @@ class DirectionCounts:
     lost_packets: int = 0
     queue_drops: int = 0
     peak_queued_bytes: int = 0
+    # The peak since the frame tap last marked it (when a trial's first connection opened).
+    peak_since_mark_bytes: int = 0
 
 
 class PacketDirection:
@@ -115,6 +117,7 @@ class PacketDirection:
                 counts.queue_drops += 1
                 return None
             counts.peak_queued_bytes = max(counts.peak_queued_bytes, queued + size)
+            counts.peak_since_mark_bytes = max(counts.peak_since_mark_bytes, queued + size)
             exit_ns = bottleneck.exit_ns(size, arrival_ns)
         if self.loss_model is not None and self.loss_model.lost():
             counts.lost_packets += 1

@@ -291,7 +291,7 @@ def _tap_link_rows(m: Measurement, bdp: int | None) -> list[Row]:
     frames, rows = m.frames, []
     if frames is not None and frames.window_final_bytes is not None:
         rows.append(("final stream window (tap)", fmt_size(frames.window_final_bytes)))
-    if bdp is not None and m.trial.link.kind == "stream":  # the packet link's are its own
+    if bdp is not None:  # the packet link's queue counts IP packets, the stream link's bytes
         queued = frames.peak_queued_bytes_down if frames is not None else 0
         rows.append(("peak queued at bottleneck", fmt_size(queued)))
         rows += _ramp_rows(ramp_of(m), m.trial.link.rtt_ms)

@@ -15,12 +15,16 @@ speed is a pass/fail criterion):
 4. at RTT 0, h2 client / grpcio client throughput, interleaved (bar: >= 1.0);
 5. the link with a bottleneck (``kit.tools.linkbench``): rate accuracy and the machine's
    ceiling, the min rule, the jitter distribution, the estimators on 100 Mbit/s x 50 ms.
-6. the frame tap's cost (``kit.tools.tapbench``): forwarding rate with the tap / without,
+6. the packet link (``kit.tools.packetbench``): its delay error beside the stream delay
+   line's (the same ping-pong, interleaved), and the zero-loss check: packet / stream on
+   window-bound cells, steady state within 10% (the whole phase, TCP's slow start
+   included, reported beside it), and TCP's slow start after an idle second;
+7. the frame tap's cost (``kit.tools.tapbench``): forwarding rate with the tap / without,
    for a 17-byte PING flood, empty DATA frames, 16 KiB DATA frames and unary-like calls
    (bar: >= 0.8: the decoder skips rather than slow the link).
 
 ``python -m kit.tools.bench --floor`` runs only part 1's
-floor lines; ``--links`` only part 5.
+floor lines; ``--links`` only part 5. ``python -m kit.tools.packetbench`` runs only part 6.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from kit.plan.units import KIB, MIB
 from kit.quantile import percentile
 from kit.tools.floorbench import Errors, against_floor, flood_neighbour
 from kit.tools.linkbench import link_bench
+from kit.tools.packetbench import packet_bench
 from kit.tools.pingpong import round_trips_ms
 from kit.tools.tapbench import proxy, read_wake_lag_us, tap_ratio
 from kit.topology.topology import Topology
@@ -308,6 +313,7 @@ def run_bench() -> list[BenchLine]:
             )
         )
         lines += [BenchLine(b.name, b.value, b.bar, b.ok) for b in link_bench(topo)]
+        lines += [BenchLine(b.name, b.value, b.bar, b.ok) for b in packet_bench(topo)]
     return lines
 
 

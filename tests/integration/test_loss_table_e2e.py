@@ -33,10 +33,10 @@ def test_the_loss_table_measures_a_lossy_cell_and_renders_its_bounds(tmp_path: P
     assert sent and sum(t["retransmits"] for t in sent) >= 1
     table = resumed.text.split("## Table 10")[1].split("## Checks")[0]
     cells = {
-        line.split("|")[1].strip() + "," + line.split("|")[3].strip(): line
+        line.split("|")[1].strip() + "," + line.split("|")[2].strip(): line
         for line in table.splitlines()
         if line.startswith("| ")
     }
-    row = cells["4 MiB,1%"]
+    row = cells["h2 static 4 MiB,1%"]
     assert "| 2.83 " in row and "loss (TCP)" in row  # the Mathis bound binds
     assert "loss: at 1% loss Reno carries 0.5-2x the Mathis bound" in resumed.text

@@ -10,6 +10,7 @@ retransmits.
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
 import subprocess
 import sys
@@ -34,6 +35,11 @@ RATE_BITS_S = 20e6
 RTT_S = 0.02
 WINDOW_BYTES = 128 * 1024
 TRANSFER = "384KiB"
+
+
+# A full 1500-byte packet carries 1448 payload bytes (IPv4, TCP and its timestamp option):
+# the packet link's rate counts whole IP packets, the goodput only their payload.
+PAYLOAD_SHARE = 1448 / 1500
 
 
 def net_namespaces() -> int:
@@ -64,6 +70,13 @@ def test_a_lossy_packet_link_run_records_tcp_and_frames_and_leaves_nothing(tmp_p
     assert 18 <= server[0].srtt_ms <= 200  # the link's 20 ms, plus queueing
     # The tap reassembled the TCP stream: it saw every DATA byte of the download.
     assert m.frames is not None and m.frames.data_down.bytes >= 384 * 1024
+    # The delivery trace (TCP's in-order payload, per 2 ms) holds every DATA byte and little
+    # more (frame headers, HEADERS, SETTINGS: under 1% + 8 KiB), as on the stream link.
+    delivered, data = sum(m.frames.delivered_down.bytes), m.frames.data_down.bytes
+    assert data <= delivered <= data * 1.01 + 8192
+    # The 128 KiB window is above the BDP (50 KB): packets wait at the bottleneck, never more
+    # than its drop-tail queue (64 KiB, the smallest the kit sets) holds.
+    assert 0 < m.frames.peak_queued_bytes_down <= 64 * 1024
     assert net_namespaces() == before
 
 
@@ -107,3 +120,74 @@ def _until_a_client_runs(parent: psutil.Process, timeout_s: float = 30) -> list[
                 return kids
         time.sleep(0.05)
     raise AssertionError(f"no client within {timeout_s:g} s")
+
+
+@pytest.mark.parametrize(
+    ("how", "mean_mbit_s"),
+    [("--rate-steps 40Mbit:200ms,10Mbit:200ms", 25.0), ("--trace", 24.0)],
+)
+def test_a_changing_rate_gives_its_mean_on_the_packet_link(
+    tmp_path: Path, how: str, mean_mbit_s: float
+) -> None:
+    """Rate steps and a mahimahi trace (36 then 12 Mbit/s, 100 ms each) on the packet link:
+    over a 1.6 s phase (eight loops) goodput is the mean rate's payload share, at most +3%
+    over it, at least 0.85 of it (the first RTT and the kernels' slow start; measured
+    0.92-0.96 here). A 512 KiB window keeps the bottleneck busy and stays below the 1 MiB
+    queue, so nothing is dropped and Reno never backs off."""
+    args = how.split()
+    if how == "--trace":
+        lines = [str(ms) for ms in range(1, 201) for _ in range(3 if ms <= 100 else 1)]
+        (tmp_path / "step.trace").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        args.append(str(tmp_path / "step.trace"))
+    proc = kit(
+        "run", "--link", "packet", "--cc", "reno", "--rtt", "10ms", *args, "--queue", "1MiB",
+        "--client", "h2", "--window", "512KiB", "--duration", "1.6s", "--json",
+        "--records", str(tmp_path / "r.jsonl"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    want = mean_mbit_s * PAYLOAD_SHARE
+    assert 0.85 * want <= data["throughput_mbit_s"] <= 1.03 * want, data["throughput_mbit_s"]
+    (m,) = read_records(tmp_path / "r.jsonl").measurements
+    assert sum(v.retransmits for v in m.tcp if v.side == "server") == 0
+
+
+NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+# This user as uid 1000 without any capability, in a user namespace of its own: what an
+# ordinary user is, except that /dev/net/tun (root's) stays open to it.
+UNPRIVILEGED = ("unshare", "--user", "--map-user=1000", "--map-group=1000")
+
+
+def _kit_as(prefix: tuple[str, ...], *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [*prefix, sys.executable, "-m", "kit.cli", *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd="/tmp")
+
+
+def test_without_root_the_packet_link_runs_in_user_namespaces(tmp_path: Path) -> None:
+    """No capability at all: the forwarder creates a user namespace, and the network
+    namespaces in it; the run measures, and leaves nothing behind."""
+    before = net_namespaces()
+    records = tmp_path / "r.jsonl"
+    tmp_path.chmod(0o777)
+    proc = _kit_as(
+        UNPRIVILEGED, "run", "--link", "packet", "--rtt", "10ms", "--rate", "20Mbit",
+        "--cc", "reno", "--client", "h2", "--window", "64KiB", "--bytes", "256KiB",
+        "--records", str(records),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (m,) = read_records(records).measurements
+    assert m.ok and any(v.side == "server" and v.congestion == "reno" for v in m.tcp)
+    assert m.frames is not None and m.frames.data_down.bytes >= 256 * 1024
+    assert net_namespaces() == before
+
+
+@pytest.mark.skipif(
+    subprocess.run([*NOBODY, "test", "-r", "/dev/net/tun", "-a", "-w", "/dev/net/tun"]).returncode
+    == 0,
+    reason="/dev/net/tun is open to every user here",
+)
+def test_a_user_who_cannot_open_the_tun_device_is_told_in_one_line() -> None:
+    proc = _kit_as(NOBODY, "run", "--link", "packet", "--rtt", "10ms", "--no-records")
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert "user namespaces" in line and "/dev/net/tun open to this user" in line

@@ -9,12 +9,22 @@ from pathlib import Path
 import pytest
 
 from kit.analysis.cells import group_campaigns, median_of
-from kit.analysis.tables.loss import bounds, goodput_bits_s, loss_bars, loss_view, over_limit
+from kit.analysis.tables.loss import (
+    bounds,
+    first_byte_ms,
+    goodput_bits_s,
+    longest_pause_ms,
+    loss_bars,
+    loss_view,
+    over_limit,
+    to_rate_ms,
+)
 from kit.campaign.tables import PACKET_LINK, unbuilt_stacks
 from kit.plan.tables import TablesSettings, plan_tables
 from kit.plan.tables.loss import LOSS_CONTROL, cell_key, loss_cells
 from kit.plan.units import MIB
 from kit.report.tables import render_tables
+from kit.results.records import DeliveryTrace, Measurement
 from kit.results.store import RecordsRead, read_records
 
 STORED = Path(__file__).resolve().parents[1] / "fixtures" / "tables-quick" / "loss.jsonl"
@@ -28,7 +38,7 @@ def read() -> RecordsRead:
 def test_the_plan_runs_the_packet_link_with_reno_rounds_and_a_control() -> None:
     (full,) = [c.spec for c in plan_tables(TablesSettings(only=("loss",)))]
     (quick,) = [c.spec for c in plan_tables(TablesSettings(quick=True, rounds=1, only=("loss",)))]
-    assert len(full.cells) == 8 and len(quick.cells) == 4
+    assert len(full.cells) == 20 and len(quick.cells) == 6
     assert full.rounds == 2 and full.control_key == quick.control_key == LOSS_CONTROL
     for cell in full.cells:
         assert cell.trial.link.kind == "packet" and cell.trial.link.congestion == "reno"
@@ -50,10 +60,48 @@ def test_each_bound_and_which_binds() -> None:
     assert four.window == pytest.approx(one.window)  # the connection window is 4 streams' worth
 
 
+def test_a_dynamic_window_has_no_window_bound_and_a_burst_is_one_loss_event() -> None:
+    cells = {c.key: c.trial for c in loss_cells()}
+    for key in ("h2-dynamic-loss0%", "grpcio-loss0%"):
+        assert bounds(cells[key]).window is None and bounds(cells[key]).limit()[0] == "rate"
+    # 1% in bursts of mean 4 packets: loss events at 0.25%, so the bound is 2x that of 1%.
+    burst, independent = bounds(cells["4MiB-burst1%:4"]), bounds(cells[cell_key(4 * MIB, 0.01)])
+    assert burst.loss == pytest.approx(2 * (independent.loss or 0))
+    assert bounds(cells[cell_key(4 * MIB, 0.0001)]).loss == pytest.approx(28.26e6, rel=1e-3)
+
+
+def _with_trace(m: Measurement, buckets: list[int], lead: int = 0) -> Measurement:
+    """``m`` whose delivery trace starts ``lead`` 2 ms buckets after its timed phase."""
+    assert m.result is not None and m.frames is not None
+    start = m.result.t_start_ns
+    trace = DeliveryTrace(start + lead * 2_000_000, 2_000_000, tuple(buckets))
+    end = start + (lead + len(buckets)) * 2_000_000
+    result = dataclasses.replace(m.result, t_end_ns=end)
+    frames = dataclasses.replace(m.frames, delivered_down=trace)
+    return dataclasses.replace(m, result=result, frames=frames)
+
+
+def test_first_byte_ramp_and_longest_pause_read_the_delivery_trace(read: RecordsRead) -> None:
+    (control,) = [m for m in read.measurements if m.tags.key == LOSS_CONTROL][:1]
+    # 256 KiB / 50 ms = 41.9 Mbit/s: 90% is 236 KB per 50 ms (25 buckets), which 12 KB
+    # buckets (48 Mbit/s) reach after 20 of them.
+    per_bucket = 12_000
+    m = _with_trace(control, [0] * 9 + [17_000] + [0] * 20 + [per_bucket] * 60, lead=0)
+    assert first_byte_ms(m) == pytest.approx(20.0)
+    assert longest_pause_ms(m) == pytest.approx(40.0)  # 20 empty buckets after the first byte
+    acks = _with_trace(control, [0] * 4 + [90] + [0] * 5 + [per_bucket] * 10)
+    assert first_byte_ms(acks) == pytest.approx(22.0)  # a control frame is not the data
+    ramp = to_rate_ms(m)
+    assert ramp == pytest.approx(60 + 20 * 2)
+    slow = _with_trace(control, [per_bucket // 4] * 100)
+    assert to_rate_ms(slow) is None  # a quarter of the ceiling: never
+
+
 def test_the_stored_run_renders_bounds_limits_and_retransmits(read: RecordsRead) -> None:
     text = render_tables(read, "loss.jsonl")
     table = text.split("## Table 10")[1].split("## Checks")[0]
-    assert "| window   | streams" in table and "Noise floor (control `256KiB-loss0%`)" in table
+    assert "| client " in table and "Noise floor (control `256KiB-loss0%`)" in table
+    assert "grpcio dynamic" in table and "1% in bursts of 4" in table and "grows" in table
     assert "4 on 1 conn" in table and "4 on 4 conn" in table and "loss (TCP)" in table
     assert "of segments" in table and "within 0.5-2x" in table
     view = loss_view(group_campaigns(read.measurements))

@@ -195,8 +195,8 @@ def _policies_campaigns(quick: bool) -> list[CampaignParts]:
 
 # Tables that run fewer rounds than the others, to fit the whole run's budget: the stacks
 # table's 68 cells (JVM and Node clients start in 0.5-0.8 s each) take ~2 min a round.
-# The policies table's 104 link cells (JVM clients among them) likewise; the loss table's 9
-# runs take ~70 s a round (each cell builds its namespaces and rides slow start).
+# The policies table's 104 link cells (JVM clients among them) likewise; the loss table's 21
+# runs take ~85 s a round (each cell builds its namespaces and rides slow start).
 ROUNDS_FEWER: dict[str, int] = {"stacks": 1, "policies": 1, "loss": 1}
 
 

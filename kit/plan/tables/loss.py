@@ -1,14 +1,20 @@
 """Table 10, loss, as cells: what limits TCP on a lossy path (the window, the loss, the rate).
 
 On the packet link (the kernels' TCP between namespaces the kit creates, Reno so that the
-Mathis bound applies) at 100 Mbit/s x 50 ms: loss 0, 0.1% and 1% x an h2 static window of
-256 KiB and 4 MiB, one stream; then at 0.1% and 4 MiB, four streams on one connection
-against four connections (one lost packet stalls every stream of its connection, and one
-congestion window carries all four). Timed cells: Reno at 1% loss carries ~3 Mbit/s, a
-fixed transfer would take minutes. Pure planning; ``kit.plan.tables`` wraps the cells.
+Mathis bound applies) at 100 Mbit/s x 50 ms, one stream per cell: our h2 client with a
+static 4 MiB window, with its dynamic window (grpc-go's receiver) and grpcio (C-core's BDP
+probe), each at loss 0, 0.01%, 0.1%, 1% and 1% in bursts of mean 4 packets
+(Gilbert-Elliott); the window-bound h2 static 256 KiB at 0, 0.1% and 1% (the control).
+Then at 0.1% and 4 MiB, four streams of a fixed size on one connection against four
+connections (one lost packet stalls every stream of its connection, and one congestion
+window carries all four): their finish spread and the longest pause in delivery. The
+single-stream cells are timed (Reno at 1% loss carries ~3 Mbit/s; a fixed transfer would
+take minutes). Pure planning; ``kit.plan.tables`` wraps the cells.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from kit.plan.campaign import Cell
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
@@ -18,21 +24,70 @@ LOSS_CAMPAIGN = "table10-loss"
 LOSS_RATE_BITS_S = 100e6
 LOSS_RTT_MS = 50.0
 LOSS_CONGESTION = "reno"  # the Mathis bound models loss-based control (not BBR)
-LOSSES: tuple[float, ...] = (0.0, 0.001, 0.01)
-WINDOWS: tuple[int, ...] = (256 * KIB, 4 * MIB)
+LOSSES: tuple[float, ...] = (0.0, 0.0001, 0.001, 0.01)
+BURST = (0.01, 4.0)  # (mean loss, mean burst length in packets)
+WINDOWS: tuple[int, ...] = (256 * KIB, 4 * MIB)  # h2 static
 SHARED_LOSS = 0.001
 SHARED_WINDOW = 4 * MIB
 SHARED_STREAMS = 4
+# Per stream: 8 MiB in all, ~6 losses at 0.1% (1 MiB each showed none on one connection):
+# ~4 s on one connection, ~2 s on four.
+SHARED_BYTES = 2 * MIB
+QUICK_SHARED_BYTES = 512 * KIB
 DURATION_S = 3.0  # 60 RTTs: at 1% loss, ~30 losses per cell
 QUICK_S = 1.5
+
+
+@dataclass(frozen=True)
+class Loss:
+    """A cell's loss: independent per packet, or in bursts of mean ``burst_len`` packets."""
+
+    loss: float
+    burst_len: float = 0.0
+
+    def text(self) -> str:
+        """ "0.1%", or "1% in bursts of 4"."""
+        base = loss_text(self.loss)
+        return f"{base} in bursts of {self.burst_len:g}" if self.burst_len else base
+
+    def key(self) -> str:
+        base = loss_text(self.loss)
+        return f"burst{base}:{self.burst_len:g}" if self.burst_len else f"loss{base}"
+
+
+STATIC_LOSSES = (Loss(0.0), Loss(0.001), Loss(0.01))  # the 256 KiB window's
+GRID_LOSSES = (*(Loss(p) for p in LOSSES), Loss(*BURST))
+# One stream per cell: the client's name in keys, and its config.
+DYNAMIC_CLIENTS = {
+    "h2-dynamic": ClientConfig(kind="h2", window_mode="dynamic"),
+    "grpcio": ClientConfig(kind="grpcio", window_mode="dynamic"),
+}
 
 
 def loss_text(loss: float) -> str:
     return f"{loss * 100:g}%"
 
 
+def _static(window: int, connections: int = 1) -> ClientConfig:
+    return ClientConfig(
+        kind="h2", window_mode="static", window_bytes=window, connections=connections
+    )
+
+
+def client_name(client: ClientConfig) -> str:
+    """The client's part of a cell key: its static window ("4MiB") or its name."""
+    if client.window_mode == "static" and client.window_bytes is not None:
+        return format_bytes(client.window_bytes).replace(" ", "")
+    return "h2-dynamic" if client.kind == "h2" else client.kind
+
+
 def cell_key(window: int, loss: float, streams: int = 1, connections: int = 1) -> str:
-    key = f"{format_bytes(window).replace(' ', '')}-loss{loss_text(loss)}"
+    """The key of an h2 static cell (independent loss)."""
+    return loss_key(_static(window), Loss(loss), streams, connections)
+
+
+def loss_key(client: ClientConfig, loss: Loss, streams: int = 1, connections: int = 1) -> str:
+    key = f"{client_name(client)}-{loss.key()}"
     if streams > 1:
         key += f"-{streams}streams-{connections}conn"
     return key
@@ -42,7 +97,7 @@ def cell_key(window: int, loss: float, streams: int = 1, connections: int = 1) -
 LOSS_CONTROL = cell_key(256 * KIB, 0.0)
 
 
-def loss_link(loss: float) -> Link:
+def loss_link(loss: float, burst_len: float = 0.0) -> Link:
     half = LOSS_RTT_MS / 2
     return Link(
         delay_up_ms=half,
@@ -51,30 +106,58 @@ def loss_link(loss: float) -> Link:
         rate_down_bits_s=LOSS_RATE_BITS_S,
         kind="packet",
         loss=loss,
+        loss_burst_len=burst_len,
         congestion=LOSS_CONGESTION,
     )
 
 
-def _cell(window: int, loss: float, streams: int, connections: int, seconds: float) -> Cell:
-    client = ClientConfig(
-        kind="h2", window_mode="static", window_bytes=window, connections=connections
+def _label(client: ClientConfig, loss: Loss, streams: int, connections: int) -> str:
+    who = (
+        f"h2 static {format_bytes(client.window_bytes or 0)}"
+        if client.window_mode == "static"
+        else f"{client.kind} dynamic"
     )
-    workload = Workload(streams=streams, duration_s=seconds, timeout_s=max(30.0, 10 * seconds))
-    label = f"h2 static {format_bytes(window)}, loss {loss_text(loss)}"
+    label = f"{who}, loss {loss.text()}"
     if streams > 1:
         label += f", {streams} streams on {connections} connection(s)"
-    trial = Trial(link=loss_link(loss), client=client, workload=workload, label=label)
-    return Cell(cell_key(window, loss, streams, connections), trial)
+    return label
+
+
+def _cell(client: ClientConfig, loss: Loss, workload: Workload) -> Cell:
+    streams, connections = workload.streams, client.connections
+    trial = Trial(
+        link=loss_link(loss.loss, loss.burst_len),
+        client=client,
+        workload=workload,
+        label=_label(client, loss, streams, connections),
+    )
+    return Cell(loss_key(client, loss, streams, connections), trial)
+
+
+def _timed(seconds: float) -> Workload:
+    return Workload(duration_s=seconds, timeout_s=max(30.0, 10 * seconds))
+
+
+def shared_cells(quick: bool = False) -> list[Cell]:
+    """Four fixed-size streams at 0.1% loss on one connection, then on four."""
+    each = QUICK_SHARED_BYTES if quick else SHARED_BYTES
+    workload = Workload(streams=SHARED_STREAMS, bytes_per_stream=each, timeout_s=60.0)
+    loss = Loss(SHARED_LOSS)
+    return [
+        _cell(_static(SHARED_WINDOW, connections), loss, workload)
+        for connections in (1, SHARED_STREAMS)
+    ]
 
 
 def loss_cells(quick: bool = False) -> list[Cell]:
-    """Every loss x window (one stream), then four streams on one connection and on four, at
-    0.1% loss; --quick: the control, 4 MiB at 1%, and the two four-stream cells, shorter."""
+    """Every single-stream cell (see the module docstring), then the four-stream pair;
+    --quick: the control, 4 MiB at 1% and in bursts, grpcio at 0.1% and the pair, shorter."""
     seconds = QUICK_S if quick else DURATION_S
-    grid = [(w, p) for w in WINDOWS for p in LOSSES]
+    clients = {"4MiB": _static(4 * MIB), **DYNAMIC_CLIENTS}
+    grid = [(_static(256 * KIB), loss) for loss in STATIC_LOSSES]
+    grid += [(client, loss) for client in clients.values() for loss in GRID_LOSSES]
     if quick:
-        grid = [(256 * KIB, 0.0), (4 * MIB, 0.01)]
-    cells = [_cell(w, p, 1, 1, seconds) for w, p in grid]
-    for connections in (1, SHARED_STREAMS):
-        cells.append(_cell(SHARED_WINDOW, SHARED_LOSS, SHARED_STREAMS, connections, seconds))
-    return cells
+        wanted = {LOSS_CONTROL, "4MiB-loss1%", "4MiB-burst1%:4", "grpcio-loss0.1%"}
+        grid = [(c, p) for c, p in grid if loss_key(c, p) in wanted]
+    cells = [_cell(client, loss, _timed(seconds)) for client, loss in grid]
+    return cells + shared_cells(quick)

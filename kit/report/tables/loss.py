@@ -1,21 +1,32 @@
-"""Pure rendering: table 10, what limits TCP on a lossy path: the window, the loss, the rate."""
+"""Pure rendering: table 10, what limits TCP on a lossy path: the window, the loss, the rate;
+then four streams on one connection against four connections."""
 
 from __future__ import annotations
 
-from kit.analysis.cells import CampaignView, CellView
+from kit.analysis.cells import CampaignView, CellView, Metric
 from kit.analysis.tables.loss import (
     WITHIN,
     bounds,
+    finish_spread_s,
+    first_byte_ms,
+    first_finish_s,
     goodput_bits_s,
+    last_finish_s,
+    longest_pause_ms,
     over_limit,
     retransmit_share,
     retransmits,
+    to_rate_ms,
     within,
 )
 from kit.plan.tables.loss import (
+    BURST,
     LOSS_CONGESTION,
     LOSS_RATE_BITS_S,
     LOSS_RTT_MS,
+    SHARED_LOSS,
+    SHARED_STREAMS,
+    Loss,
     loss_cells,
     loss_text,
 )
@@ -24,14 +35,23 @@ from kit.report.format import fmt_range, fmt_size, markdown_table
 from kit.report.tables.cells import failed_or, floor_line
 
 LOSS_HEADERS = (
-    "window",
-    "streams",
+    "client",
     "loss",
     "Mbit/s",
     "window / RTT",
     "Mathis bound",
     "what limits",
     "measured / limit",
+    "retransmits",
+    "first 4 KiB / 90% of ceiling, ms",
+)
+SHARED_HEADERS = (
+    "streams",
+    "Mbit/s",
+    "Mathis bound",
+    "streams finished, s",
+    "finish spread, s",
+    "longest pause, ms",
     "retransmits",
 )
 LIMIT_TEXT = {"window": "window", "loss": "loss (TCP)", "rate": "rate"}
@@ -41,11 +61,16 @@ def _mbit(bits_s: float | None) -> str:
     return "-" if bits_s is None else f"{bits_s / 1e6:.3g}"
 
 
-def _streams_text(cell: CellView) -> str:
-    streams, connections = cell.trial.workload.streams, cell.trial.client.connections
-    if streams == 1:
-        return "1"
-    return f"{streams} on {min(streams, connections)} conn"
+def _client_text(cell: CellView) -> str:
+    client = cell.trial.client
+    if client.window_mode == "static":
+        return f"h2 static {fmt_size(client.window_bytes or 0)}"
+    return f"{client.kind} dynamic"
+
+
+def _loss_text(cell: CellView) -> str:
+    link = cell.trial.link
+    return Loss(link.loss, link.loss_burst_len).text()
 
 
 def _limit_text(cell: CellView) -> tuple[str, str]:
@@ -67,19 +92,51 @@ def _retransmit_text(cell: CellView) -> str:
     return text if share is None else f"{text} ({share.median:.2%} of segments)"
 
 
+def _median_text(cell: CellView, metric: Metric, never: str = "-") -> str:
+    summary = cell.summary(metric)
+    if not cell.ok:
+        return failed_or(cell, "-")
+    return never if summary is None else f"{summary.median:.3g}"
+
+
+def _ramp_text(cell: CellView) -> str:
+    first = _median_text(cell, first_byte_ms)
+    return f"{first} / {_median_text(cell, to_rate_ms, 'never')}"
+
+
+def _measured(cell: CellView) -> str:
+    return failed_or(cell, fmt_range(cell.summary(goodput_bits_s), lambda v: _mbit(v)))
+
+
 def _row(cell: CellView) -> list[str]:
     b = bounds(cell.trial)
     limit, ratio = _limit_text(cell)
-    measured = failed_or(cell, fmt_range(cell.summary(goodput_bits_s), lambda v: _mbit(v)))
     return [
-        fmt_size(cell.trial.client.window_bytes or 0),
-        _streams_text(cell),
-        loss_text(cell.trial.link.loss),
-        measured,
-        _mbit(b.window),
+        _client_text(cell),
+        _loss_text(cell),
+        _measured(cell),
+        "grows" if b.window is None else _mbit(b.window),
         _mbit(b.loss),
         limit,
         ratio,
+        _retransmit_text(cell),
+        _ramp_text(cell),
+    ]
+
+
+def _shared_row(cell: CellView) -> list[str]:
+    streams, connections = cell.trial.workload.streams, cell.trial.client.connections
+    finished = failed_or(
+        cell,
+        f"{_median_text(cell, first_finish_s)}-{_median_text(cell, last_finish_s)}",
+    )
+    return [
+        f"{streams} on {min(streams, connections)} conn",
+        _measured(cell),
+        _mbit(bounds(cell.trial).loss),
+        finished,
+        _median_text(cell, finish_spread_s),
+        _median_text(cell, longest_pause_ms),
         _retransmit_text(cell),
     ]
 
@@ -87,33 +144,51 @@ def _row(cell: CellView) -> list[str]:
 INTRO = (
     "The packet link: the kernels' own TCP ({cc}) between network namespaces the kit "
     "creates, at {rate} x {rtt:g} ms (both directions, a drop-tail queue of one BDP), each IP "
-    "packet lost independently with the set probability in each direction; the h2 client "
-    "with a static window against the grpcio server, timed cells. A cell's goodput has three "
-    "bounds: *window / RTT* (the windows the client grants, per connection, summed), the "
-    "*Mathis bound* MSS / RTT x 1.22 / sqrt(p) (loss-based TCP's steady state under random "
-    "loss, per connection, summed) and the rate. *What limits* is the smallest; *measured / "
-    "limit* says whether the median lies within {lo:g}-{hi:g}x of it. *retransmits*: "
-    "segments the server's sockets resent (TCP_INFO), their share over the connection's "
-    "life, warm-up included. Four streams on one connection share one congestion window "
-    "and stall together on each loss; four connections have four windows, each halved alone."
+    "packet lost with the set probability in each direction (independently, or in bursts of "
+    "mean length {burst:g}: Gilbert-Elliott); our h2 client with a static window or its "
+    "dynamic one (grpc-go's receiver), and grpcio, against the grpcio server, one stream, "
+    "timed cells. A cell's goodput has three bounds: *window / RTT* (the windows the client "
+    "grants; a dynamic window grows), the *Mathis bound* MSS / RTT x 1.22 / sqrt(p) (loss-based "
+    "TCP's steady state, p the rate of loss events: a burst counts once) and the rate. *What "
+    "limits* is the smallest; *measured / limit* says whether the median lies within "
+    "{lo:g}-{hi:g}x of it. *retransmits*: segments the server's sockets resent (TCP_INFO), "
+    "their share over the connection's life, warm-up included. *first 4 KiB / 90% of ceiling*: "
+    "from the start of the timed phase until the link delivered the first 4 KiB and until one "
+    "RTT carried 90% of what the cell could carry without loss (window / RTT or the rate, "
+    "the smaller): each cell is a new TCP connection, so this is its slow start (from ten "
+    "segments); never: not within the cell."
+)
+SHARED_INTRO = (
+    "Four streams of a fixed size at {loss} loss, 4 MiB windows: on one connection they share "
+    "one congestion window and stall together on each loss (TCP delivers in order: a hole "
+    "holds back every stream's bytes behind it); on four connections each has its own window, "
+    "halved alone. *streams finished*: the first and the last stream's finish time; *longest "
+    "pause*: the longest time the link delivered nothing (every connection together) between "
+    "the first and last byte."
 )
 
 
 def render_loss(view: CampaignView) -> str:
     order = {cell.key: i for i, cell in enumerate(loss_cells(quick=False))}
     cells = sorted(view.cells, key=lambda c: (order.get(c.key, len(order)), c.key))
+    single = [c for c in cells if c.trial.workload.streams == 1]
+    shared = [c for c in cells if c.trial.workload.streams == SHARED_STREAMS]
     intro = INTRO.format(
         cc=LOSS_CONGESTION,
         rate=format_rate(LOSS_RATE_BITS_S),
         rtt=LOSS_RTT_MS,
+        burst=BURST[1],
         lo=WITHIN[0],
         hi=WITHIN[1],
     )
-    return "\n\n".join(
-        [
-            "## Table 10: what limits a lossy path: the window, TCP under loss, or the rate",
-            intro,
-            markdown_table([_row(c) for c in cells], LOSS_HEADERS),
-            floor_line(view, goodput_bits_s),
+    parts = [
+        "## Table 10: what limits a lossy path: the window, TCP under loss, or the rate",
+        intro,
+        markdown_table([_row(c) for c in single], LOSS_HEADERS),
+    ]
+    if shared:
+        parts += [
+            SHARED_INTRO.format(loss=loss_text(SHARED_LOSS)),
+            markdown_table([_shared_row(c) for c in shared], SHARED_HEADERS),
         ]
-    )
+    return "\n\n".join([*parts, floor_line(view, goodput_bits_s)])
