@@ -28,10 +28,10 @@ def fmt_rate(value_mib_s: float | None, unit: str = "MiB/s") -> str:
 
 
 def fmt_size(n_bytes: float) -> str:
-    """The reports' sizes: decimal units when a size is a whole number of them and not of
-    binary ones (4 MB as typed, 4 MiB as typed), else binary in three figures: 77.8 MiB,
-    256 KiB, 512 B. One formatter for every size: this is its report style."""
-    return format_bytes(n_bytes, digits=None, decimal=True)
+    """The reports' sizes, in one unit family: binary units with a space, three figures
+    (77.8 MiB, 256 KiB, 512 B; 4000000 B reads 3.81 MiB, never "4 MB" beside MiB). One
+    formatter for every size a report prints."""
+    return format_bytes(n_bytes, digits=None)
 
 
 def fmt_window(window_bytes: int | None) -> str:

@@ -123,9 +123,9 @@ def test_three_significant_figures(value: float, text: str) -> None:
     assert sig3(value) == text
 
 
-def test_sizes_in_the_unit_typed_and_rates_in_the_unit_asked() -> None:
-    assert fmt_size(4_000_000) == "4 MB" and fmt_size(4 * 2**20) == "4 MiB"
-    assert fmt_size(100_000) == "100 KB" and fmt_size(81_529_556) == "77.8 MiB"
+def test_sizes_in_binary_units_and_rates_in_the_unit_asked() -> None:
+    assert fmt_size(4_000_000) == "3.81 MiB" and fmt_size(4 * 2**20) == "4 MiB"
+    assert fmt_size(100_000) == "97.7 KiB" and fmt_size(81_529_556) == "77.8 MiB"
     assert fmt_size(512) == "512 B"
     assert fmt_rate(100.0, "MiB/s") == "100" and fmt_rate(100.0, "MB/s") == "105"
     assert fmt_rate(100.0, "Mbit/s") == "839"

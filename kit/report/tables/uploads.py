@@ -54,7 +54,7 @@ def _row(cell: CellView) -> list[str]:
         client_text += f" (receive window {fmt_size(client.window_bytes)})"
     return [
         client_text,
-        server_key(server.window_bytes) if server.window_bytes else "dynamic (C-core BDP)",
+        fmt_size(server.window_bytes) if server.window_bytes else "dynamic (C-core BDP)",
         _advertised_text(cell),
         "FAILED" if not cell.ok else fmt_range(summary, fmt_mib_s),
         fmt_mib_s(mbit_s(median)),
