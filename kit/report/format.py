@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
+import textwrap
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from tabulate import tabulate
 
@@ -161,3 +164,64 @@ def fit_table(
             return text
         caps[widest] = max(6, caps[widest] - excess)
     return text
+
+
+# --- a table laid out from its widths, printed a row at a time ---------------------------------
+
+
+@dataclass
+class ColumnWidths:
+    """The widest cell of each column, measured one row at a time (``measure``): a table too
+    long to hold (a records file's runs) is laid out from these, then printed a row at a
+    time (``StreamTable``), in memory bounded by its columns, not its rows."""
+
+    head: tuple[str, ...]
+    widest: list[int]
+
+    @classmethod
+    def of(cls, head: Sequence[str]) -> ColumnWidths:
+        return cls(tuple(head), [len(h) for h in head])
+
+    def measure(self, row: Sequence[str]) -> None:
+        for i, cell in enumerate(row):
+            self.widest[i] = max(self.widest[i], len(cell))
+
+    def layout(
+        self, caps: Sequence[int], width: int = 100, right: Sequence[int] = ()
+    ) -> StreamTable:
+        """Columns as wide as their widest cell, at most their cap; the widest shrink (never
+        below 6) until a line fits ``width``."""
+        cols = [min(w, c) for w, c in zip(self.widest, caps, strict=True)]
+        for _ in range(4 * len(cols) * width):  # bounded: each pass narrows a column
+            excess = sum(cols) + 2 * (len(cols) - 1) - width
+            widest = max(range(len(cols)), key=lambda i: cols[i])
+            if excess <= 0 or cols[widest] <= 6:
+                break
+            cols[widest] = max(6, cols[widest] - excess)
+        return StreamTable(self.head, tuple(cols), frozenset(right))
+
+
+@dataclass(frozen=True)
+class StreamTable:
+    """A ``simple`` table (a header, a dashed rule, rows; two spaces between columns) of
+    fixed column widths: a cell wider than its column wraps onto the next lines."""
+
+    head: tuple[str, ...]
+    widths: tuple[int, ...]
+    right: frozenset[int] = frozenset()
+
+    def header(self) -> str:
+        rule = tuple("-" * w for w in self.widths)
+        return self.row(self.head) + "\n" + self._line(rule)
+
+    def row(self, cells: Sequence[str]) -> str:
+        wrapped = [textwrap.wrap(c, w) or [""] for c, w in zip(cells, self.widths, strict=True)]
+        lines = itertools.zip_longest(*wrapped, fillvalue="")
+        return "\n".join(self._line(line) for line in lines)
+
+    def _line(self, cells: Sequence[str]) -> str:
+        padded = (
+            c.rjust(w) if i in self.right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, self.widths, strict=True))
+        )
+        return "  ".join(padded).rstrip()

@@ -13,7 +13,6 @@ from kit.analysis.tables.uploads import (
     mbit_s,
     window_effects,
 )
-from kit.plan.tables.uploads import server_key
 from kit.report.format import flags_text, fmt_mib_s, fmt_range, fmt_size, markdown_table
 from kit.report.tables.cells import floor_line
 
