@@ -288,7 +288,7 @@ def test_uploads_table_shows_server_windows_theory_and_the_haproxy_shape(markdow
     assert "| 0.607 " in row  # theory = 64 KiB / 103 ms = 0.607 MiB/s
     grpcio = _row(at103, "|", "grpcio", "| 4 MiB ")
     assert "257 Mbit/s" in grpcio and "| 38.8 " in grpcio
-    assert "(64 kB window)" not in at20  # HAProxy measured at 103 ms only
+    assert "(64 KiB window)" not in at20  # HAProxy measured at 103 ms only
     effects = at103.split("The write path follows the server's window only", 1)[1]
     assert "client receive window 64 KiB -> 16 MiB (server 4 MiB): within noise" in effects
     assert "server receive window 64 KiB -> 4 MiB (client 64 KiB): +" in effects
