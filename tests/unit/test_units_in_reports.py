@@ -16,8 +16,7 @@ from kit.results.store import read_records
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 FILES = sorted(
-    [*FIXTURES.glob("tables-quick/*.jsonl"), *FIXTURES.glob("release-0.1/*.jsonl")]
-    + [*FIXTURES.glob("runs/*.jsonl")]
+    p for d in ("tables-quick", "release-0.1", "runs") for p in FIXTURES.glob(f"{d}/*.jsonl")
 )
 # A size glued to its unit, standing alone (not inside a key or a KEY=VALUE setting).
 GLUED = re.compile(r"(?<![\w=:.-])\d+(?:\.\d+)?(?:KB|MB|GB|kB|KiB|MiB|GiB)(?![\w-])")
