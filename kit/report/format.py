@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -225,3 +226,55 @@ class StreamTable:
             for i, (c, w) in enumerate(zip(cells, self.widths, strict=True))
         )
         return "  ".join(padded).rstrip()
+
+
+# --- tables whose rows never wrap --------------------------------------------------------------
+
+ELLIPSIS = "…"
+MIN_NAME_WIDTH = 12
+
+
+def keyed_names(names: Sequence[str], width: int) -> tuple[list[str], list[str]]:
+    """Names as a column ``width`` wide: a name that fits as it is; a longer one cut with
+    "…" and numbered ``[n]``, its whole name in a legend line ``[n] name`` under the table."""
+    shown: list[str] = []
+    legend: list[str] = []
+    for name in names:
+        if len(name) <= width:
+            shown.append(name)
+            continue
+        tag = f"[{len(legend) + 1}]"
+        shown.append(name[: max(1, width - len(tag) - 2)] + ELLIPSIS + " " + tag)
+        legend.append(f"{tag} {name}")
+    return shown, legend
+
+
+def one_line_table(
+    rows: Sequence[Sequence[str]], head: Sequence[str], width: int = 100, name_col: int = 0
+) -> tuple[str, list[str], list[str]]:
+    """A ``simple`` table whose every row is one line within ``width``: the other columns
+    as wide as their cells, the names' column (``name_col``) what is left (at least
+    ``MIN_NAME_WIDTH``), a name too long for it cut and keyed (``keyed_names``). Returns the
+    table, the legend of the cut names (empty when every name fits) and the names shown."""
+    widths = ColumnWidths.of(head)
+    for row in rows:
+        widths.measure(row)
+    others = sum(w for i, w in enumerate(widths.widest) if i != name_col)
+    room = max(MIN_NAME_WIDTH, width - others - 2 * (len(head) - 1))
+    names, legend = keyed_names([row[name_col] for row in rows], room)
+    widths.widest[name_col] = max(len(head[name_col]), *(len(n) for n in names))
+    table = StreamTable(widths.head, tuple(widths.widest))
+    lines = [table.header()]
+    for row, name in zip(rows, names, strict=True):
+        lines.append(table.row([*row[:name_col], name, *row[name_col + 1 :]]))
+    return "\n".join(lines), legend, names
+
+
+def short_verdict(verdict: str, reason: bool = True) -> str:
+    """A verdict for a table cell: the noise floor (printed under the table) left out, and
+    with ``reason=False`` why a change is within noise too."""
+    text = re.sub(r" \(±[\d.]+% floor\)", "", verdict)  # "-6.1% slower (±2.0% floor)"
+    text = re.sub(r"; ±[\d.]+% floor\)", ")", text)  # "within noise (rounds overlap; ±...)"
+    if not reason:
+        text = re.sub(r"(within noise) \([^)]*\)$", r"\1", text)
+    return text
