@@ -151,22 +151,6 @@ def markdown_table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str
     return tabulate(rows, headers=list(headers), tablefmt="github", disable_numparse=True)
 
 
-def fit_table(
-    rows: Sequence[Sequence[str]], head: Sequence[str], caps: Sequence[int], width: int = 100
-) -> str:
-    """A ``simple`` table whose lines fit ``width``: cells wrap at their column's cap, and the
-    widest caps shrink (never below 6) until the table fits."""
-    caps = list(caps)
-    for _ in range(40):  # bounded: each pass narrows a column by at least one
-        text = tabulate(rows, list(head), tablefmt="simple", maxcolwidths=caps)
-        excess = max(len(line) for line in text.splitlines()) - width
-        widest = max(range(len(caps)), key=lambda i: caps[i])
-        if excess <= 0 or caps[widest] <= 6:
-            return text
-        caps[widest] = max(6, caps[widest] - excess)
-    return text
-
-
 # --- a table laid out from its widths, printed a row at a time ---------------------------------
 
 

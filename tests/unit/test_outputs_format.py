@@ -11,7 +11,7 @@ import pytest
 
 from kit.analysis import flat
 from kit.analysis.series import growth_series, window_points
-from kit.report.format import fit_table, fmt_rate, fmt_size, settings_text, sig3
+from kit.report.format import ColumnWidths, fmt_rate, fmt_size, settings_text, sig3
 from kit.report.terminal import markdown_for_terminal
 from kit.results.store import read_records
 
@@ -140,7 +140,11 @@ def test_settings_are_named_and_abbreviated() -> None:
 
 def test_a_table_shrinks_to_fit() -> None:
     rows = [["a" * 40, "b " * 30, "c" * 12, "d d d d d d d d d d d d d d d d d"]]
-    text = fit_table(rows, ["one", "two", "three", "four"], [40, 60, 12, 40], width=80)
+    widths = ColumnWidths.of(["one", "two", "three", "four"])
+    for row in rows:
+        widths.measure(row)
+    table = widths.layout([40, 60, 12, 40], width=80)
+    text = "\n".join([table.header(), *(table.row(r) for r in rows)])
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "c" * 12 in text  # a narrow column is left alone
 
