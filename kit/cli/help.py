@@ -84,6 +84,7 @@ _PANELS: dict[str, tuple[str, ...]] = {
         "out",
         "interval",
         "full",
+        "all_runs",
     ),
 }
 PANEL_OF = {name: panel for panel, names in _PANELS.items() for name in names}

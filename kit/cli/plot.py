@@ -37,18 +37,19 @@ def plot(
     """Draw records as PNGs: throughput vs window and over time, window growth, stream finish,
     estimators, comparisons."""
     skipped = SkippedLines()
-    read = [0]
+    records = 0
 
     def measurements() -> Iterator[Measurement]:
+        nonlocal records
         for r in iter_records(file, skipped):
-            read[0] += 1
+            records += 1
             if isinstance(r, Measurement):
                 yield r
 
     # Streamed: each record is aggregated and dropped, so a file of any size fits in memory.
     figures = render_plots(measurements())
     echo_warnings(f"kit plot: {file}", skipped)
-    if not read[0] and skipped.count:
+    if not records and skipped.count:
         raise UsageError(f"{file} is not a kit records file (no line of it is a record)")
     if not figures:
         raise UsageError(f"{file}: no successful measurement to plot")
