@@ -316,6 +316,8 @@ def _throughput_panel(s: Throughput, first_column: bool) -> Panel:
     xs = tuple(t for t, _ in s.points)
     ys = tuple(v for _, v in s.points)
     top = max([*ys, s.rate_mib_s or 0.0]) * 1.25 or 1.0
+    if ys and s.end_ms is not None:  # a step holds each value to its interval's end
+        xs, ys = (*xs, s.end_ms), (*ys, ys[-1])
     bounds = []
     if s.rate_mib_s:
         bounds.append(Bound(s.rate_mib_s, "link rate", "tab:red", ":"))

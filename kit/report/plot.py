@@ -186,9 +186,10 @@ def _draw_series(ax: Axes, s: Series) -> Any:
         style = "--" if s.mark == "dashed" else "-"
         return ax.plot(xs, ys, style, color=s.colour, alpha=s.alpha, label=label)[0]
     if s.mark == "step":
-        return ax.step(xs, ys, where="post", marker="o", markersize=3, color=s.colour, label=label)[
-            0
-        ]
+        marker, size = ("o", 3.0) if s.markers else ("", 0.0)
+        return ax.step(
+            xs, ys, where="post", color=s.colour, label=label, marker=marker, markersize=size
+        )[0]
     if s.mark == "bar":
         return ax.bar(xs, ys, s.width, color=s.colour, label=label)
     return ax.barh(ys, xs, s.width, color=s.colour, label=label)

@@ -113,7 +113,8 @@ def test_throughput_over_time_bounds_and_axes_from_zero() -> None:
         assert panel.y.lower == 0.0 and panel.x.lower == 0.0
         (rate,) = [b for b in panel.bounds if b.label == "link rate"]
         assert rate.value == s.rate_mib_s
-        assert panel.series[0].ys == tuple(v for _, v in s.points)
+        assert panel.series[0].ys[:-1] == tuple(v for _, v in s.points)
+        assert panel.series[0].xs[-1] == s.end_ms and panel.series[0].ys[-1] == s.points[-1][1]
         assert ("window / RTT" in panel.legend) == s.window_static
     assert [p.y.label for p in spec.panels] == ["MiB/s", "", "", "MiB/s", "", ""]
 
