@@ -23,13 +23,13 @@ from kit.analysis.series import (
     Throughput,
     WindowPoint,
 )
+from kit.plan.units import MIB
 
 Scale = Literal["linear", "log2", "log10"]
 Ticks = Literal["auto", "size", "rate"]  # size: 64 KiB, 1 MiB; rate: 0.5, 10, 100
 Mark = Literal["points", "line", "dashed", "step", "bar", "hbar"]
 LineStyle = Literal["-", "--", ":"]
 
-MIB = 2**20
 COLOURS = {"grpcio": "tab:blue", "h2": "tab:orange"}
 SLOW, FULL = "tab:red", "tab:blue"
 MAX_GROWTH_LINES = 8  # a legend beyond this overflows a panel
