@@ -362,6 +362,7 @@ class Throughput:
     rate_mib_s: float | None
     window_rtt_mib_s: float | None  # the (final) stream window / RTT
     window_static: bool
+    end_ms: float | None = None  # where the last interval ends (it may be shorter)
 
 
 @dataclass(frozen=True)
@@ -387,6 +388,11 @@ def _throughput(m: Measurement) -> Throughput | None:
         return None
     every = _interval_ms(m)
     bins = rebin(frames.delivered_down, result.t_start_ns, result.t_end_ns, every)
+    if (
+        len(bins) > 1
+        and (bins[-1].end_s - bins[-1].start_s) * 1e9 < frames.delivered_down.bucket_ns
+    ):
+        bins = bins[:-1]  # shorter than a trace bucket, it holds none: no stall to draw
     if not bins:
         return None
     client, rtt = m.trial.client, m.trial.link.rtt_ms
@@ -394,7 +400,8 @@ def _throughput(m: Measurement) -> Throughput | None:
     window = client.window_bytes if static else frames.window_final_bytes
     bound = window / MIB / (rtt / 1000) if window and rtt > 0 else None
     points = tuple((b.start_s * 1000, b.mib_s) for b in bins)
-    return Throughput(_growth_label(m), every, points, _rate_mib_s(m), bound, static)
+    end = bins[-1].end_s * 1000
+    return Throughput(_growth_label(m), every, points, _rate_mib_s(m), bound, static, end)
 
 
 def _estimator_cell(m: Measurement) -> tuple[str, str, str] | None:

@@ -6,13 +6,15 @@ Every command saves and exports through here, so ``--records``, ``--no-records``
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, TypeVar
 
@@ -22,13 +24,13 @@ from rich.live import Live
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from kit.analysis.flat import Row, flat_rows
+from kit.analysis.flat import Row, flat_row, flat_rows
 from kit.campaign.runner import OnProgress, ProgressLine
-from kit.cli.output import echo_err, lines_above, write_text
+from kit.cli.output import echo_err, lines_above, write_chunks, write_text
 from kit.errors import UsageError
 from kit.plan.campaign import expected_cell_s
 from kit.plan.trial import Trial
-from kit.report.export import render_json, rows_csv
+from kit.report.export import csv_header, csv_row, render_json, rows_csv
 from kit.report.format import UNITS
 from kit.results.records import Measurement
 from kit.results.store import append_record, check_records_path, encode_record
@@ -99,6 +101,37 @@ def save_record(path: Path | None, measurement: Measurement) -> None:
 def write_csv(path: Path | None, measurements: Sequence[Measurement], full: bool = False) -> None:
     if path is not None:
         write_csv_rows(path, flat_rows(measurements, full))
+
+
+def write_csv_stream(
+    path: Path, columns: Iterable[str], measurements: Iterable[Measurement]
+) -> None:
+    """The CSV of measurements read a record at a time, under columns known beforehand
+    (``kit report --csv``: a file of any size, never held)."""
+    names = list(columns)
+    lines = itertools.chain(
+        [csv_header(names)], (csv_row(flat_row(m), names) for m in measurements)
+    )
+    if path == STDOUT:
+        for line in lines:
+            typer.echo(line, nl=False)
+        return
+    count = CountedLines(lines)
+    write_chunks(path, count, "--csv")
+    echo_err(f"{count.n - 1} row(s) written to {path}")
+
+
+@dataclass
+class CountedLines:
+    """Lines passed through, counted."""
+
+    lines: Iterable[str]
+    n: int = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self.lines:
+            self.n += 1
+            yield line
 
 
 def write_csv_rows(path: Path | None, rows: Sequence[Row]) -> None:

@@ -25,6 +25,14 @@ _PANELS: dict[str, tuple[str, ...]] = {
         "target",
         "listen",
         "upstream",
+        "link",
+        "loss",
+        "loss_burst",
+        "queue",
+        "mtu",
+        "cc",
+        "rate_steps",
+        "trace",
         "max_connections",
         "max_buffered_bytes",
         "tap_file",
@@ -76,6 +84,7 @@ _PANELS: dict[str, tuple[str, ...]] = {
         "out",
         "interval",
         "full",
+        "all_runs",
     ),
 }
 PANEL_OF = {name: panel for panel, names in _PANELS.items() for name in names}
@@ -105,7 +114,14 @@ _METAVARS: dict[str, str] = {
     ),
     **dict.fromkeys(("target", "listen", "upstream"), "HOST:PORT"),
     **dict.fromkeys(("option", "server_option"), "KEY=VALUE"),
-    **dict.fromkeys(("records", "csv", "markdown", "out", "file", "tap_file"), "FILE"),
+    **dict.fromkeys(("records", "csv", "markdown", "out", "file", "tap_file", "trace"), "FILE"),
+    "link": "KIND",
+    "loss": "RATIO",
+    "loss_burst": "LOSS:LEN",
+    "queue": "SIZE|TIME",
+    "mtu": "N",
+    "cc": "NAME",
+    "rate_steps": "STEPS",
     "client": "STACK",
     "server": "STACK",
     "units": "UNIT",
@@ -117,6 +133,9 @@ _METAVARS: dict[str, str] = {
     "workload": "KIND",
     "preset": "NAME",
 }
+
+# An option whose value differs by command: ``kit plot --out`` is a directory.
+_COMMAND_METAVARS = {("plot", "out"): "DIR"}
 
 RUN_EXAMPLES = """Examples:
 
@@ -130,16 +149,43 @@ RUN_EXAMPLES = """Examples:
 
 def apply_help(command: Any) -> Any:
     """Put each option of ``command`` (a click group) and its subcommands into its panel,
-    with the metavar of what to type; flags keep no metavar."""
+    with the metavar of what to type; flags (``--help`` too) keep no metavar."""
     for sub in getattr(command, "commands", {}).values():
         apply_help(sub)
     for param in getattr(command, "params", ()):
+        if param.param_type_name == "argument":
+            # its name already says what to type (FILE); no "<path>" beside it
+            param.display_type_rich = _no_type
         if param.param_type_name != "option":
             continue
         if param.name in PANEL_OF:
             param.rich_help_panel = PANEL_OF[param.name]
         if getattr(param, "is_flag", False):
-            param.metavar = " "  # a flag takes no value: no <bool>
+            param.metavar = FLAG_METAVAR
         else:
-            param.metavar = _METAVARS.get(param.name, "VALUE")
+            name = (getattr(command, "name", ""), param.name)
+            param.metavar = _COMMAND_METAVARS.get(name) or _METAVARS.get(param.name, "VALUE")
+    _flag_help_option(command)
     return command
+
+
+def _no_type(ctx: Any = None) -> None:
+    return None
+
+
+FLAG_METAVAR = " "  # a flag takes no value: no <bool>
+
+
+def _flag_help_option(command: Any) -> None:
+    """``--help`` is made when help is shown (not among ``params``): a flag like the others."""
+    made = getattr(command, "get_help_option", None)
+    if made is None:
+        return
+
+    def get_help_option(ctx: Any) -> Any:
+        option = made(ctx)
+        if option is not None:
+            option.metavar = FLAG_METAVAR
+        return option
+
+    command.get_help_option = get_help_option

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from kit.errors import UsageError
+from kit.results.store import SkippedLines
 from kit.topology.topology import Topology
 
 
@@ -18,6 +19,17 @@ def write_text(path: Path, text: str, option: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{option}: cannot write {path}: {exc.strerror or exc}") from None
+
+
+def write_chunks(path: Path, chunks: Iterable[str], option: str) -> None:
+    """``write_text`` for a text made a piece at a time (never held whole)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8") as f:
+            for chunk in chunks:
+                f.write(chunk)
     except OSError as exc:
         raise UsageError(f"{option}: cannot write {path}: {exc.strerror or exc}") from None
 
@@ -74,10 +86,17 @@ def topology(
 SHOWN_WARNINGS = 5
 
 
-def echo_warnings(prefix: str, warnings: Sequence[str], shown: int = SHOWN_WARNINGS) -> None:
+def echo_warnings(
+    prefix: str, warnings: Sequence[str] | SkippedLines, shown: int = SHOWN_WARNINGS
+) -> None:
     """The first few skipped-line warnings, then how many more (a file that is no records
     file at all would otherwise print a line for each of its lines)."""
-    for warning in warnings[:shown]:
+    first, total = (
+        (warnings.first, warnings.count)
+        if isinstance(warnings, SkippedLines)
+        else (warnings, len(warnings))
+    )
+    for warning in first[:shown]:
         echo_err(f"{prefix}: {warning}")
-    if len(warnings) > shown:
-        echo_err(f"{prefix}: {len(warnings) - shown} more line(s) skipped likewise")
+    if total > shown:
+        echo_err(f"{prefix}: {total - shown} more line(s) skipped likewise")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -11,7 +12,7 @@ from kit.cli.output import echo_warnings
 from kit.errors import UsageError
 from kit.report.plot import render_plots
 from kit.results.records import Measurement
-from kit.results.store import iter_records
+from kit.results.store import SkippedLines, iter_records
 
 
 def write_plots(figures: dict[str, bytes], out: Path) -> list[Path]:
@@ -35,11 +36,21 @@ def plot(
 ) -> None:
     """Draw records as PNGs: throughput vs window and over time, window growth, stream finish,
     estimators, comparisons."""
-    warnings: list[str] = []
+    skipped = SkippedLines()
+    records = 0
+
+    def measurements() -> Iterator[Measurement]:
+        nonlocal records
+        for r in iter_records(file, skipped):
+            records += 1
+            if isinstance(r, Measurement):
+                yield r
+
     # Streamed: each record is aggregated and dropped, so a file of any size fits in memory.
-    records = iter_records(file, warnings)
-    figures = render_plots(r for r in records if isinstance(r, Measurement))
-    echo_warnings(f"kit plot: {file}", tuple(warnings))
+    figures = render_plots(measurements())
+    echo_warnings(f"kit plot: {file}", skipped)
+    if not records and skipped.count:
+        raise UsageError(f"{file} is not a kit records file (no line of it is a record)")
     if not figures:
         raise UsageError(f"{file}: no successful measurement to plot")
     for path in write_plots(figures, out if out is not None else file.parent):

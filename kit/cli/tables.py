@@ -6,7 +6,9 @@ with ``kit.report.tables``. ``kit.cli`` turns every ``KitError`` into one line a
 
 from __future__ import annotations
 
+import itertools
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -20,18 +22,19 @@ from kit.cli.export import (
     check_records,
     csv_on_stdout,
     terminal_width,
-    write_csv_rows,
+    write_csv_stream,
 )
 from kit.cli.options import RESULTS_DIR
-from kit.cli.output import echo_warnings, topology, write_text
+from kit.cli.output import echo_warnings, topology, write_chunks
 from kit.cli.plot import write_plots
 from kit.errors import ChecksFailed, UsageError
 from kit.plan.tables import TABLE_NAMES, TablesSettings, parse_only
-from kit.report.document import StreamedRecords
+from kit.report.document import MAX_RUN_TABLES, report_chunks, scan_records
 from kit.report.plot import plot_links, render_data, render_plots
 from kit.report.tables import failed_checks_line, render_bars_of, render_tables
 from kit.report.terminal import markdown_for_terminal
-from kit.results.store import RecordsRead, iter_records, read_records
+from kit.results.records import Measurement
+from kit.results.store import Record, RecordsRead, SkippedLines, iter_records, read_records
 
 DEFAULT_OUT = RESULTS_DIR / "tables.md"
 RECORDS_GLOB = "tables-*.jsonl"
@@ -39,10 +42,15 @@ RECORDS_GLOB = "tables-*.jsonl"
 
 def write_document(out: Path, markdown: str, read: RecordsRead | PlotData) -> None:
     """The markdown report, with its figures written beside it and linked at its end."""
+    write_document_chunks(out, [markdown], read)
+
+
+def write_document_chunks(out: Path, chunks: Iterable[str], read: RecordsRead | PlotData) -> None:
+    """``write_document`` for a markdown report made a piece at a time."""
     pngs = render_data(read) if isinstance(read, PlotData) else render_plots(read.measurements)
     figures = write_plots(pngs, out.parent)
     links = plot_links([f.name for f in figures])
-    write_text(out, markdown + ("\n" + links if links else ""), "--out")
+    write_chunks(out, itertools.chain(chunks, ["\n" + links] if links else []), "--out")
 
 
 def _new_records_path() -> Path:
@@ -153,23 +161,40 @@ def report(
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Print a tables run as markdown, not laid out.")
     ] = False,
+    all_runs: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help=f"Every run's own table (else the latest {MAX_RUN_TABLES}'s, below "
+            "the one-line-per-run summary).",
+        ),
+    ] = False,
 ) -> None:
     """Re-render tables, comparisons or runs from records, without measuring."""
-    warnings: list[str] = []
-    # Streamed: a lone run is rendered as read and dropped, so memory stays bounded.
-    streamed = StreamedRecords(keep_rows=csv is not None)
-    streamed.add_all(iter_records(file, warnings))
-    echo_warnings(f"kit report: {file}", tuple(warnings))
-    text = streamed.render(str(file), markdown, terminal_width())
-    if text is None:
+    skipped = SkippedLines()
+    # Streamed, in passes over the file: no pass holds its lone runs, so memory stays
+    # bounded whatever the file's size (later passes skip the same lines quietly).
+    scan = scan_records(iter_records(file, skipped), csv=csv is not None, figures=out is not None)
+    echo_warnings(f"kit report: {file}", skipped)
+    if not scan.renders():
+        if scan.records == 0 and skipped.count:
+            raise UsageError(f"{file} is not a kit records file (no line of it is a record)")
         raise UsageError(
             f"{file}: no measurement records to render (kit run, compare, knee or tables)"
         )
-    write_csv_rows(csv, streamed.rows)
+
+    def again() -> Iterator[Record]:
+        return iter_records(file, SkippedLines(keep=0))
+
+    if csv is not None:
+        write_csv_stream(csv, scan.csv_columns, (r for r in again() if isinstance(r, Measurement)))
     if out is not None:
-        write_document(out, streamed.render(str(file), markdown=True) or "", streamed.plots)
+        chunks = report_chunks(scan, again, str(file), markdown=True, all_runs=all_runs)
+        write_document_chunks(out, chunks, scan.plots)
     if not csv_on_stdout(csv):
-        typer.echo(text, nl=False)
+        chunks = report_chunks(scan, again, str(file), markdown, terminal_width(), all_runs)
+        for chunk in chunks:
+            typer.echo(chunk, nl=False)
 
 
 def register(app: typer.Typer) -> None:

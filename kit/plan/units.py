@@ -45,7 +45,6 @@ _SIZE_UNITS_BYTES = {
 # "4M" is 4 MiB to grpc-go and 4 MB to others: refused with both spellings, never guessed.
 _AMBIGUOUS_SIZE_UNITS = {"k": "Ki", "m": "Mi", "g": "Gi"}
 _BINARY_UNITS = (("GiB", GIB), ("MiB", MIB), ("KiB", KIB))
-_DECIMAL_UNITS = (("GB", 1000**3), ("MB", 1000**2), ("KB", 1000))
 
 
 def parse_duration_ms(text: str, *, option: str = "duration") -> float:
@@ -151,20 +150,15 @@ def sig3(value: float) -> str:
     return f"{value:.{max(digits, 0)}f}"
 
 
-def format_bytes(n_bytes: float, digits: int | None = 2, *, decimal: bool = False) -> str:
-    """A size as text, in binary units: 64 KiB, 1.5 MiB, 1000 B.
+def format_bytes(n_bytes: float, digits: int | None = 2) -> str:
+    """A size as text, in binary units with a space: 64 KiB, 1.5 MiB, 1000 B (one unit
+    family everywhere: a size typed as 4MB reads back 3.81 MiB, never "4 MB" beside MiB).
 
     A whole number of units is shown whole (4 MiB). Otherwise ``digits`` decimals at most,
     trailing zeros dropped (``digits=0``: 128 KiB for 131070), or with ``digits=None`` three
-    significant figures (77.8 MiB, 1.50 MiB). ``decimal``: a size that is a whole number of
-    decimal units and not of binary ones reads in decimal units, as it was typed (4 MB for
-    4000000, 4 MiB for 4194304). Labels and messages take the defaults; the reports
-    (``kit.report.format.fmt_size``) take ``digits=None, decimal=True``.
+    significant figures (77.8 MiB, 1.50 MiB). Labels and messages take the defaults; the
+    reports (``kit.report.format.fmt_size``) take ``digits=None``.
     """
-    if decimal and float(n_bytes).is_integer():
-        for unit, size in _DECIMAL_UNITS:
-            if n_bytes >= size and n_bytes % size == 0 and n_bytes % KIB != 0:
-                return f"{int(n_bytes // size)} {unit}"
     for unit, size in _BINARY_UNITS:
         if n_bytes >= size:
             return f"{_amount(n_bytes / size, digits)} {unit}"

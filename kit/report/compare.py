@@ -12,7 +12,7 @@ from tabulate import tabulate
 
 from kit.analysis.compare import CompareReport, Metric, Row
 from kit.analysis.stats import Summary
-from kit.report.format import fit_table, fmt_mib_s, fmt_rate, sig3
+from kit.report.format import fmt_mib_s, fmt_rate, one_line_table, short_verdict, sig3
 
 # --- rendering ----------------------------------------------------------------------------
 
@@ -60,10 +60,21 @@ def _text_rows(report: CompareReport, unit: str) -> tuple[list[str], list[list[s
         line = [name, fmt_summary(r.summary, meta.metric, unit)]
         line += [fmt_rate(r.theory_mib_s, unit)] if meta.metric == "throughput" else []
         within = r.change_pct is not None and r.label not in ("faster", "slower")
-        verdict = f"{fmt_change(r)} {r.verdict}" if within else r.verdict
-        line += [verdict, f"{r.runs_ok}/{r.runs_failed}", fmt_cpu(r)]
+        verdict = short_verdict(r.verdict)
+        verdict = f"{fmt_change(r)} {verdict}" if within else verdict
+        line += [verdict, f"{r.runs_ok}/{r.runs_failed}", fmt_cpu_count(r)]
         rows.append(line)
     return head, rows
+
+
+def fmt_cpu_count(row: Row) -> str:
+    """The terminal's CPU-bound cell: the runs only (the roles go under the table)."""
+    return f"{row.cpu_bound_runs}/{row.runs_ok}" if row.cpu_bound_runs else "-"
+
+
+def cpu_notes(rows: tuple[Row, ...] | list[Row], names: dict[str, str]) -> list[str]:
+    """Which processes used a core, per row with CPU-bound runs (by the row's shown name)."""
+    return [f"CPU-bound: {names.get(r.key, r.key)}: {fmt_cpu(r)}" for r in rows if r.cpu_bound_runs]
 
 
 def _wrap(lines: list[str]) -> list[str]:
@@ -99,14 +110,22 @@ def _notes(report: CompareReport) -> list[str]:
 
 
 def render_text(report: CompareReport, unit: str = "MiB/s") -> str:
-    """The terminal's report: every line within ``WIDTH`` columns, throughput in ``unit``."""
+    """The terminal's report: every line within ``WIDTH`` columns and every candidate on one
+    line (a name too long is cut and keyed under the table), throughput in ``unit``."""
     head, rows = _text_rows(report, unit)
-    caps = [20, 18, *([6] if report.meta.metric == "throughput" else []), 28, 5, 10]
-    table = fit_table(rows, head, caps, WIDTH)
+    table, legend, shown = one_line_table(rows, head, WIDTH)
+    names = {r.key: name for r, name in zip(report.rows, shown, strict=True)}
     lines = [
         *_wrap([f"{report.meta.title}: {report.meta.setup}"]),
         table,
-        *_wrap([*_notes(report), "runs = ok/failed; CPU-bound = runs where a process used a core"]),
+        *_wrap(legend),
+        *_wrap(
+            [
+                *_notes(report),
+                *cpu_notes(report.rows, names),
+                "runs = ok/failed; CPU-bound = runs where a process used a core",
+            ]
+        ),
     ]
     return "\n".join(lines)
 

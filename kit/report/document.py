@@ -1,28 +1,43 @@
-"""Pure: whatever a records file holds -> the report ``kit report`` prints.
+"""Pure: whatever a records file holds -> the report ``kit report`` prints, in chunks.
 
 A tables run renders as the tables (``kit.report.tables``); compare and knee campaigns as
-their comparisons, rebuilt from the records; lone ``kit run`` records as their run tables.
-``None`` when the file holds nothing of these (the CLI refuses it).
+their comparisons, rebuilt from the records; lone ``kit run`` records as a table of the
+runs, one line each, then the latest runs' own tables (every run's with ``all_runs``).
+
+A records file can hold any number of runs, so the report is built in passes over its
+records (``records`` is called once per pass) and never holds them: the first pass
+(``scan_records``) keeps the campaigns' records (bounded by their plans), counts the lone
+runs and measures the summary's columns; the second prints the summary a line at a time
+and keeps only the last ``MAX_RUN_TABLES`` runs' tables; ``all_runs`` prints every run's
+table in a third. Memory is bounded by the campaigns and that cap, not by the file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import collections
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from kit.analysis.cells import group_campaigns
 from kit.analysis.compare import CompareMeta, build_report
-from kit.analysis.flat import Row, flat_row
+from kit.analysis.flat import flat_row
 from kit.analysis.series import PlotData
 from kit.analysis.tables import tables_in
 from kit.plan.compare import BASELINE_KEY
 from kit.plan.tables import TablesSettings
 from kit.report.compare import render_text
-from kit.report.run import run_table, summary_row, summary_table
+from kit.report.format import ColumnWidths
+from kit.report.run import run_table, summary_layout, summary_row, summary_widths
 from kit.report.tables import render_tables
 from kit.report.terminal import DEFAULT_WIDTH, markdown_for_terminal
 from kit.results.records import Measurement, SessionRecord
 from kit.results.store import Record, RecordsRead
+
+# The lone runs whose full tables a report prints (the latest ones; ``--all`` for every
+# run): each is ~40 lines, the summary above them already has a line per run.
+MAX_RUN_TABLES = 20
+
+Records = Callable[[], Iterable[Record]]  # a fresh pass over the same records, per call
 
 
 def is_tables_run(read: RecordsRead) -> bool:
@@ -38,27 +53,35 @@ def compare_campaigns(measurements: Sequence[Measurement]) -> dict[str, list[Mea
     return {name: ms for name, ms in found.items() if any(m.tags.key == BASELINE_KEY for m in ms)}
 
 
-@dataclass
-class StreamedRecords:
-    """A records file read one record at a time (``add``), for ``kit report``: a lone run is
-    rendered as it comes and only its text kept (its record, with its frame summary, is
-    dropped); campaigns' records, bounded by their plans, are kept for their tables; the
-    figures' data is aggregated (``PlotData``); CSV rows kept only when ``rows`` is asked."""
+def is_lone_run(record: Record) -> bool:
+    return isinstance(record, Measurement) and not record.tags.campaign
 
-    keep_rows: bool = False
+
+@dataclass
+class ReportScan:
+    """The first pass over a records file (``add``, one record at a time): the campaigns'
+    records (their tables need them all), the tables plans and sessions, how many lone runs
+    there are and how wide their summary's columns are; the figures' data (``PlotData``)
+    when ``figures`` are asked, the CSV's columns when ``csv`` is. Lone runs themselves are
+    not kept."""
+
+    csv: bool = False
+    figures: bool = False
     campaigns: list[Measurement] = field(default_factory=list)
     plans: list[TablesSettings] = field(default_factory=list)
     sessions: list[SessionRecord] = field(default_factory=list)
-    lone: list[str] = field(default_factory=list)
-    lone_lines: list[tuple[str, ...]] = field(default_factory=list)
-    rows: list[Row] = field(default_factory=list)
+    records: int = 0  # every record read, of any kind
+    runs: int = 0
+    widths: ColumnWidths = field(default_factory=summary_widths)
     plots: PlotData = field(default_factory=PlotData)
+    csv_columns: dict[str, None] = field(default_factory=dict)
 
     def add_all(self, records: Iterable[Record]) -> None:
         for r in records:
             self.add(r)
 
     def add(self, record: Record) -> None:
+        self.records += 1
         if isinstance(record, TablesSettings):
             self.plans.append(record)
         elif isinstance(record, SessionRecord):
@@ -67,24 +90,103 @@ class StreamedRecords:
             self._add_measurement(record)
 
     def _add_measurement(self, m: Measurement) -> None:
-        self.plots.add(m)
-        if self.keep_rows:
-            self.rows.append(flat_row(m))
+        if self.figures:  # a float per run and configuration: only for ``--out``
+            self.plots.add(m)
+        if self.csv:
+            self.csv_columns.update(dict.fromkeys(flat_row(m)))
         if m.tags.campaign:
             self.campaigns.append(m)
         else:
-            self.lone.append(run_table(m))
-            self.lone_lines.append(summary_row(len(self.lone), m))
+            self.runs += 1
+            self.widths.measure(summary_row(self.runs, m))
 
     def read(self) -> RecordsRead:
-        """The campaigns' records, as a whole-file read holds them (the lone runs rendered)."""
+        """The campaigns' records, as a whole-file read holds them (lone runs left out)."""
         return RecordsRead(tuple(self.campaigns), tuple(self.plans), tuple(self.sessions))
 
-    def render(
-        self, records_name: str, markdown: bool = False, width: int = DEFAULT_WIDTH
-    ) -> str | None:
-        lone = (self.lone, self.lone_lines)
-        return render_records(self.read(), records_name, markdown, width, lone=lone)
+    def renders(self) -> bool:
+        """Whether the records hold anything a report shows (else the CLI refuses them)."""
+        read = self.read()
+        return self.runs > 0 or is_tables_run(read) or bool(compare_campaigns(read.measurements))
+
+
+def scan_records(records: Iterable[Record], csv: bool = False, figures: bool = False) -> ReportScan:
+    scan = ReportScan(csv=csv, figures=figures)
+    scan.add_all(records)
+    return scan
+
+
+def report_chunks(
+    scan: ReportScan,
+    records: Records,
+    records_name: str,
+    markdown: bool = False,
+    width: int = DEFAULT_WIDTH,
+    all_runs: bool = False,
+) -> Iterator[str]:
+    """The report, a piece at a time (their concatenation is the text; nothing when the
+    records hold nothing to show). ``records`` is read again for the lone runs' lines."""
+    read = scan.read()
+    if is_tables_run(read):
+        text = render_tables(read, records_name)
+        yield text if markdown else markdown_for_terminal(text, width)
+        return
+    gap = ""
+    for ms in compare_campaigns(read.measurements).values():
+        yield gap + render_text(build_report(CompareMeta.of_records(ms), ms))
+        gap = "\n\n"
+    if scan.runs == 1:
+        for m in _lone_runs(records, 1):
+            yield gap + run_table(m)
+        gap = "\n\n"
+    elif scan.runs > 1:
+        yield gap
+        yield from _runs_chunks(scan, records, records_name, width, all_runs)
+        gap = "\n\n"
+    if gap:
+        yield "\n"
+
+
+def _lone_runs(records: Records, limit: int) -> Iterator[Measurement]:
+    """The first ``limit`` lone runs of a pass (a file appended to since the first pass
+    shows what that pass counted)."""
+    seen = 0
+    for r in records():
+        if seen >= limit:
+            return
+        if isinstance(r, Measurement) and not r.tags.campaign:
+            seen += 1
+            yield r
+
+
+def _runs_chunks(
+    scan: ReportScan, records: Records, records_name: str, width: int, all_runs: bool
+) -> Iterator[str]:
+    """The summary, a line per run; then the last ``MAX_RUN_TABLES`` runs' tables (kept
+    while the summary is printed), or every run's in a third pass (``all_runs``)."""
+    table = summary_layout(scan.widths, width)
+    yield f"{scan.runs} runs\n\n{table.header()}"
+    shown = scan.runs if all_runs else min(scan.runs, MAX_RUN_TABLES)
+    first = scan.runs - shown + 1
+    kept: collections.deque[str] = collections.deque(maxlen=0 if all_runs else shown)
+    for n, m in enumerate(_lone_runs(records, scan.runs), start=1):
+        yield "\n" + table.row(summary_row(n, m))
+        if not all_runs and n >= first:
+            kept.append(_numbered(n, scan.runs, run_table(m)))
+    if shown < scan.runs:
+        yield (
+            f"\n\nthe latest {shown} runs' tables follow; every run's table "
+            f"({first - 1} more):\n  kit report --all {records_name}"
+        )
+    if all_runs:
+        for n, m in enumerate(_lone_runs(records, scan.runs), start=1):
+            yield "\n\n" + _numbered(n, scan.runs, run_table(m))
+    for text in kept:
+        yield "\n\n" + text
+
+
+def _numbered(n: int, runs: int, table: str) -> str:
+    return f"run {n} of {runs}\n{table}"
 
 
 def render_records(
@@ -92,23 +194,15 @@ def render_records(
     records_name: str,
     markdown: bool = False,
     width: int = DEFAULT_WIDTH,
-    lone: tuple[Sequence[str], Sequence[tuple[str, ...]]] | None = None,
+    all_runs: bool = False,
 ) -> str | None:
-    """The report; a tables run as markdown (``markdown``) or laid out for a terminal.
-    ``lone``: the lone runs' tables and summary lines, already rendered (else rendered
-    from ``read``)."""
-    if is_tables_run(read):
-        text = render_tables(read, records_name)
-        return text if markdown else markdown_for_terminal(text, width)
-    parts = [
-        render_text(build_report(CompareMeta.of_records(ms), ms))
-        for ms in compare_campaigns(read.measurements).values()
-    ]
-    if lone is None:
-        runs = [m for m in read.measurements if not m.tags.campaign]
-        lone = ([run_table(m) for m in runs], [summary_row(i + 1, m) for i, m in enumerate(runs)])
-    tables, lines = lone
-    if len(lines) > 1:  # a table of the runs first, each run's own table after it
-        parts.append(f"{len(lines)} runs\n\n{summary_table(lines)}")
-    parts += tables
-    return "\n\n".join(parts) + "\n" if parts else None
+    """The report of records already read whole, as one text (None when there is nothing
+    to show): the same chunks a streamed report prints."""
+
+    def records() -> Iterable[Record]:
+        return (*read.measurements, *read.tables_plans, *read.sessions)
+
+    scan = scan_records(records())
+    if not scan.renders():
+        return None
+    return "".join(report_chunks(scan, records, records_name, markdown, width, all_runs))

@@ -19,9 +19,17 @@ def render_csv(measurements: Sequence[Measurement], full: bool = False) -> str:
 
 def rows_csv(rows: Sequence[Row]) -> str:
     columns = columns_of(rows)
-    lines = [_csv_line(columns)]
-    lines += [_csv_line([csv_cell(row.get(name)) for name in columns]) for row in rows]
-    return "".join(lines)
+    return "".join([csv_header(columns), *(csv_row(row, columns) for row in rows)])
+
+
+def csv_header(columns: Sequence[str]) -> str:
+    return _csv_line(columns)
+
+
+def csv_row(row: Row, columns: Sequence[str]) -> str:
+    """One row's line under ``columns`` (a column it lacks is empty): rows can be written
+    one at a time once the columns are known (``kit report --csv`` on a file of any size)."""
+    return _csv_line([csv_cell(row.get(name)) for name in columns])
 
 
 def _csv_line(cells: Sequence[str]) -> str:

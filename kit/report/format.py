@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+import re
+import textwrap
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from tabulate import tabulate
 
@@ -28,10 +32,10 @@ def fmt_rate(value_mib_s: float | None, unit: str = "MiB/s") -> str:
 
 
 def fmt_size(n_bytes: float) -> str:
-    """The reports' sizes: decimal units when a size is a whole number of them and not of
-    binary ones (4 MB as typed, 4 MiB as typed), else binary in three figures: 77.8 MiB,
-    256 KiB, 512 B. One formatter for every size: this is its report style."""
-    return format_bytes(n_bytes, digits=None, decimal=True)
+    """The reports' sizes, in one unit family: binary units with a space, three figures
+    (77.8 MiB, 256 KiB, 512 B; 4000000 B reads 3.81 MiB, never "4 MB" beside MiB). One
+    formatter for every size a report prints."""
+    return format_bytes(n_bytes, digits=None)
 
 
 def fmt_window(window_bytes: int | None) -> str:
@@ -147,17 +151,114 @@ def markdown_table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str
     return tabulate(rows, headers=list(headers), tablefmt="github", disable_numparse=True)
 
 
-def fit_table(
-    rows: Sequence[Sequence[str]], head: Sequence[str], caps: Sequence[int], width: int = 100
-) -> str:
-    """A ``simple`` table whose lines fit ``width``: cells wrap at their column's cap, and the
-    widest caps shrink (never below 6) until the table fits."""
-    caps = list(caps)
-    for _ in range(40):  # bounded: each pass narrows a column by at least one
-        text = tabulate(rows, list(head), tablefmt="simple", maxcolwidths=caps)
-        excess = max(len(line) for line in text.splitlines()) - width
-        widest = max(range(len(caps)), key=lambda i: caps[i])
-        if excess <= 0 or caps[widest] <= 6:
-            return text
-        caps[widest] = max(6, caps[widest] - excess)
+# --- a table laid out from its widths, printed a row at a time ---------------------------------
+
+
+@dataclass
+class ColumnWidths:
+    """The widest cell of each column, measured one row at a time (``measure``): a table too
+    long to hold (a records file's runs) is laid out from these, then printed a row at a
+    time (``StreamTable``), in memory bounded by its columns, not its rows."""
+
+    head: tuple[str, ...]
+    widest: list[int]
+
+    @classmethod
+    def of(cls, head: Sequence[str]) -> ColumnWidths:
+        return cls(tuple(head), [len(h) for h in head])
+
+    def measure(self, row: Sequence[str]) -> None:
+        for i, cell in enumerate(row):
+            self.widest[i] = max(self.widest[i], len(cell))
+
+    def layout(
+        self, caps: Sequence[int], width: int = 100, right: Sequence[int] = ()
+    ) -> StreamTable:
+        """Columns as wide as their widest cell, at most their cap; the widest shrink (never
+        below 6) until a line fits ``width``."""
+        cols = [min(w, c) for w, c in zip(self.widest, caps, strict=True)]
+        for _ in range(4 * len(cols) * width):  # bounded: each pass narrows a column
+            excess = sum(cols) + 2 * (len(cols) - 1) - width
+            widest = max(range(len(cols)), key=lambda i: cols[i])
+            if excess <= 0 or cols[widest] <= 6:
+                break
+            cols[widest] = max(6, cols[widest] - excess)
+        return StreamTable(self.head, tuple(cols), frozenset(right))
+
+
+@dataclass(frozen=True)
+class StreamTable:
+    """A ``simple`` table (a header, a dashed rule, rows; two spaces between columns) of
+    fixed column widths: a cell wider than its column wraps onto the next lines."""
+
+    head: tuple[str, ...]
+    widths: tuple[int, ...]
+    right: frozenset[int] = frozenset()
+
+    def header(self) -> str:
+        rule = tuple("-" * w for w in self.widths)
+        return self.row(self.head) + "\n" + self._line(rule)
+
+    def row(self, cells: Sequence[str]) -> str:
+        wrapped = [textwrap.wrap(c, w) or [""] for c, w in zip(cells, self.widths, strict=True)]
+        lines = itertools.zip_longest(*wrapped, fillvalue="")
+        return "\n".join(self._line(line) for line in lines)
+
+    def _line(self, cells: Sequence[str]) -> str:
+        padded = (
+            c.rjust(w) if i in self.right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, self.widths, strict=True))
+        )
+        return "  ".join(padded).rstrip()
+
+
+# --- tables whose rows never wrap --------------------------------------------------------------
+
+ELLIPSIS = "…"
+MIN_NAME_WIDTH = 12
+
+
+def keyed_names(names: Sequence[str], width: int) -> tuple[list[str], list[str]]:
+    """Names as a column ``width`` wide: a name that fits as it is; a longer one cut with
+    "…" and numbered ``[n]``, its whole name in a legend line ``[n] name`` under the table."""
+    shown: list[str] = []
+    legend: list[str] = []
+    for name in names:
+        if len(name) <= width:
+            shown.append(name)
+            continue
+        tag = f"[{len(legend) + 1}]"
+        shown.append(name[: max(1, width - len(tag) - 2)] + ELLIPSIS + " " + tag)
+        legend.append(f"{tag} {name}")
+    return shown, legend
+
+
+def one_line_table(
+    rows: Sequence[Sequence[str]], head: Sequence[str], width: int = 100, name_col: int = 0
+) -> tuple[str, list[str], list[str]]:
+    """A ``simple`` table whose every row is one line within ``width``: the other columns
+    as wide as their cells, the names' column (``name_col``) what is left (at least
+    ``MIN_NAME_WIDTH``), a name too long for it cut and keyed (``keyed_names``). Returns the
+    table, the legend of the cut names (empty when every name fits) and the names shown."""
+    widths = ColumnWidths.of(head)
+    for row in rows:
+        widths.measure(row)
+    others = sum(w for i, w in enumerate(widths.widest) if i != name_col)
+    room = max(MIN_NAME_WIDTH, width - others - 2 * (len(head) - 1))
+    names, legend = keyed_names([row[name_col] for row in rows], room)
+    widths.widest[name_col] = max(len(head[name_col]), *(len(n) for n in names))
+    table = StreamTable(widths.head, tuple(widths.widest))
+    lines = [table.header()]
+    for row, name in zip(rows, names, strict=True):
+        lines.append(table.row([*row[:name_col], name, *row[name_col + 1 :]]))
+    return "\n".join(lines), legend, names
+
+
+def short_verdict(verdict: str, reason: bool = True) -> str:
+    """A verdict for a table cell: the noise floor (printed under the table) left out, and
+    with ``reason=False`` why a change is within noise too."""
+    text = re.sub(r" \(±[\d.]+% floor\)", "", verdict)  # "-6.1% slower (±2.0% floor)"
+    text = re.sub(r"; ±[\d.]+% floor\)", ")", text)  # "within noise (rounds overlap; ±...)"
+    if not reason:
+        text = re.sub(r"(within noise) \([^)]*\)$", r"\1", text)
     return text

@@ -7,8 +7,8 @@ from typing import Any
 
 from kit.analysis.knee import Knee, KneePoint, Sweep
 from kit.plan.units import MIB, format_bytes
-from kit.report.compare import WIDTH, fmt_cpu, fmt_summary
-from kit.report.format import fit_table, fmt_mib_s, sig3
+from kit.report.compare import WIDTH, cpu_notes, fmt_cpu_count, fmt_summary
+from kit.report.format import fmt_mib_s, one_line_table, short_verdict, sig3
 
 
 def _share(knee: Knee, point: KneePoint) -> str:
@@ -121,8 +121,14 @@ def _table(sweep: Sweep) -> str:
         ping = "-" if p.ping_rtt_ms is None else sig3(p.ping_rtt_ms)
         share = _share(knee, p)
         lines.append([format_bytes(p.window_bytes) + mark, fmt_summary(row.summary, "throughput")])
-        lines[-1] += [share, fmt_mib_s(p.theory_mib_s), ping, row.verdict, fmt_cpu(row)]
-    return fit_table(lines, head, [16, 17, 5, 6, 6, 24, 10], WIDTH)
+        verdict = short_verdict(row.verdict, reason=False)
+        lines[-1] += [share, fmt_mib_s(p.theory_mib_s), ping, verdict, fmt_cpu_count(row)]
+    table, _, _ = one_line_table(lines, head, WIDTH)  # a window's name is short: never cut
+    notes = cpu_notes(
+        [rows_by_window[p.window_bytes] for p in knee.points],
+        {rows_by_window[p.window_bytes].key: format_bytes(p.window_bytes) for p in knee.points},
+    )
+    return "\n".join([table, *notes])
 
 
 def render_knee(sweep: Sweep) -> str:

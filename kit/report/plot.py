@@ -1,5 +1,8 @@
 """Pure rendering of records as PNG figures (matplotlib, headless Agg): name -> PNG bytes.
 
+What each figure shows is decided by ``kit.report.figures`` (frozen descriptions: panels,
+series, axes, bounds, legend entries); this module only draws a description.
+
 Figures (each only when the records hold something for it):
 
 - ``throughput-vs-window.png``: throughput against the static stream window, log-log, one
@@ -22,7 +25,6 @@ The caller writes the bytes; nothing here touches the file system.
 from __future__ import annotations
 
 import io
-import re
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -37,16 +39,44 @@ from kit.analysis.series import (
     WindowPoint,
 )
 from kit.plan.units import format_bytes
+from kit.report import figures as fig_spec
+from kit.report.figures import (
+    FULL,
+    MAX_GROWTH_LINES,
+    SLOW,
+    Axis,
+    Bound,
+    FigureSpec,
+    Panel,
+    Series,
+    describe,
+    estimator_studies,
+    growth_title,
+    throughput_title,
+    window_panels,
+)
 from kit.results.records import Measurement
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+__all__ = [
+    "FULL",
+    "MAX_GROWTH_LINES",
+    "SLOW",
+    "draw",
+    "estimator_studies",
+    "growth_title",
+    "plot_links",
+    "render_data",
+    "render_plots",
+    "throughput_title",
+    "window_panels",
+]
+
 SIZE_IN = (9.0, 5.0)
 DPI = 100  # 900 x 500 pixels
-COLOURS = {"grpcio": "tab:blue", "h2": "tab:orange"}
-MIB = 2**20
 
 
 def render_plots(measurements: Iterable[Measurement]) -> dict[str, bytes]:
@@ -58,25 +88,7 @@ def render_plots(measurements: Iterable[Measurement]) -> dict[str, bytes]:
 
 
 def render_data(data: PlotData) -> dict[str, bytes]:
-    out: dict[str, bytes] = {}
-    points = data.window_points()
-    if points:
-        out["throughput-vs-window.png"] = _png(_window_figure(points))
-    growth = data.growth_series()
-    if growth:
-        out["window-growth.png"] = _png(_growth_figure(growth))
-    finish = data.finish_series()
-    if finish:
-        out["stream-finish.png"] = _png(_finish_figure(finish))
-    throughput = data.throughput_series()
-    if throughput:
-        out["throughput-over-time.png"] = _png(_throughput_figure(throughput, data.throughput_runs))
-    estimators = data.estimator_bars()
-    if estimators:
-        out["estimators.png"] = _png(_estimator_figure(estimators))
-    for index, series in enumerate(data.compare_series(), start=1):
-        out[f"compare-{index}.png"] = _png(_compare_figure(series))
-    return out
+    return {spec.name: _png(draw(spec)) for spec in describe(data)}
 
 
 def size_tick(value: float, _pos: object = None) -> str:
@@ -87,18 +99,6 @@ def size_tick(value: float, _pos: object = None) -> str:
 def rate_tick(value: float, _pos: object = None) -> str:
     """A tick in MiB/s as a plain number: 0.5, 10, 100 (no 9x10^1)."""
     return f"{value:g}"
-
-
-def _readable_log_axes(ax: Axes, x_bytes: bool) -> None:
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    if x_bytes:
-        ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_formatter(FuncFormatter(size_tick))
-    ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.yaxis.set_major_formatter(FuncFormatter(rate_tick))
-    ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def _pyplot() -> Any:
@@ -131,322 +131,150 @@ def _png(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def _figure(
-    panels: int = 1, sharey: bool = False, size: tuple[float, float] = SIZE_IN
-) -> tuple[Figure, list[Axes]]:
-    """Panels in rows of at most three, so many panels stay readable."""
-    cols = min(panels, 3)
+# --- drawing a description ------------------------------------------------------------------
+
+
+def draw(spec: FigureSpec) -> Figure:
+    """The matplotlib figure of a description: its panels in rows of ``spec.columns``."""
+    panels = len(spec.panels)
+    cols = min(panels, spec.columns)
     rows = (panels + cols - 1) // cols
-    fig, axes = _pyplot().subplots(
+    height = spec.height_in * (rows if cols == 1 and rows > 1 else max(1.0, rows * 0.8))
+    fig: Figure
+    fig, grid = _pyplot().subplots(
         rows,
         cols,
-        figsize=(size[0], size[1] * max(1.0, rows * 0.8)),
+        figsize=(SIZE_IN[0], height),
         squeeze=False,
-        sharey=sharey,
+        sharey=spec.sharey,
         layout="constrained",
     )
-    flat = [ax for row in axes for ax in row]
+    flat = [ax for row in grid for ax in row]
     for spare in flat[panels:]:
         spare.set_visible(False)
-    return fig, flat[:panels]
+    for ax, panel in zip(flat, spec.panels, strict=False):
+        _draw_panel(ax, panel)
+    if spec.title:
+        fig.suptitle(_plain(spec.title))
+    return fig
 
 
-# --- throughput vs window -------------------------------------------------------------------
+def _draw_panel(ax: Axes, panel: Panel) -> None:
+    handles: dict[str, Any] = {}
+    for s in panel.series:
+        artist = _draw_series(ax, s)
+        if s.label:
+            handles[s.label] = artist
+    for b in panel.bounds:
+        artist = _draw_bound(ax, b)
+        if b.label:
+            handles[b.label] = artist
+    _axis(ax, panel.x, "x")
+    _axis(ax, panel.y, "y")
+    size = "small" if panel.small else "medium"
+    ax.set_title(_plain(panel.title), fontsize=size)
+    ax.grid(True, axis=panel.grid, which="both", alpha=0.3)
+    _legend(ax, panel, handles)
 
 
-def window_panels(points: Sequence[WindowPoint]) -> list[tuple[str, float]]:
-    """One panel per study and RTT: a window table's cells never share a panel with
-    another study's."""
-    return sorted({(p.study, p.rtt_ms) for p in points})
+def _draw_series(ax: Axes, s: Series) -> Any:
+    label = _plain(s.label) if s.label else None
+    xs, ys = list(s.xs), list(s.ys)
+    if s.mark == "points":
+        return ax.plot(xs, ys, "o", color=s.colour, alpha=s.alpha, label=label)[0]
+    if s.mark in ("line", "dashed"):
+        style = "--" if s.mark == "dashed" else "-"
+        return ax.plot(xs, ys, style, color=s.colour, alpha=s.alpha, label=label)[0]
+    if s.mark == "step":
+        marker, size = ("o", 3.0) if s.markers else ("", 0.0)
+        return ax.step(
+            xs, ys, where="post", color=s.colour, label=label, marker=marker, markersize=size
+        )[0]
+    if s.mark == "bar":
+        return ax.bar(xs, ys, s.width, color=s.colour, label=label)
+    return ax.barh(ys, xs, s.width, color=s.colour, label=label)
+
+
+def _draw_bound(ax: Axes, b: Bound) -> Any:
+    label = _plain(b.label) if b.label else None
+    if b.band is not None:
+        ax.axhline(b.value, color=b.colour, linewidth=1)
+        return ax.axhspan(b.band[0], b.band[1], color=b.colour, alpha=0.2, label=label)
+    width = 1 if b.style == "-" else None
+    return ax.axhline(b.value, color=b.colour, linestyle=b.style, linewidth=width, label=label)
+
+
+def _axis(ax: Axes, axis: Axis, which: str) -> None:
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    part = ax.xaxis if which == "x" else ax.yaxis
+    scale = getattr(ax, f"set_{which}scale")
+    if axis.scale == "log2":
+        scale("log", base=2)
+    elif axis.scale == "log10":
+        scale("log")
+    if axis.ticks == "size":
+        part.set_major_formatter(FuncFormatter(size_tick))
+    elif axis.ticks == "rate":
+        if axis.scale == "log10":
+            part.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            part.set_minor_formatter(NullFormatter())
+        part.set_major_formatter(FuncFormatter(rate_tick))
+    if axis.categories:
+        getattr(ax, f"set_{which}ticks")([p for p, _ in axis.categories])
+        names = [_plain(n) for _, n in axis.categories]
+        align = {"ha": "right"} if axis.rotation >= 30 else {}
+        getattr(ax, f"set_{which}ticklabels")(
+            names, fontsize="small", rotation=axis.rotation, **align
+        )
+    if axis.inverted:
+        part.set_inverted(True)
+    if axis.lower is not None or axis.upper is not None:
+        getattr(ax, f"set_{which}lim")(axis.lower, axis.upper)
+    if axis.label:
+        getattr(ax, f"set_{which}label")(_plain(axis.label))
+
+
+def _legend(ax: Axes, panel: Panel, handles: dict[str, Any]) -> None:
+    from matplotlib.patches import Patch
+
+    for swatch in panel.swatches:
+        handles[swatch.label] = Patch(color=swatch.colour, label=_plain(swatch.label))
+    entries = [handles[label] for label in panel.legend if label in handles]
+    if not entries:
+        return
+    names = [_plain(label) for label in panel.legend if label in handles]
+    if panel.legend_outside:
+        ax.legend(entries, names, fontsize="x-small", loc="upper left", bbox_to_anchor=(1, 1))
+    else:
+        ax.legend(entries, names, fontsize="x-small" if panel.small else "small")
+
+
+# --- each figure, drawn (the descriptions are ``kit.report.figures``') ------------------------
 
 
 def _window_figure(points: Sequence[WindowPoint]) -> Figure:
-    panels = window_panels(points)
-    fig, axes = _figure(len(panels), sharey=True)
-    for ax, (study, rtt) in zip(axes, panels, strict=True):
-        mine = [p for p in points if p.study == study and p.rtt_ms == rtt]
-        for client in sorted({p.client for p in mine}):
-            theirs = sorted((p for p in mine if p.client == client), key=lambda p: p.window_bytes)
-            ax.plot(
-                [p.window_bytes for p in theirs],
-                [p.throughput_mib_s for p in theirs],
-                "o",
-                alpha=0.7,
-                color=COLOURS.get(client),
-                label=_plain(client),
-            )
-        _bounds(ax, mine, rtt)
-        _readable_log_axes(ax, x_bytes=True)
-        where = "loopback" if rtt == 0 else f"RTT {rtt:g} ms"
-        ax.set_title(f"{study}: {where}", fontsize="medium")
-        ax.set_xlabel("stream window")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize="small")
-    axes[0].set_ylabel("throughput (MiB/s)")
-    lines = "window / RTT" + (", link rate" if any(p.rate_mib_s for p in points) else "")
-    fig.suptitle(f"Throughput against the static window (median run; lines: {lines})")
-    return fig
-
-
-def _bounds(ax: Axes, points: Sequence[WindowPoint], rtt_ms: float) -> None:
-    windows = sorted({p.window_bytes for p in points})
-    if rtt_ms > 0 and windows:
-        lo, hi = windows[0] / 1.5, windows[-1] * 1.5
-        ax.plot(
-            [lo, hi],
-            [lo / MIB / (rtt_ms / 1000), hi / MIB / (rtt_ms / 1000)],
-            "--",
-            color="grey",
-            label="window / RTT",
-        )
-    rates = sorted({p.rate_mib_s for p in points if p.rate_mib_s is not None})
-    for rate in rates:
-        ax.axhline(rate, color="tab:red", linestyle=":", label=f"link rate {rate:.3g} MiB/s")
-
-
-# --- window growth ----------------------------------------------------------------------------
-
-
-MAX_GROWTH_LINES = 8  # a legend beyond this overflows a panel
-
-
-def growth_title(client: str, mode: str) -> str:
-    """A pool run is a pool (one budget shared by the streams), not a dynamic window."""
-    return {
-        "pool": f"{client} window pool",
-        "bdp-off": f"{client} dynamic window, BDP probing off",
-    }.get(mode, f"{client} dynamic window")
-
-
-def growth_panels(series: Sequence[Growth]) -> list[tuple[str, str]]:
-    return sorted({(g.client, g.mode) for g in series})
+    return draw(fig_spec.window_figure(points))
 
 
 def _growth_figure(series: Sequence[Growth]) -> Figure:
-    panels = growth_panels(series)
-    fig, axes = _figure(len(panels), sharey=True)
-    for ax, (client, mode) in zip(axes, panels, strict=True):
-        mine = [g for g in series if g.client == client and g.mode == mode]
-        for g in mine[:MAX_GROWTH_LINES]:
-            _growth_lines(ax, g)
-        ax.set_yscale("log", base=2)
-        from matplotlib.ticker import FuncFormatter
-
-        ax.yaxis.set_major_formatter(FuncFormatter(size_tick))
-        timed = all(g.timed for g in mine)
-        ax.set_xlabel("ms since the timed phase began" if timed else "SETTINGS frame (in order)")
-        shown = (
-            "" if len(mine) <= MAX_GROWTH_LINES else f" (first {MAX_GROWTH_LINES} of {len(mine)})"
-        )
-        ax.set_title(_plain(growth_title(client, mode) + shown), fontsize="medium")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize="x-small")
-    axes[0].set_ylabel("window")
-    fig.suptitle(
-        "Window growth, one line per run (solid: stream window announced; "
-        "dashed: connection credit granted)"
-    )
-    return fig
-
-
-def _growth_lines(ax: Axes, g: Growth) -> None:
-    line = ax.step(
-        [x for x, _ in g.stream_window],
-        [w for _, w in g.stream_window],
-        where="post",
-        marker="o",
-        markersize=3,
-        label=_plain(g.label),
-    )
-    if g.conn_credit:
-        ax.plot(
-            [x for x, _ in g.conn_credit],
-            [c for _, c in g.conn_credit],
-            "--",
-            color=line[0].get_color(),
-            alpha=0.6,
-        )
-
-
-# --- per-stream finish times --------------------------------------------------------------------
-
-
-SLOW, FULL = "tab:red", "tab:blue"
+    return draw(fig_spec.growth_figure(series))
 
 
 def _finish_figure(series: Sequence[Finish]) -> Figure:
-    """Horizontal bars, one row per stream, grouped by cell: a linear axis from 0, so a
-    0.3 ms spread looks like 0.3 ms; names stay readable however many cells there are."""
-    rows = sum(len(s.finish_ms) for s in series) + len(series)
-    fig, axes = _figure(size=(SIZE_IN[0], min(12.0, max(SIZE_IN[1], 1.5 + 0.22 * rows))))
-    ax = axes[0]
-    y, ticks, names = 0.0, [], []
-    for s in series:
-        for stream, ms in enumerate(s.finish_ms):
-            ax.barh(y, ms, 0.8, color=SLOW if stream < s.slow else FULL)
-            y += 1
-        ticks.append(y - (len(s.finish_ms) + 1) / 2)
-        names.append(_plain(s.label))
-        y += 1
-    ax.set_yticks(ticks)
-    ax.set_yticklabels(names, fontsize="small")
-    ax.invert_yaxis()
-    ax.set_xlim(left=0)
-    ax.set_xlabel("finish time (ms since the timed phase began)")
-    ax.grid(True, axis="x", alpha=0.3)
-    _finish_legend(ax, any(s.slow for s in series))
-    ax.set_title("Per-stream finish times (one bar per stream, median run of each cell)")
-    return fig
-
-
-def _finish_legend(ax: Axes, any_slow: bool) -> None:
-    from matplotlib.patches import Patch
-
-    handles = [Patch(color=FULL, label="stream read at full speed")]
-    if any_slow:
-        handles.append(Patch(color=SLOW, label="slow stream (paced reader)"))
-    ax.legend(handles=handles, fontsize="small", loc="lower right")
-
-
-# --- comparisons ---------------------------------------------------------------------------------
+    return draw(fig_spec.finish_figure(series))
 
 
 def _compare_figure(series: CompareSeries) -> Figure:
-    fig, axes = _figure()
-    ax = axes[0]
-    if series.baseline_median is not None and series.floor_pct is not None:
-        band = series.baseline_median * series.floor_pct / 100
-        ax.axhspan(
-            series.baseline_median - band,
-            series.baseline_median + band,
-            color="grey",
-            alpha=0.2,
-            label=f"baseline ± noise floor {series.floor_pct:.3g}%",
-        )
-    if series.baseline_median is not None:
-        ax.axhline(series.baseline_median, color="grey", linewidth=1)
-    rounds = sorted({r for _, r, _ in series.samples})
-    for r in rounds:
-        xs = [series.keys.index(k) for k, rr, _ in series.samples if rr == r]
-        ys = [v for _, rr, v in series.samples if rr == r]
-        ax.plot(
-            [x + 0.05 * (r - len(rounds) / 2) for x in xs],
-            ys,
-            "o",
-            color=f"C{r % 10}",
-            label=f"round {r + 1}",
-        )
-    ax.set_xticks(range(len(series.keys)))
-    ax.set_xticklabels([_plain(k) for k in series.keys], fontsize="small", rotation=15)
-    ax.set_ylabel(_plain(series.unit))
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize="x-small")
-    ax.set_title(_plain(series.title), fontsize="medium")
-    return fig
-
-
-# --- throughput over time -------------------------------------------------------------------
-
-
-def throughput_title(shown: int, runs: int) -> str:
-    more = f" (first {shown} of {runs} runs)" if runs > shown else ""
-    return f"Throughput over time, one panel per run{more}"
+    return draw(fig_spec.compare_figure(series))
 
 
 def _throughput_figure(series: Sequence[Throughput], runs: int) -> Figure:
-    """Delivered MiB/s per interval, a linear axis from 0: the ramp and any stall show as
-    they happened. The rate and window / RTT bounds are lines; a bound far above the rate
-    (a window much larger than the path needs) is named in the title, not drawn off-scale."""
-    fig, axes = _figure(len(series))
-    for ax, s in zip(axes, series, strict=True):
-        xs = [t for t, _ in s.points]
-        ys = [v for _, v in s.points]
-        ax.step(xs, ys, where="post", color="tab:blue", label="delivered")
-        top = max([*ys, s.rate_mib_s or 0.0]) * 1.25 or 1.0
-        if s.rate_mib_s:
-            ax.axhline(s.rate_mib_s, color="tab:red", linestyle=":", label="link rate")
-        name = "window / RTT" if s.window_static else "final window / RTT"
-        title = _plain(s.label)
-        if s.window_rtt_mib_s and s.window_rtt_mib_s <= top:
-            ax.axhline(s.window_rtt_mib_s, color="grey", linestyle="--", label=name)
-        elif s.window_rtt_mib_s:
-            title += f"\n{name} {s.window_rtt_mib_s:.0f} MiB/s (off scale)"
-        ax.set_ylim(0, top)
-        ax.set_xlim(left=0)
-        ax.set_title(f"{title}\n{s.interval_ms:g} ms intervals", fontsize="small")
-        ax.set_xlabel("ms since the timed phase began", fontsize="small")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="x-small", loc="lower right")
-    for ax in axes[:: min(len(axes), 3)]:
-        ax.set_ylabel("MiB/s")
-    fig.suptitle(throughput_title(len(series), runs))
-    return fig
-
-
-# --- the estimator table ----------------------------------------------------------------------
-
-
-def estimator_studies(bars: Sequence[EstimatorBar]) -> list[str]:
-    return sorted({b.study for b in bars})
+    return draw(fig_spec.throughput_figure(series, runs))
 
 
 def _estimator_figure(bars: Sequence[EstimatorBar]) -> Figure:
-    """Per study two panels, one above the other (900 pixels wide, as every figure): final
-    window / BDP (log: 0.06 to 67 on one axis) and time to 90% of the rate; estimators along x, one bar per link: a few legend
-    entries, however many estimators."""
-    studies = estimator_studies(bars)
-    fig: Figure
-    fig, grid = _pyplot().subplots(
-        2 * len(studies),
-        1,
-        figsize=(SIZE_IN[0], SIZE_IN[1] * 0.8 * 2 * len(studies)),
-        squeeze=False,
-        layout="constrained",
-    )
-    for i, study in enumerate(studies):
-        mine = [b for b in bars if b.study == study]
-        _estimator_row(grid[2 * i][0], grid[2 * i + 1][0], study, mine)
-    fig.suptitle("Estimators against the link: how large the window grew, how fast it got there")
-    return fig
-
-
-def _estimator_row(windows: Axes, ramps: Axes, study: str, bars: Sequence[EstimatorBar]) -> None:
-    from matplotlib.ticker import FuncFormatter
-
-    _grouped(windows, bars, lambda b: b.window_over_bdp)
-    windows.set_yscale("log")
-    windows.yaxis.set_major_formatter(FuncFormatter(rate_tick))
-    windows.axhline(1.0, color="grey", linewidth=1, label="window = BDP")
-    windows.set_ylabel("final window / BDP")
-    windows.set_title(f"{study}: final window / BDP", fontsize="medium")
-    _grouped(ramps, bars, lambda b: b.ramp_90_ms)
-    ramps.set_ylabel("ms")
-    ramps.set_title(f"{study}: time to 90% of the rate (none: never)", fontsize="medium")
-    for ax in (windows, ramps):
-        ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
-
-
-def _grouped(ax: Axes, bars: Sequence[EstimatorBar], value: Any) -> None:
-    estimators = sorted({b.estimator for b in bars})
-    links = sorted({b.link for b in bars}, key=_link_order)
-    width = 0.8 / len(links)
-    for i, link in enumerate(links):
-        found = {b.estimator: value(b) for b in bars if b.link == link}
-        xs = [e + (i - (len(links) - 1) / 2) * width for e in range(len(estimators))]
-        ys = [found.get(name) or 0.0 for name in estimators]
-        ax.bar(xs, ys, width, color=f"C{i}", label=_plain(link))
-    ax.set_xticks(range(len(estimators)))
-    ax.set_xticklabels([_plain(e) for e in estimators], fontsize="small", rotation=30, ha="right")
-    ax.grid(True, axis="y", which="both", alpha=0.3)
-
-
-def _link_order(link: str) -> tuple[float, float, str]:
-    """Links by rate (100 Mbit before 1 Gbit), then RTT, then name ("100Mbit-20ms, 4 streams")."""
-    found = re.match(r"([\d.]+)([GM])bit-([\d.]+)ms", link)
-    if found is None:
-        return 0.0, 0.0, link
-    scale = 1e9 if found[2] == "G" else 1e6
-    return float(found[1]) * scale, float(found[3]), link
+    return draw(fig_spec.estimator_figure(bars))
 
 
 def plot_links(names: Sequence[str]) -> str:

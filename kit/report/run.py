@@ -21,8 +21,9 @@ from kit.plan.packet import mathis_bits_s, packet_link_text
 from kit.plan.trial import Link, Trial, pool_granted_bytes
 from kit.plan.units import format_rate
 from kit.report.format import (
+    ColumnWidths,
+    StreamTable,
     cpu_warning,
-    fit_table,
     fmt_rate,
     fmt_size,
     fmt_window,
@@ -52,10 +53,29 @@ def runs_summary(measurements: Sequence[Measurement]) -> str:
     return summary_table([summary_row(i + 1, m) for i, m in enumerate(measurements)])
 
 
+SUMMARY_HEAD = ("#", "started", "client", "server", "workload", "RTT", "window", "MiB/s", "eff.")
+SUMMARY_CAPS = (6, 19, 24, 20, 16, 8, 14, 8, 6)
+SUMMARY_RIGHT = (0, 7, 8)  # the run's number and the figures
+
+
+def summary_widths() -> ColumnWidths:
+    """The runs' summary columns, to ``measure`` each ``summary_row`` with."""
+    return ColumnWidths.of(SUMMARY_HEAD)
+
+
+def summary_layout(widths: ColumnWidths, width: int = WIDTH) -> StreamTable:
+    """The summary table laid out for the rows ``widths`` measured: its header, then each
+    row printed as it comes (a records file's runs are never held together)."""
+    return widths.layout(SUMMARY_CAPS, width, SUMMARY_RIGHT)
+
+
 def summary_table(rows: Sequence[tuple[str, ...]]) -> str:
     """The runs' one-line summaries (``summary_row``) as a table."""
-    head = ("#", "started", "client", "server", "workload", "RTT", "window", "MiB/s", "eff.")
-    return fit_table(rows, head, caps=(4, 19, 24, 20, 16, 8, 14, 8, 6))
+    widths = summary_widths()
+    for row in rows:
+        widths.measure(row)
+    table = summary_layout(widths)
+    return "\n".join([table.header(), *(table.row(row) for row in rows)])
 
 
 def summary_row(n: int, m: Measurement) -> tuple[str, ...]:

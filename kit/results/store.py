@@ -23,9 +23,9 @@ import json
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO, Protocol, cast
 
 from kit.errors import RecordsError, RecordsPathError, UsageError
 from kit.plan.tables import TablesSettings, table_name
@@ -406,7 +406,26 @@ def _describe_bad_line(number: int, exc: BaseException, is_last_unterminated: bo
     return f"line {number}: not a valid record ({exc}), skipped"
 
 
-def iter_records(path: PathLike, warnings: list[str]) -> Iterator[Record]:
+class WarningSink(Protocol):
+    def append(self, warning: str, /) -> None: ...
+
+
+@dataclass
+class SkippedLines:
+    """A read's skipped-line warnings: the first ``keep`` kept, the rest only counted, so a
+    file of millions of lines that are no records costs a counter, not a list."""
+
+    keep: int = 5
+    first: list[str] = field(default_factory=list)
+    count: int = 0
+
+    def append(self, warning: str, /) -> None:
+        self.count += 1
+        if len(self.first) < self.keep:
+            self.first.append(warning)
+
+
+def iter_records(path: PathLike, warnings: WarningSink) -> Iterator[Record]:
     """Each readable record of a records file, read line by line (memory bounded by the
     longest line); a corrupt, torn or too long line is skipped with a warning appended to
     ``warnings``. A missing or unreadable file, or one that is not a regular file, raises

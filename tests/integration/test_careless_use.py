@@ -142,7 +142,7 @@ def test_a_file_that_is_no_records_file_says_so_in_a_few_lines(command: str) -> 
     assert len(lines) == 7, lines
     assert all(line.startswith(f"kit {command}: README.md: line ") for line in lines[:5])
     assert lines[5].startswith(f"kit {command}: README.md: ") and "more line(s) skipped" in lines[5]
-    assert lines[6].startswith("kit: error: README.md: no ")
+    assert lines[6] == "kit: error: README.md is not a kit records file (no line of it is a record)"
 
 
 # --- a stopped or killed tap decoder ---------------------------------------------------------

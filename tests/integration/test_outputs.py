@@ -264,12 +264,13 @@ def test_run_knee_and_a_failed_run_fit_100_columns(tmp_path: Path) -> None:
     assert fits(knee.stdout) and "knee:" in knee.stdout
 
 
-def test_sizes_are_echoed_in_the_unit_typed(tmp_path: Path) -> None:
+def test_a_decimal_size_is_echoed_in_binary_units(tmp_path: Path) -> None:
+    """One unit family: a window typed as 100KB reads back as 97.7 KiB, never "100 KB"."""
     started = time.monotonic()
     proc = kit_here(
         "run", "--rtt", "2ms", "--client", "h2", "--window", "100KB", "--duration", "0.2s",
         "--no-records",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert "100 KB / 100 KB" in proc.stdout
+    assert "97.7 KiB / 97.7 KiB" in proc.stdout and " KB" not in proc.stdout
     assert time.monotonic() - started < 60

@@ -90,7 +90,7 @@ def test_quick_sharing_table_renders_its_rows_and_checks(tmp_path: Path) -> None
     assert len(cells) == 14  # 13 cells and the control's copy
     assert all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
     assert "## Table 7: one slow reader on a shared connection" in text
-    for label in ("conn credit on read", "conn credit on receipt", "h2 pool 1.6 MB", "grpcio"):
+    for label in ("conn credit on read", "conn credit on receipt", "h2 pool 1.53 MiB", "grpcio"):
         assert label in text
     assert "### The pool: windows shared between receiving streams" in text
     assert text.count("sharing: ") == 4

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 
@@ -291,3 +292,56 @@ def test_knee_flags_queued_pings_and_a_knee_at_the_top_of_the_ladder() -> None:
     calm = find_knee([point(1, 95.0), KneePoint(2, 100.0, 99.0, 101.0, None, False, 21.0)])
     assert "PINGs" not in knee_sentence(calm, "w", rtt_ms=20.0)
     assert "may lie beyond" not in knee_sentence(calm, "w", rtt_ms=20.0)
+
+
+# --- the terminal's tables never wrap a row ------------------------------------------------
+
+
+def _table_lines(text: str) -> list[str]:
+    """The table: its header line, its rule and the rows up to the first note."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("----"))
+    end = next(
+        i for i, line in enumerate(lines[start:], start) if line.startswith(("noise", "CPU", "["))
+    )
+    return lines[start - 1 : end]
+
+
+LONG = (
+    "h2:window=4MiB,conn-window=16MiB,credit=quarter",
+    "grpcio:grpc.http2.lookahead_bytes=4194304,grpc.http2.bdp_probe=0",
+)
+
+
+def _cpu_bound(records: list[Measurement], key: str) -> list[Measurement]:
+    hot = (ProcessCpu("client", 0.97), ProcessCpu("server", 0.95))
+    return [dataclasses.replace(m, cpu=hot) if m.tags.key == key else m for m in records]
+
+
+def test_long_candidate_names_are_cut_and_keyed_so_every_row_is_one_line() -> None:
+    cells = {LONG[0]: [150.0, 152.0, 149.0], LONG[1]: [90.0, 130.0, 150.0], "same": [100.0] * 3}
+    runs = _cpu_bound(campaign(STEADY, **cells), LONG[1])
+    report = build_report(meta(*cells), runs)
+    text = render_text(report)
+    table = _table_lines(text)
+    assert len(table) == 2 + len(report.rows)  # header, rule, one line per candidate
+    assert all(len(line) <= 100 for line in text.splitlines())
+    # the cut names are keyed, their whole names under the table
+    assert "[1] " + LONG[0] in text and "[2] " + LONG[1] in text
+    assert any("… [2]" in line for line in table)
+    assert "same (spec-same)" in table[-1]  # a name that fits stays whole
+    assert f"CPU-bound: {table[4].split('  ')[0]}: 3/3 (client, server)" in text
+    assert "(rounds overlap)" in text and "% floor" not in "\n".join(table)
+
+
+def test_knee_rows_are_one_line_even_within_noise_and_cpu_bound() -> None:
+    values = {"64KiB": [25.0, 26.0, 25.0], "256KiB": [60.0, 95.0, 70.0], "1MiB": [95.0, 70.0, 97.0]}
+    runs = _cpu_bound(campaign(STEADY, **values), "1MiB")
+    report = build_report(meta(*values), runs)
+    windows = {BASE: 4 << 20, "64KiB": 64 << 10, "256KiB": 256 << 10, "1MiB": 1 << 20}
+    sweep = Sweep(report, find_knee(knee_points(report, windows)), windows, "stream window", 20.0)
+    text = render_knee(sweep)
+    table = _table_lines(text)
+    assert len(table) == 2 + len(windows)
+    assert all(len(line) <= 100 for line in text.splitlines())
+    assert "CPU-bound: 1 MiB: 3/3 (client, server)" in text

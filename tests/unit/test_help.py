@@ -40,3 +40,52 @@ def test_every_command_names_what_to_type(
     text = _help(command, monkeypatch, capsys)
     assert "<str>" not in text and "<list[str]>" not in text, text
     assert all(len(line) <= 100 for line in text.splitlines())
+
+
+PANEL_MAX_LINES = 50  # one screen
+
+
+def _panels(text: str) -> dict[str, list[str]]:
+    """Each boxed panel's lines (its title and its rules included), by title."""
+    panels: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line.startswith("╭─ "):
+            current = panels.setdefault(line.split("─ ", 1)[1].split(" ─", 1)[0], [])
+        if current is not None:
+            current.append(line)
+        if line.startswith("╰"):
+            current = None
+    return panels
+
+
+def test_run_help_panels_each_fit_one_screen(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    panels = _panels(_help("run", monkeypatch, capsys))
+    assert {"Link", "Workload", "Client", "Server", "Output"} <= set(panels)
+    for title, lines in panels.items():
+        assert len(lines) <= PANEL_MAX_LINES, f"{title}: {len(lines)} lines"
+        assert all(len(line) <= 100 for line in lines)
+    # the packet link's options are the link's, not left in a catch-all panel
+    assert any("--loss " in line for line in panels["Link"])
+    assert not any("--loss " in line for line in panels.get("Options", []))
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_no_command_shows_a_type_in_angle_brackets(
+    command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Flags show as flags (``--help``, ``--json``: no ``<bool>``); values by what to type;
+    arguments by their name (no ``<path>`` beside FILE)."""
+    text = _help(command, monkeypatch, capsys)
+    assert "<bool>" not in text and "<path>" not in text
+    shown = [line for line in text.splitlines() if "│ --help " in line]
+    assert shown and all(line.split()[2] == "Show" for line in shown), shown
+
+
+def test_plot_out_is_a_directory(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = next(line for line in _help("plot", monkeypatch, capsys).splitlines() if "--out" in line)
+    assert out.split()[2] == "DIR"

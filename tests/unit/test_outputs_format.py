@@ -11,7 +11,7 @@ import pytest
 
 from kit.analysis import flat
 from kit.analysis.series import growth_series, window_points
-from kit.report.format import fit_table, fmt_rate, fmt_size, settings_text, sig3
+from kit.report.format import ColumnWidths, fmt_rate, fmt_size, settings_text, sig3
 from kit.report.terminal import markdown_for_terminal
 from kit.results.store import read_records
 
@@ -123,9 +123,9 @@ def test_three_significant_figures(value: float, text: str) -> None:
     assert sig3(value) == text
 
 
-def test_sizes_in_the_unit_typed_and_rates_in_the_unit_asked() -> None:
-    assert fmt_size(4_000_000) == "4 MB" and fmt_size(4 * 2**20) == "4 MiB"
-    assert fmt_size(100_000) == "100 KB" and fmt_size(81_529_556) == "77.8 MiB"
+def test_sizes_in_binary_units_and_rates_in_the_unit_asked() -> None:
+    assert fmt_size(4_000_000) == "3.81 MiB" and fmt_size(4 * 2**20) == "4 MiB"
+    assert fmt_size(100_000) == "97.7 KiB" and fmt_size(81_529_556) == "77.8 MiB"
     assert fmt_size(512) == "512 B"
     assert fmt_rate(100.0, "MiB/s") == "100" and fmt_rate(100.0, "MB/s") == "105"
     assert fmt_rate(100.0, "Mbit/s") == "839"
@@ -140,7 +140,11 @@ def test_settings_are_named_and_abbreviated() -> None:
 
 def test_a_table_shrinks_to_fit() -> None:
     rows = [["a" * 40, "b " * 30, "c" * 12, "d d d d d d d d d d d d d d d d d"]]
-    text = fit_table(rows, ["one", "two", "three", "four"], [40, 60, 12, 40], width=80)
+    widths = ColumnWidths.of(["one", "two", "three", "four"])
+    for row in rows:
+        widths.measure(row)
+    table = widths.layout([40, 60, 12, 40], width=80)
+    text = "\n".join([table.header(), *(table.row(r) for r in rows)])
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "c" * 12 in text  # a narrow column is left alone
 

@@ -152,15 +152,16 @@ def test_a_comparison_streamed_from_its_file_draws_every_sample() -> None:
 
 
 def test_report_streamed_equals_the_whole_file_and_drops_lone_runs() -> None:
-    from kit.report.document import StreamedRecords, render_records
+    from kit.report.document import render_records, report_chunks, scan_records
 
     for path in (RELEASE / "runs.jsonl", RELEASE / "compare.jsonl", QUICK / "links.jsonl"):
-        streamed = StreamedRecords(keep_rows=True)
-        streamed.add_all(iter_records(path, []))
+        scan = scan_records(iter_records(path, []), csv=True)
+        streamed = "".join(report_chunks(scan, lambda p=path: iter_records(p, []), "f", width=100))
         whole = read_records(path)
-        assert streamed.render("f", width=100) == render_records(whole, "f", width=100)
-        assert len(streamed.rows) == len(whole.measurements)
-        assert all(m.tags.campaign for m in streamed.campaigns)  # lone records not kept
+        assert streamed == render_records(whole, "f", width=100)
+        assert scan.runs + len(scan.campaigns) == len(whole.measurements)
+        assert "throughput_mib_s" in scan.csv_columns
+        assert all(m.tags.campaign for m in scan.campaigns)  # lone records not kept
 
 
 # --- throughput over time, the estimator table ------------------------------------------------

@@ -39,12 +39,12 @@ def test_the_reports_size_style_is_the_one_formatter_with_its_parameters() -> No
     """Labels (``format_bytes``) and report cells (``fmt_size``) differ on purpose: each call
     site keeps its rendering through the parameters, the rules are written once."""
     for n in (512, 1000, 65536, 100_000, 1_400_000, 1.5 * 2**20, 4_000_000, 81_529_556, 2**30):
-        assert fmt_size(n) == format_bytes(n, digits=None, decimal=True)
+        assert fmt_size(n) == format_bytes(n, digits=None)
     assert format_bytes(1.5 * 2**20, digits=None) == "1.50 MiB"  # three figures
-    assert format_bytes(4_000_000, digits=None) == "3.81 MiB"  # binary unless asked
-    assert format_bytes(4_000_000, decimal=True) == "4 MB"
-    assert format_bytes(4 * 2**20, decimal=True) == "4 MiB"  # a whole binary size stays binary
-    assert format_bytes(1000.5, decimal=True) == "1000 B"  # not a whole number of bytes
+    # One unit family: a decimal size typed as 4MB reads back in binary units, never "4 MB"
+    assert fmt_size(4_000_000) == "3.81 MiB" and fmt_size(1_400_000) == "1.34 MiB"
+    assert fmt_size(250_000) == "244 KiB" and fmt_size(4 * 2**20) == "4 MiB"
+    assert fmt_size(1000.5) == "1000 B"
 
 
 def test_one_markdown_table_for_every_report() -> None:

@@ -283,12 +283,12 @@ def test_a_record_with_a_zero_theory_does_not_break_the_checks() -> None:
 def test_uploads_table_shows_server_windows_theory_and_the_haproxy_shape(markdown: str) -> None:
     table = markdown.split("## Table 5", 1)[1].split("## Checks", 1)[0]
     at20, at103 = table.split("### RTT 103 ms", 1)
-    row = _row(at103, "|", "h2 (receive window 64 KiB)", "| 64KiB ")
+    row = _row(at103, "|", "h2 (receive window 64 KiB)", "| 64 KiB ")
     assert "5.1 Mbit/s" in row and "64 KiB; largest conn update 192 KiB" in row
     assert "| 0.607 " in row  # theory = 64 KiB / 103 ms = 0.607 MiB/s
-    grpcio = _row(at103, "|", "grpcio", "| 4MiB ")
+    grpcio = _row(at103, "|", "grpcio", "| 4 MiB ")
     assert "257 Mbit/s" in grpcio and "| 38.8 " in grpcio
-    assert "(64 kB window)" not in at20  # HAProxy measured at 103 ms only
+    assert "(64 KiB window)" not in at20  # HAProxy measured at 103 ms only
     effects = at103.split("The write path follows the server's window only", 1)[1]
     assert "client receive window 64 KiB -> 16 MiB (server 4 MiB): within noise" in effects
     assert "server receive window 64 KiB -> 4 MiB (client 64 KiB): +" in effects

@@ -52,3 +52,21 @@ def settled(bar: Bar, margin_pct: float, spread_pct: float | None, rounds: int) 
     shown = f"{rounds} round{'s' if rounds != 1 else ''}; needs {needed}"
     more = "+" if needed == MAX_ROUNDS_TO_DECIDE else ""
     return Bar(bar.name, None, f"{bar.detail}; {shown}{more}", undecided=True)
+
+
+def ratio_spread_pct(*floors_pct: float | None) -> float | None:
+    """The spread of a ratio of medians, each carrying a noise floor: the floors add in
+    quadrature (two cells at a 5% floor: a ratio at 7.1%). None when a floor is unknown."""
+    if not floors_pct or any(f is None for f in floors_pct):
+        return None
+    return math.sqrt(sum((f or 0.0) ** 2 for f in floors_pct))
+
+
+def settled_ratio(
+    bar: Bar, ratio: float, bound: float, spread_pct: float | None, rounds: int
+) -> Bar:
+    """``settled`` for a ratio against its bound (``ratio >= bound`` or ``<=``, whichever the
+    bar asks): the margin is how far, in percent of the bound, the ratio lies from it."""
+    if bound <= 0:
+        return bar
+    return settled(bar, abs(ratio / bound - 1) * 100, spread_pct, rounds)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from kit.analysis.cells import CampaignView, CellView, Metric, median_of
+from kit.analysis.cells import CampaignView, CellView, Metric, median_of, throughput
 from kit.analysis.sharing import stream_sharing
-from kit.analysis.tables.checks import Bar
+from kit.analysis.tables.checks import Bar, ratio_spread_pct, settled_ratio
 from kit.plan import pool
 from kit.plan.tables.sharing import SHARING_CAMPAIGN, SHARING_POLICIES, SHARING_POOL_STREAMS
 from kit.plan.units import HTTP2_MAX_WINDOW_BYTES, MIB
@@ -179,10 +179,22 @@ def sharing_bars(views: dict[str, CampaignView]) -> list[Bar]:
         name = (
             f"sharing: {key} fast stream beside a slow reader {sign} {bound:g}x beside a fast one"
         )
-        holds = None if ratio is None else (ratio >= bound if above else ratio <= bound)
-        bars.append(Bar(name, holds, "not measured" if ratio is None else f"{ratio:.2f}x"))
+        if ratio is None:
+            bars.append(Bar(name, None, "not measured"))
+            continue
+        bar = Bar(name, ratio >= bound if above else ratio <= bound, f"{ratio:.2f}x")
+        bars.append(settled_ratio(bar, ratio, bound, *_ratio_noise(view)))
     bars.append(_pool_share_bar(view))
     return bars
+
+
+def _ratio_noise(view: CampaignView) -> tuple[float | None, int]:
+    """(spread %, rounds) of a fast stream's ratio beside a slow and a fast reader: two
+    medians at the campaign's noise floor (its fast stream's, else its throughput's)."""
+    floor = view.floor(fast_stream_mib_s) or view.floor(throughput)
+    if floor is None:
+        return None, 1
+    return ratio_spread_pct(floor.floor_pct, floor.floor_pct), floor.rounds
 
 
 def _pool_share_bar(view: CampaignView) -> Bar:

@@ -8,8 +8,15 @@ reference's. Check: the 64 KiB connection window is at least 10x slower than 4 M
 from __future__ import annotations
 
 from kit.analysis import reference as ref
-from kit.analysis.cells import CampaignView, CellView, median_of, median_ratio, total_time_ms
-from kit.analysis.tables.checks import Bar
+from kit.analysis.cells import (
+    CampaignView,
+    CellView,
+    median_of,
+    median_ratio,
+    throughput,
+    total_time_ms,
+)
+from kit.analysis.tables.checks import Bar, ratio_spread_pct, settled_ratio
 from kit.plan.tables.starvation import STARVATION_CAMPAIGN
 from kit.plan.units import KIB, MIB
 
@@ -54,4 +61,9 @@ def starvation_bar(views: dict[str, CampaignView]) -> Bar:
     if slow is None or fast is None or slow <= 0:
         return Bar(name, None, "not measured")
     ratio = fast / slow
-    return Bar(name, ratio >= STARVATION_BAR, f"{ratio:.1f}x")
+    bar = Bar(name, ratio >= STARVATION_BAR, f"{ratio:.1f}x")
+    floor = view.floor(throughput) if view else None
+    if floor is None:
+        return bar
+    spread = ratio_spread_pct(floor.floor_pct, floor.floor_pct)
+    return settled_ratio(bar, ratio, STARVATION_BAR, spread, floor.rounds)

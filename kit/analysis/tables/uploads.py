@@ -32,9 +32,9 @@ HAPROXY_SOURCE = (
 )
 # Server receive window (bytes; our nearest cell) -> HAProxy's Mbit/s at 103 ms.
 HAPROXY_MBIT_S: dict[int, tuple[str, float]] = {
-    64 * 1024: ("64 kB window", 5.1),
-    HAPROXY_AUTO_BYTES: ("automatic buffers, ~1.4 MB", 121.0),
-    4 * MIB: ("4 MB (tune.h2.fe.rxbuf 4m)", 257.0),
+    64 * 1024: ("64 KiB window", 5.1),
+    HAPROXY_AUTO_BYTES: ("automatic buffers, ~1.34 MiB", 121.0),
+    4 * MIB: ("4 MiB (tune.h2.fe.rxbuf 4m)", 257.0),
 }
 BITS_PER_MIB = 8 * MIB / 1e6  # MiB/s -> Mbit/s (decimal megabits, as network rates are)
 INITIAL_WINDOW_SIZE = "INITIAL_WINDOW_SIZE"

@@ -38,10 +38,20 @@ def _finish_text(row: SharingRow) -> str:
     )
 
 
+def row_label(row: SharingRow) -> str:
+    """The policy's name; the pool's with its size in the reports' units (the plan names it
+    by HAProxy's decimal figure, 1.6 MB)."""
+    cell = row.beside_slow or row.beside_fast
+    client = cell.trial.client if cell is not None else None
+    if client is None or client.window_mode != "pool":
+        return row.label
+    return f"{client.kind} pool {fmt_size(client.pool_size_bytes)}"
+
+
 def sharing_row(row: SharingRow) -> list[str]:
     ratio = row.ratio
     return [
-        row.label,
+        row_label(row),
         _of(row.beside_slow, fast_stream_mib_s, fmt_mib_s),
         _of(row.beside_fast, fast_stream_mib_s, fmt_mib_s),
         "-" if ratio is None else f"**{ratio:.2f}**",

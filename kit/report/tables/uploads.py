@@ -13,7 +13,6 @@ from kit.analysis.tables.uploads import (
     mbit_s,
     window_effects,
 )
-from kit.plan.tables.uploads import server_key
 from kit.report.format import flags_text, fmt_mib_s, fmt_range, fmt_size, markdown_table
 from kit.report.tables.cells import floor_line
 
@@ -54,7 +53,7 @@ def _row(cell: CellView) -> list[str]:
         client_text += f" (receive window {fmt_size(client.window_bytes)})"
     return [
         client_text,
-        server_key(server.window_bytes) if server.window_bytes else "dynamic (C-core BDP)",
+        fmt_size(server.window_bytes) if server.window_bytes else "dynamic (C-core BDP)",
         _advertised_text(cell),
         "FAILED" if not cell.ok else fmt_range(summary, fmt_mib_s),
         fmt_mib_s(mbit_s(median)),
