@@ -15,10 +15,11 @@ import h2.connection
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_h2_receiver import Server, connect
+from test_h2_receiver import FRAME, Server, connect
 
 from kit.clients.h2 import policies
 from kit.clients.h2.connection import ConnOptions, H2GrpcConnection
+from kit.clients.h2.events import WindowsGrew
 from kit.clients.h2.policies import dotnet, grpc_java, hyper, quiche
 from kit.clients.h2.policies.model import Window
 from kit.clients.h2.policies.quic_go import QuicGoPolicy
@@ -204,6 +205,24 @@ def test_hyper_releases_at_half_of_the_window_left() -> None:
     assert hyper.h2_release(w) == 0
     w.received = w.consumed = 22_000  # 22000 >= 43535 // 2
     assert hyper.h2_release(w) == 22_000 and w.limit == 65_535 + 22_000
+
+
+def test_hyper_counts_the_data_read_with_its_pong() -> None:
+    """Real tonic on the wire (4 MiB at 20 ms, adaptive window): a 65535-byte burst, the BDP
+    PING sent on its first frame, then the PONG arriving in one read with 49152 bytes of
+    DATA, and SETTINGS_INITIAL_WINDOW_SIZE 229374 = 2 x (65535 + 49152): hyper's Ponger
+    sees the PONG at its next poll, after h2 has handed over every frame read with it."""
+    client, server = connect(ConnOptions(65_535, 65_535, FRAME, model="hyper"))
+    client.start_policy(0)
+    (call,) = server.open(client, 4 * MIB)
+    server.push(client, 0)  # 65535 in one read: a PING goes out with the first frame
+    acked = server.h2.data_to_send()  # the server read the PING: its PONG goes first
+    for _ in range(3):
+        server.h2.send_data(call.stream_id, b"\x5a" * FRAME)
+    events = client.receive(acked + server.h2.data_to_send(), 20 * MS)
+    grew = [e.window_bytes for e in events if isinstance(e, WindowsGrew)]
+    assert grew == [2 * (65_535 + 3 * FRAME)]  # 229374, as tonic sent
+    assert client.window_trace[-1][1] == 229_374
 
 
 # -- .NET -------------------------------------------------------------------------------------
