@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kit.analysis.modelcheck import CheckRow, CpuUse, LoadShift, cpu_use, delivered_mib_s
+from kit.analysis.link import delivered_mib_s
+from kit.analysis.modelcheck import CheckRow, CpuUse, LoadShift, cpu_use
 from kit.analysis.stats import summarize
 from kit.errors import UsageError
 from kit.plan.modelcheck import (
