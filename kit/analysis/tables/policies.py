@@ -7,8 +7,9 @@ streams, as the frame tap saw it. The real stacks sit beside the models of their
 (model / real). Part B: the sharing table's slow-reader case under every policy.
 
 Checks: no policy carries more than a link's rate; each model with a real stack here
-(grpc-go's, grpc-java's, hyper's) within 0.9-1.1x of it on throughput and 0.7-1.3x on the
-final window / BDP on every link ("not decided" when the cells' noise is wider).
+(grpc-go's, grpc-java's, hyper's) within 0.9-1.1x of it on delivered throughput (the link's,
+from its first byte) and 0.7-1.3x on the final window / BDP on every link ("not decided"
+when the cells' noise is wider).
 """
 
 from __future__ import annotations
@@ -157,12 +158,13 @@ def _outside(value: float | None, bounds: tuple[float, float]) -> bool:
 
 
 def model_bar(views: dict[str, CampaignView], stack: str) -> Bar:
-    """``stack``'s model within 0.9-1.1x of it on throughput, 0.7-1.3x on final window/BDP."""
+    """``stack``'s model within 0.9-1.1x of it on delivered throughput, 0.7-1.3x on final
+    window/BDP."""
     model = MODEL_OF[stack]
     name = (
         f"policies: the {model} model within {THROUGHPUT_RANGE[0]:g}-{THROUGHPUT_RANGE[1]:g}x "
-        f"of real {stack} on throughput and {WINDOW_RANGE[0]:g}-{WINDOW_RANGE[1]:g}x on "
-        "final window / BDP, every link"
+        f"of real {stack} on delivered throughput and "
+        f"{WINDOW_RANGE[0]:g}-{WINDOW_RANGE[1]:g}x on final window / BDP, every link"
     )
     view = links_view(views)
     ratios = [r for r in model_ratios(view) if r.stack == stack] if view else []
