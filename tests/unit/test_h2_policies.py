@@ -6,7 +6,8 @@ TestStreamWindowAutoTuning); QUICHE: ``quic_flow_controller_test.cc`` (Receiving
 ReceivingBytesFastIncreasesFlowWindow, ReceivingBytesNormalStableFlowWindow); grpc-java:
 ``NettyHandlerTestBase.java`` (bdpPingLimitOutstanding, windowShouldNotExceedMaxWindowSize,
 dataSizeSincePingAccumulates). hyper's ping.rs and .NET's window manager ship no unit tests
-of these rules: their cases here follow the rules as written.
+of these rules: their cases here follow the rules as written, and hyper's PONG case a frame
+sequence of real tonic's.
 """
 
 from __future__ import annotations
