@@ -208,11 +208,13 @@ def test_hyper_releases_at_half_of_the_window_left() -> None:
     assert hyper.h2_release(w) == 22_000 and w.limit == 65_535 + 22_000
 
 
-def test_hyper_counts_the_data_read_with_its_pong() -> None:
+@pytest.mark.parametrize("slices", [1, 3])
+def test_hyper_counts_the_data_read_with_its_pong(slices: int) -> None:
     """Real tonic on the wire (4 MiB at 20 ms, adaptive window): a 65535-byte burst, the BDP
     PING sent on its first frame, then the PONG arriving in one read with 49152 bytes of
     DATA, and SETTINGS_INITIAL_WINDOW_SIZE 229374 = 2 x (65535 + 49152): hyper's Ponger
-    sees the PONG at its next poll, after h2 has handed over every frame read with it."""
+    sees the PONG at its next poll, after h2 has handed over every frame read with it (the
+    shell may feed one read in slices: the sample closes at the read's end)."""
     client, server = connect(ConnOptions(65_535, 65_535, FRAME, model="hyper"))
     client.start_policy(0)
     (call,) = server.open(client, 4 * MIB)
@@ -220,7 +222,12 @@ def test_hyper_counts_the_data_read_with_its_pong() -> None:
     acked = server.h2.data_to_send()  # the server read the PING: its PONG goes first
     for _ in range(3):
         server.h2.send_data(call.stream_id, b"\x5a" * FRAME)
-    events = client.receive(acked + server.h2.data_to_send(), 20 * MS)
+    read = acked + server.h2.data_to_send()
+    cut = [len(read) * i // slices for i in range(slices + 1)]
+    events = []
+    for i in range(slices):  # bounded: at most 3 slices
+        part = read[cut[i] : cut[i + 1]]
+        events += client.receive(part, 20 * MS, read_end=i == slices - 1)
     grew = [e.window_bytes for e in events if isinstance(e, WindowsGrew)]
     assert grew == [2 * (65_535 + 3 * FRAME)]  # 229374, as tonic sent
     assert client.window_trace[-1][1] == 229_374

@@ -443,8 +443,9 @@ class H2GrpcConnection:
 
     # -- what the server sent ------------------------------------------------------------
 
-    def receive(self, data: bytes | memoryview, now_ns: int) -> list[Event]:
-        """Handle one read's bytes, all stamped ``now_ns``; queue credit once for all of them.
+    def receive(self, data: bytes | memoryview, now_ns: int, read_end: bool = True) -> list[Event]:
+        """Handle one read's bytes (or one slice of it: ``read_end`` False for all but the
+        last), all stamped ``now_ns``; queue credit once for all of them.
 
         Raises ``MeasurementError`` when the server fails a call or the connection, and
         h2's ``ProtocolError`` on a protocol violation (the shell maps it).
@@ -455,7 +456,8 @@ class H2GrpcConnection:
                 self._on_data(event, now_ns)
             else:
                 self._on_event(event, now_ns, out)
-        self._policy_answer(self.policy.read_done(now_ns), now_ns, out)
+        if read_end:
+            self._policy_answer(self.policy.read_done(now_ns), now_ns, out)
         self._send_credit()
         return out
 
