@@ -79,10 +79,10 @@ protos: install
 # Speed and accuracy of the measurement path, as ratios measured side by side.
 bench: install
 	$(BIN)/python -m kit.tools.bench
-	$(BIN)/python -m kit.tools.modelcheck --rounds 1
+	$(BIN)/python -m kit.tools.modelcheck --rounds 1 --pair grpc-go
 
-# The h2 client's grpc-go model beside real grpc-go (stacks/grpc-go/build.sh first), quiet
-# and with one core busy: ~5 minutes. MODELCHECK_ARGS="--rounds 5" for more rounds.
+# The h2 client's models beside real grpc-go, tonic and grpc-java (make stacks first), quiet
+# and with one core busy: ~5 minutes a pair. MODELCHECK_ARGS="--pair hyper --rounds 5".
 modelcheck: install
 	$(BIN)/python -m kit.tools.modelcheck $(MODELCHECK_ARGS)
 

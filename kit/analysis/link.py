@@ -42,6 +42,28 @@ def window_over_bdp(m: Measurement) -> float | None:
     return window / bdp if window and bdp else None
 
 
+def delivered_mib_s(m: Measurement) -> float | None:
+    """What the link delivered from its first byte after the client's start to the client's
+    end (less the down delay), per second: throughput without the time a client takes to
+    send its first request (a fresh JVM's first call), and without counting whole messages
+    only. None without the link's delivery trace (a link with no rate)."""
+    result, frames = m.result, m.frames
+    if not m.ok or result is None or frames is None:
+        return None
+    trace = frames.delivered_down
+    if not trace.bytes or trace.bucket_ns <= 0:
+        return None
+    end_ns = result.t_end_ns - round(m.trial.link.delay_down_ms * 1e6)
+    first = max(0, (result.t_start_ns - trace.origin_ns) // trace.bucket_ns)
+    last = (end_ns - trace.origin_ns) // trace.bucket_ns
+    buckets = trace.bytes[first : last + 1]
+    lead = next((i for i, n in enumerate(buckets) if n > 0), None)
+    if lead is None:
+        return None
+    carried = buckets[lead:]
+    return sum(carried) / MIB / (len(carried) * trace.bucket_ns / 1e9)
+
+
 def rate_fraction(m: Measurement) -> float | None:
     """Whole-phase throughput / the link rate."""
     rate = rate_bits_s(m)

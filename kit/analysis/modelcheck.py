@@ -1,14 +1,14 @@
-"""Pure: the grpc-go model beside grpc-go, from the records of ``kit.tools.modelcheck``.
+"""Pure: the models beside the stacks they model, from the records of ``kit.tools.modelcheck``.
 
-Per cell and condition: real grpc-go's and the model's samples (median, min-max), their
-ratio model / real, the noise floor (the wider of the two stacks' duplicate-control
+Per cell and condition (each cell belongs to one pair: grpc-go, hyper / tonic, grpc-java):
+the real stack's and the model's samples (median, min-max), their ratio model / real, the noise floor (the wider of the two stacks' duplicate-control
 floors, ``kit.analysis.stats.noise_floor``) and a verdict: *within* when the ratio is
 inside the tolerance, *outside* when not, *not decided* when the noise floor is wider than
 the tolerance (the measurement cannot tell). Per cell, how each stack moved from quiet to
-busy, so a model that depends on the machine's load where grpc-go does not says so.
+busy, so a model that depends on the machine's load where the real stack does not says so.
 
 Per row also what the model costs the machine (``CpuUse``): its client's core fraction and
-CPU per MiB beside grpc-go's, and in how many runs the client was CPU-bound or the whole
+CPU per MiB beside the real client's, and in how many runs the client was CPU-bound or the whole
 machine saturated (``kit.analysis.cells.cpu_limit``). The Python client parses every 16 KiB
 frame in h2 at ~3x grpc-go's CPU per byte; where cores are scarce its PING acks and credit
 wait for one (the frames show it: the next BDP PING leaves 1-10 ms after the ack's read,
@@ -24,9 +24,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kit.analysis.cells import cpu_limit, machine_busy_cores, throughput
-from kit.analysis.link import window_over_bdp
+from kit.analysis.link import delivered_mib_s, window_over_bdp
 from kit.analysis.stats import Summary, noise_floor, summarize
-from kit.plan.modelcheck import CELLS, CONDITIONS, CheckCell, parse_campaign, split_key
+from kit.plan.modelcheck import (
+    CELLS,
+    CONDITIONS,
+    PAIRS,
+    CheckCell,
+    parse_campaign,
+    split_key,
+)
 from kit.plan.units import MIB
 from kit.results.records import Measurement
 
@@ -51,7 +58,7 @@ class CpuUse:
 
     @property
     def cost_ratio(self) -> float | None:
-        """The model client's CPU per MiB over grpc-go's."""
+        """The model client's CPU per MiB over the real client's."""
         if not self.model_ms_per_mib or not self.real_ms_per_mib:
             return None
         return self.model_ms_per_mib / self.real_ms_per_mib
@@ -107,8 +114,9 @@ class CheckRow:
             )
         )
         cost = cpu.cost_ratio
+        real = PAIRS[self.cell.pair].real_label
         per_mib = (
-            f"; the model's client costs {cost:.1f}x grpc-go's CPU per MiB "
+            f"; the model's client costs {cost:.1f}x {real}'s CPU per MiB "
             f"({cpu.model_ms_per_mib:.1f} vs {cpu.real_ms_per_mib:.1f} ms)"
             if cost is not None
             else ""
@@ -132,11 +140,12 @@ class LoadShift:
         if self.real is None or self.model is None:
             return "not measured in both conditions"
         tol = self.cell.tolerance
+        real = PAIRS[self.cell.pair].real_label
         real_moved, model_moved = abs(self.real - 1) > tol, abs(self.model - 1) > tol
         if model_moved and not real_moved:
-            return "the model moves with the load, grpc-go does not"
+            return f"the model moves with the load, {real} does not"
         if real_moved and not model_moved:
-            return "grpc-go moves with the load, the model does not"
+            return f"{real} moves with the load, the model does not"
         if real_moved:
             return "both move with the load"
         return "neither moves beyond the tolerance"
@@ -145,6 +154,8 @@ class LoadShift:
 def sample(m: Measurement, cell: CheckCell) -> float | None:
     if not m.ok:
         return None
+    if cell.metric == "delivered":
+        return delivered_mib_s(m)
     return throughput(m) if cell.metric == "throughput" else window_over_bdp(m)
 
 

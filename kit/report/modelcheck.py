@@ -8,8 +8,13 @@ from tabulate import tabulate
 
 from kit.analysis.modelcheck import CheckRow, CpuUse, LoadShift
 from kit.analysis.stats import Summary
+from kit.plan.modelcheck import PAIRS
 
-UNITS = {"throughput": "MiB/s", "window_over_bdp": "window/BDP"}
+UNITS = {
+    "throughput": "MiB/s",
+    "delivered": "MiB/s delivered",
+    "window_over_bdp": "window/BDP",
+}
 
 
 def _figure(s: Summary | None) -> str:
@@ -22,12 +27,17 @@ def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def _cpu(cpu: CpuUse | None) -> str:
-    """The model client's core fraction and its CPU per MiB against grpc-go's."""
+def _cpu(cpu: CpuUse | None, real: str) -> str:
+    """The model client's core fraction and its CPU per MiB against the real client's."""
     if cpu is None:
         return "-"
     cost = cpu.cost_ratio
-    return f"{cpu.model_cores:.2f} core" + ("" if cost is None else f", {cost:.1f}x grpc-go/MiB")
+    return f"{cpu.model_cores:.2f} core" + ("" if cost is None else f", {cost:.1f}x {real}/MiB")
+
+
+def _stacks(row: CheckRow) -> str:
+    pair = PAIRS[row.cell.pair]
+    return f"{pair.real_label} / {pair.model_label}"
 
 
 def _machine(cpu: CpuUse | None) -> str:
@@ -43,6 +53,7 @@ def render_table(rows: Sequence[CheckRow]) -> str:
     table = [
         (
             row.cell.name,
+            _stacks(row),
             UNITS[row.cell.metric],
             row.condition,
             _figure(row.real),
@@ -50,7 +61,7 @@ def render_table(rows: Sequence[CheckRow]) -> str:
             _ratio(row.ratio),
             f"±{row.cell.tolerance * 100:.0f}%",
             "-" if row.floor_pct is None else f"±{row.floor_pct:.0f}%",
-            _cpu(row.cpu),
+            _cpu(row.cpu, PAIRS[row.cell.pair].real_label),
             _machine(row.cpu),
             row.verdict + (f" ({row.failed} failed)" if row.failed else ""),
         )
@@ -58,10 +69,11 @@ def render_table(rows: Sequence[CheckRow]) -> str:
     ]
     headers = (
         "cell",
+        "real / model",
         "figure",
         "condition",
-        "real grpc-go",
-        "model (h2 dynamic)",
+        "real",
+        "model",
         "ratio",
         "tolerance",
         "noise floor",
@@ -75,8 +87,9 @@ def render_table(rows: Sequence[CheckRow]) -> str:
 def render_load(shifts: Sequence[LoadShift]) -> str:
     lines = ["How each moved with one core busy (busy median / quiet median):"]
     for s in shifts:
+        real = PAIRS[s.cell.pair].real_label
         lines.append(
-            f"  {s.cell.name}: grpc-go {_ratio(s.real)}, model {_ratio(s.model)} - {s.note}"
+            f"  {s.cell.name}: {real} {_ratio(s.real)}, model {_ratio(s.model)} - {s.note}"
         )
     return "\n".join(lines)
 
@@ -94,9 +107,11 @@ def render(rows: Sequence[CheckRow], shifts: Sequence[LoadShift]) -> str:
         "ratio = model median / real median; verdict 'not decided' when the noise floor "
         "(the wider of the two stacks' duplicate-control floors) exceeds the tolerance, "
         "'CPU-limited' instead of 'outside' when most model runs had no core to spare. "
-        "model client CPU = its core fraction (median) and its CPU per MiB over grpc-go's; "
-        "machine = busy cores (median) and the model runs that were CPU-limited (a process "
-        ">= 90 % of a core, or the machine >= 90 % busy)."
+        "model client CPU = its core fraction (median) and its CPU per MiB over the real "
+        "client's; machine = busy cores (median) and the model runs that were CPU-limited (a "
+        "process >= 90 % of a core, or the machine >= 90 % busy). 'MiB/s delivered' = what "
+        "the link carried from its first byte to the client's end, per second (without the "
+        "time the client took to send its first request)."
     )
     parts = [render_table(rows), render_load(shifts), render_cpu(rows), notes]
     return "\n\n".join(p for p in parts if p)

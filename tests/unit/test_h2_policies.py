@@ -6,7 +6,8 @@ TestStreamWindowAutoTuning); QUICHE: ``quic_flow_controller_test.cc`` (Receiving
 ReceivingBytesFastIncreasesFlowWindow, ReceivingBytesNormalStableFlowWindow); grpc-java:
 ``NettyHandlerTestBase.java`` (bdpPingLimitOutstanding, windowShouldNotExceedMaxWindowSize,
 dataSizeSincePingAccumulates). hyper's ping.rs and .NET's window manager ship no unit tests
-of these rules: their cases here follow the rules as written.
+of these rules: their cases here follow the rules as written, and hyper's PONG case a frame
+sequence of real tonic's.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import h2.connection
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_h2_receiver import Server, connect
+from test_h2_receiver import FRAME, Server, connect
 
 from kit.clients.h2 import policies
 from kit.clients.h2.connection import ConnOptions, H2GrpcConnection
+from kit.clients.h2.events import WindowsGrew
 from kit.clients.h2.policies import dotnet, grpc_java, hyper, quiche
 from kit.clients.h2.policies.model import Window
 from kit.clients.h2.policies.quic_go import QuicGoPolicy
@@ -204,6 +206,31 @@ def test_hyper_releases_at_half_of_the_window_left() -> None:
     assert hyper.h2_release(w) == 0
     w.received = w.consumed = 22_000  # 22000 >= 43535 // 2
     assert hyper.h2_release(w) == 22_000 and w.limit == 65_535 + 22_000
+
+
+@pytest.mark.parametrize("slices", [1, 3])
+def test_hyper_counts_the_data_read_with_its_pong(slices: int) -> None:
+    """Real tonic on the wire (4 MiB at 20 ms, adaptive window): a 65535-byte burst, the BDP
+    PING sent on its first frame, then the PONG arriving in one read with 49152 bytes of
+    DATA, and SETTINGS_INITIAL_WINDOW_SIZE 229374 = 2 x (65535 + 49152): hyper's Ponger
+    sees the PONG at its next poll, after h2 has handed over every frame read with it (the
+    shell may feed one read in slices: the sample closes at the read's end)."""
+    client, server = connect(ConnOptions(65_535, 65_535, FRAME, model="hyper"))
+    client.start_policy(0)
+    (call,) = server.open(client, 4 * MIB)
+    server.push(client, 0)  # 65535 in one read: a PING goes out with the first frame
+    acked = server.h2.data_to_send()  # the server read the PING: its PONG goes first
+    for _ in range(3):
+        server.h2.send_data(call.stream_id, b"\x5a" * FRAME)
+    read = acked + server.h2.data_to_send()
+    cut = [len(read) * i // slices for i in range(slices + 1)]
+    events = []
+    for i in range(slices):  # bounded: at most 3 slices
+        part = read[cut[i] : cut[i + 1]]
+        events += client.receive(part, 20 * MS, read_end=i == slices - 1)
+    grew = [e.window_bytes for e in events if isinstance(e, WindowsGrew)]
+    assert grew == [2 * (65_535 + 3 * FRAME)]  # 229374, as tonic sent
+    assert client.window_trace[-1][1] == 229_374
 
 
 # -- .NET -------------------------------------------------------------------------------------

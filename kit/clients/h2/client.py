@@ -234,7 +234,8 @@ class Session:
             raise MeasurementError(f"h2 client: {endpoint.conn.authority} closed the connection")
         step = n if self.options.batches_credit else FEED_SLICE_BYTES
         for start in range(0, n, step):
-            endpoint.conn.receive(self._view[start : min(n, start + step)], now_ns())
+            end = min(n, start + step)
+            endpoint.conn.receive(self._view[start:end], now_ns(), read_end=end == n)
             endpoint.send_pending()
 
     def _wait_s(self, now: int, stop_ns: int | None) -> float:

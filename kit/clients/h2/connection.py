@@ -443,8 +443,9 @@ class H2GrpcConnection:
 
     # -- what the server sent ------------------------------------------------------------
 
-    def receive(self, data: bytes | memoryview, now_ns: int) -> list[Event]:
-        """Handle one read's bytes, all stamped ``now_ns``; queue credit once for all of them.
+    def receive(self, data: bytes | memoryview, now_ns: int, read_end: bool = True) -> list[Event]:
+        """Handle one read's bytes (or one slice of it: ``read_end`` False for all but the
+        last), all stamped ``now_ns``; queue credit once for all of them.
 
         Raises ``MeasurementError`` when the server fails a call or the connection, and
         h2's ``ProtocolError`` on a protocol violation (the shell maps it).
@@ -455,6 +456,8 @@ class H2GrpcConnection:
                 self._on_data(event, now_ns)
             else:
                 self._on_event(event, now_ns, out)
+        if read_end:
+            self._policy_answer(self.policy.read_done(now_ns), now_ns, out)
         self._send_credit()
         return out
 
@@ -647,6 +650,10 @@ class H2GrpcConnection:
         if len(self.ping_rtt_ns) < MAX_RTT_SAMPLES:
             self.ping_rtt_ns.append(now_ns - sent_ns)
             out.append(RttMeasured(now_ns - sent_ns, "bdp"))
+        self._policy_answer(answer, now_ns, out)
+
+    def _policy_answer(self, answer: Answer, now_ns: int, out: list[Event]) -> None:
+        """Do what the policy answered to an ack or a read's end; say when a window grew."""
         self._apply(answer, now_ns)
         if answer.stream_window is not None:
             out.append(WindowsGrew(answer.stream_window, now_ns))

@@ -10,7 +10,10 @@ was granted and received); the policy is told what happens, with ``now`` passed 
   is for a stream nobody reads any more), with the padding in it;
 - ``read``: the application read ``n`` bytes of a stream (padding is read on arrival);
 - ``message_started``: the application starts reading a gRPC message of ``n`` bytes;
-- ``ping_written`` / ``ping_acked``: the policy's own PING left the process / came back.
+- ``ping_written`` / ``ping_acked``: the policy's own PING left the process / came back;
+- ``read_done``: every frame of one socket read was handled, however the shell sliced it
+  (a stack that notices a PING's ack only after the frames read with it closes its sample
+  here).
 
 It answers with an ``Answer``: WINDOW_UPDATEs to queue (stream 0 = the connection), whether
 to send its PING now, and a new window when it grew one. A policy never touches h2 or a
@@ -118,4 +121,8 @@ class WindowPolicy:
 
     def ping_acked(self, now_ns: int) -> Answer:
         self.ping_outstanding = False
+        return NOTHING
+
+    def read_done(self, now_ns: int) -> Answer:
+        """Every frame of one socket read (all stamped ``now_ns``) was handled."""
         return NOTHING

@@ -1,14 +1,18 @@
 """Pure model: hyper's HTTP/2 client with its adaptive window (tonic's ``http2_adaptive_window``).
 
-Sources: hyperium/hyper ``src/proto/h2/ping.rs`` and ``src/client/conn/http2.rs``
-(v1.11.0-15-g8fcaf1a6), and the h2 crate it drives, hyperium/h2
-``src/proto/streams/flow_control.rs`` and ``recv.rs`` (v0.4.18-1-g3850acd).
+Sources: hyperium/hyper ``src/proto/h2/ping.rs``, ``src/proto/h2/client.rs`` and
+``src/client/conn/http2.rs`` (v1.12.0, the version tonic 0.14.9's lock file pins), and the
+h2 crate it drives, hyperium/h2 ``src/proto/streams/flow_control.rs`` and ``recv.rs``
+(v0.4.20).
 
 - The adaptive window starts both windows at 65535 (``SPEC_WINDOW_SIZE``).
 - Credit (h2): released capacity goes back once it reaches half of what the sender still
   has (``unclaimed_capacity``: unclaimed >= window / 2), per stream and for the connection.
 - BDP (ping.rs): bytes the application takes are counted while a PING is in flight (the
-  frame that starts it counts); none are counted before ``next_bdp_at``. On the ack:
+  frame that starts it counts); none are counted before ``next_bdp_at``. The ack is seen
+  when hyper's ``Ponger`` is next polled (``Conn::poll`` polls it before h2's connection),
+  so the DATA read in the same socket read as the PONG counts too (on the wire: a 65535
+  burst, then the PONG with 49152 more, and the next window 2 x 114687). On the ack:
   RTT = first sample, then an EWMA of 1/8; bandwidth = bytes / (1.5 x RTT); below the
   largest seen: no growth; else, when bytes >= 2/3 of the current BDP, BDP = min(2 x
   bytes, 16 MiB), the connection window's target and SETTINGS_INITIAL_WINDOW_SIZE become
@@ -18,7 +22,7 @@ Sources: hyperium/hyper ``src/proto/h2/ping.rs`` and ``src/client/conn/http2.rs`
 
 from __future__ import annotations
 
-from kit.clients.h2.policies.base import Answer
+from kit.clients.h2.policies.base import NOTHING, Answer
 from kit.clients.h2.policies.model import ModelPolicy, Window
 from kit.plan.units import MIB
 
@@ -97,6 +101,7 @@ class HyperPolicy(ModelPolicy):
         self.bdp = Bdp(stream_window_bytes)
         self.sample_bytes = 0
         self.next_bdp_ns: int | None = 0  # hyper: the first DATA may PING at once
+        self.pong_pending = False  # the PONG arrived; the read it came in is not done
 
     def stream_update(self, stream_id: int, stream: Window, now_ns: int) -> int:
         return h2_release(stream)
@@ -117,12 +122,21 @@ class HyperPolicy(ModelPolicy):
         """hyper stamps ``ping_sent_at`` as it queues the PING (the read that asked)."""
 
     def ping_acked(self, now_ns: int) -> Answer:
+        """hyper's ``Ponger`` sees the PONG only at its next poll, after h2 has read every
+        frame that came in the same read: the sample stays open until ``read_done``."""
+        self.pong_pending = True
+        return NOTHING
+
+    def read_done(self, now_ns: int) -> Answer:
+        if not self.pong_pending:
+            return NOTHING
+        self.pong_pending = False
         super().ping_acked(now_ns)
         sample, self.sample_bytes = self.sample_bytes, 0
         grown = self.bdp.calculate(sample, max(0, now_ns - self.ping_sent_ns) / 1e9)
         self.next_bdp_ns = now_ns + self.bdp.ping_delay_ns
         if grown is None:
-            return Answer()
+            return NOTHING
         return self._grow(grown)
 
     def _grow(self, window: int) -> Answer:
