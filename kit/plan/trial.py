@@ -627,6 +627,10 @@ class Workload:
     timeout_s: float = 60.0
     slow_streams: int = 0
     read_rate_bits_s: float | None = None
+    # Slow start after idle: before the timed phase every connection downloads
+    # ``prime_bytes`` (its congestion window grows), then carries nothing for ``idle_s``.
+    prime_bytes: int | None = None
+    idle_s: float = 0.0
 
     def __post_init__(self) -> None:
         _check_choice("{workload}", self.kind, WORKLOAD_KINDS)
@@ -660,6 +664,29 @@ class Workload:
             self.timeout_s,
         )
         self._check_slow_readers()
+        self._check_idle()
+
+    def _check_idle(self) -> None:
+        if self.prime_bytes is not None:
+            check(
+                is_int(self.prime_bytes) and 1 <= self.prime_bytes <= 2**30,
+                "{prime_bytes}: {0} is outside 1 B..1 GiB",
+                self.prime_bytes,
+            )
+            check(
+                self.kind == "download",
+                "{prime_bytes}: a primed, then idle connection is for downloads ({workload} "
+                "download)",
+            )
+        check(
+            is_number(self.idle_s) and 0 <= self.idle_s <= 60,
+            "{idle_s}: {0} s is outside 0..60 s",
+            self.idle_s,
+        )
+        check(
+            self.idle_s == 0 or self.prime_bytes is not None,
+            "{idle_s}: an idle gap follows a priming transfer (give {prime_bytes} too)",
+        )
 
     def _check_transfer(self) -> None:
         if self.bytes_per_stream is None:
@@ -725,6 +752,11 @@ class Trial:
 
     def __post_init__(self) -> None:
         check_frame_time(self.link, self.workload)
+        check(
+            self.workload.prime_bytes is None or self.client.kind == "h2",
+            "{prime_bytes}: priming a connection and leaving it idle is the h2 client's "
+            "(use {client} h2)",
+        )
 
     @property
     def streams_per_connection(self) -> int:
@@ -937,6 +969,8 @@ _LATER_FIELDS = frozenset(
         "pool_bytes",
         "slow_streams",
         "read_rate_bits_s",
+        "prime_bytes",
+        "idle_s",
         "rate_up_bits_s",
         "rate_down_bits_s",
         "jitter_ms",

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from kit.errors import Interrupted, KitError, MeasurementError, TopologyError, UsageError
-from kit.plan.trial import Link
+from kit.plan.trial import Link, Workload
 from kit.results.codec import from_json, to_json
 
 T = TypeVar("T")
@@ -142,15 +142,24 @@ LATER_LINK_FIELDS: tuple[str, ...] = (
 )
 
 
+# The workload's fields that came later still (only the h2 client reads them).
+LATER_WORKLOAD_FIELDS = ("prime_bytes", "idle_s")
+
+
 def as_sent(data: Any) -> Any:
-    """A config's JSON as it is handed to a process (the link's later fields left out at their
-    defaults)."""
-    link = data.get("trial", {}).get("link") if isinstance(data, dict) else None
-    if isinstance(link, dict):
-        defaults = to_json(Link())
-        for name in LATER_LINK_FIELDS:
-            if name in link and link[name] == defaults[name]:
-                del link[name]
+    """A config's JSON as it is handed to a process (the link's and the workload's later
+    fields left out at their defaults, so every stack's program reads what it always has)."""
+    trial = data.get("trial", {}) if isinstance(data, dict) else {}
+    for part, later, default in (
+        ("link", LATER_LINK_FIELDS, Link()),
+        ("workload", LATER_WORKLOAD_FIELDS, Workload()),
+    ):
+        value = trial.get(part) if isinstance(trial, dict) else None
+        if isinstance(value, dict):
+            defaults = to_json(default)
+            for name in later:
+                if name in value and value[name] == defaults[name]:
+                    del value[name]
     return data
 
 

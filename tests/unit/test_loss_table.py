@@ -20,8 +20,10 @@ from kit.analysis.tables.loss import (
     to_rate_ms,
 )
 from kit.campaign.tables import PACKET_LINK, unbuilt_stacks
+from kit.errors import KitError
 from kit.plan.tables import TablesSettings, plan_tables
-from kit.plan.tables.loss import LOSS_CONTROL, cell_key, loss_cells
+from kit.plan.tables.loss import IDLE_KEY, LOSS_CONTROL, cell_key, loss_cells
+from kit.plan.trial import ClientConfig, Trial, Workload
 from kit.plan.units import MIB
 from kit.report.tables import render_tables
 from kit.results.records import DeliveryTrace, Measurement
@@ -38,7 +40,7 @@ def read() -> RecordsRead:
 def test_the_plan_runs_the_packet_link_with_reno_rounds_and_a_control() -> None:
     (full,) = [c.spec for c in plan_tables(TablesSettings(only=("loss",)))]
     (quick,) = [c.spec for c in plan_tables(TablesSettings(quick=True, rounds=1, only=("loss",)))]
-    assert len(full.cells) == 20 and len(quick.cells) == 6
+    assert len(full.cells) == 21 and len(quick.cells) == 8
     assert full.rounds == 2 and full.control_key == quick.control_key == LOSS_CONTROL
     for cell in full.cells:
         assert cell.trial.link.kind == "packet" and cell.trial.link.congestion == "reno"
@@ -137,3 +139,48 @@ def test_without_root_or_tun_the_packet_cells_are_skipped_with_a_reason(
     monkeypatch.setattr(campaign_tables, "packet_link_missing", lambda: "needs root")
     specs = [c.spec for c in plan_tables(TablesSettings(quick=True, rounds=1, only=("loss",)))]
     assert unbuilt_stacks(specs).get(PACKET_LINK) == "needs root"
+
+
+def test_the_idle_cell_primes_then_idles_its_h2_connection_beside_the_cold_cell() -> None:
+    cells = {c.key: c.trial for c in loss_cells(quick=True)}
+    idle, cold = cells[IDLE_KEY], cells[cell_key(4 * MIB, 0.0)]
+    assert idle.workload.prime_bytes == 4 * MIB and idle.workload.idle_s == 1.0
+    assert cold.workload.prime_bytes is None and cold.workload.idle_s == 0
+    # Everything else is the cold cell's: the same link, window and timed phase.
+    assert idle.link == cold.link and idle.client == cold.client
+    assert dataclasses.replace(idle.workload, prime_bytes=None, idle_s=0.0) == cold.workload
+
+
+def test_the_stored_run_renders_the_idle_rows(read: RecordsRead) -> None:
+    text = render_tables(read, "loss.jsonl")
+    section = text.split("Slow start after idle")[1].split("Noise floor")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")][1:]
+    assert [r.split("|")[1].strip() for r in rows] == ["new (cold)", "after 1 s idle"]
+    view = loss_view(group_campaigns(read.measurements))
+    assert view is not None
+    idle = view.cell(IDLE_KEY)
+    assert idle is not None and idle.ok
+    # The timed phase starts after the idle second: the request's way and the first data's
+    # take an RTT at least (50 ms; the fixture's first 4 KiB came at 54 ms), never less.
+    first = median_of(idle, first_byte_ms)
+    assert first is not None and first >= 50.0
+    assert f"| {first:.3g} " in rows[1]
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"idle_s": 1.0}, "follows a priming transfer"),
+        ({"prime_bytes": 0}, "outside 1 B..1 GiB"),
+        ({"prime_bytes": MIB, "idle_s": 61.0}, "outside 0..60 s"),
+        ({"prime_bytes": MIB, "kind": "unary"}, "for downloads"),
+    ],
+)
+def test_a_bad_priming_or_idle_gap_is_refused(changes: dict[str, object], message: str) -> None:
+    with pytest.raises(KitError, match=message):
+        Workload(**changes)  # type: ignore[arg-type]
+
+
+def test_only_the_h2_client_primes_and_idles() -> None:
+    with pytest.raises(KitError, match="the h2 client's"):
+        Trial(client=ClientConfig(kind="grpcio"), workload=Workload(prime_bytes=MIB, idle_s=1.0))

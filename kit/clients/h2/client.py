@@ -53,6 +53,8 @@ def run_h2(host: str, port: int, trial: Trial) -> ClientResult:
             session.connect(host, port)
             if trial.workload.warmup:
                 session.warm_up()
+            if trial.workload.prime_bytes is not None:
+                session.prime(trial.workload.prime_bytes, trial.workload.idle_s)
             workload = _WORKLOADS.get(trial.workload.kind)
             if workload is None:
                 raise MeasurementError(
@@ -186,6 +188,22 @@ class Session:
         """Settle SETTINGS, then one Ping call on every connection (``kit.plan.trial.WARMUP``)."""
         self.drive(lambda: all(c.settings_acked for c in self.conns))
         self.call_all(wire.PING_PATH, wire.ping_body(b"warm"))
+
+    def prime(self, size: int, idle_s: float) -> None:
+        """A download of ``size`` bytes on every connection, then ``idle_s`` with nothing in
+        flight: the timed phase starts on connections whose TCP grew its congestion window and
+        then sat idle (the kernel's slow start after idle, ``tcp_slow_start_after_idle``)."""
+        message = self.trial.workload.message_bytes
+        count = max(1, -(-size // message))
+        self.call_all(wire.DOWNLOAD_PATH, wire.download_body(count, message),
+                      expected_bytes(count, message))  # fmt: skip
+        if idle_s > 0:
+            if now_ns() + int(idle_s * NS_PER_S) >= self.hard_deadline_ns:
+                raise MeasurementError(
+                    f"h2 client: the {idle_s:g} s idle gap does not fit the "
+                    f"{self.trial.workload.timeout_s:g} s timeout"
+                )
+            time.sleep(idle_s)
 
     def call_all(self, path: str, body: bytes, expected: int | None = None) -> None:
         """One call on every connection at once; wait for all of them."""

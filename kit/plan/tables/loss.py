@@ -9,11 +9,14 @@ Then at 0.1% and 4 MiB, four streams of a fixed size on one connection against f
 connections (one lost packet stalls every stream of its connection, and one congestion
 window carries all four): their finish spread and the longest pause in delivery. The
 single-stream cells are timed (Reno at 1% loss carries ~3 Mbit/s; a fixed transfer would
-take minutes). Pure planning; ``kit.plan.tables`` wraps the cells.
+take minutes). Last, slow start after idle: the 4 MiB cell without loss on a connection
+that first carried 4 MiB and then sat idle for a second, beside the cold one. Pure planning;
+``kit.plan.tables`` wraps the cells.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from kit.plan.campaign import Cell
@@ -34,6 +37,9 @@ SHARED_STREAMS = 4
 # ~4 s on one connection, ~2 s on four.
 SHARED_BYTES = 2 * MIB
 QUICK_SHARED_BYTES = 512 * KIB
+IDLE_S = 1.0  # > the RTO (200 ms minimum): the kernel restarts slow start after it
+IDLE_WINDOW = 4 * MIB  # also what the connection carries before it idles
+IDLE_KEY = f"{format_bytes(IDLE_WINDOW).replace(' ', '')}-idle{IDLE_S:g}s"
 DURATION_S = 3.0  # 60 RTTs: at 1% loss, ~30 losses per cell
 QUICK_S = 1.5
 
@@ -149,15 +155,31 @@ def shared_cells(quick: bool = False) -> list[Cell]:
     ]
 
 
+def idle_cell(quick: bool = False) -> Cell:
+    """The 4 MiB window without loss, timed, on connections that first downloaded 4 MiB and
+    then carried nothing for a second (the cold counterpart is the grid's 0% cell)."""
+    seconds = QUICK_S if quick else DURATION_S
+    workload = dataclasses.replace(_timed(seconds), prime_bytes=IDLE_WINDOW, idle_s=IDLE_S)
+    trial = Trial(
+        link=loss_link(0.0),
+        client=_static(IDLE_WINDOW),
+        workload=workload,
+        label=f"h2 static {format_bytes(IDLE_WINDOW)}, after {format_bytes(IDLE_WINDOW)} "
+        f"and {IDLE_S:g} s idle",
+    )
+    return Cell(IDLE_KEY, trial)
+
+
 def loss_cells(quick: bool = False) -> list[Cell]:
     """Every single-stream cell (see the module docstring), then the four-stream pair;
-    --quick: the control, 4 MiB at 1% and in bursts, grpcio at 0.1% and the pair, shorter."""
+    --quick: the control, 4 MiB at 0, 1% and in bursts, grpcio at 0.1%, the pair and the
+    idle cell, shorter."""
     seconds = QUICK_S if quick else DURATION_S
     clients = {"4MiB": _static(4 * MIB), **DYNAMIC_CLIENTS}
     grid = [(_static(256 * KIB), loss) for loss in STATIC_LOSSES]
     grid += [(client, loss) for client in clients.values() for loss in GRID_LOSSES]
     if quick:
-        wanted = {LOSS_CONTROL, "4MiB-loss1%", "4MiB-burst1%:4", "grpcio-loss0.1%"}
+        wanted = {LOSS_CONTROL, "4MiB-loss0%", "4MiB-loss1%", "4MiB-burst1%:4", "grpcio-loss0.1%"}
         grid = [(c, p) for c, p in grid if loss_key(c, p) in wanted]
     cells = [_cell(client, loss, _timed(seconds)) for client, loss in grid]
-    return cells + shared_cells(quick)
+    return [*cells, *shared_cells(quick), idle_cell(quick)]

@@ -21,12 +21,16 @@ from kit.analysis.tables.loss import (
 )
 from kit.plan.tables.loss import (
     BURST,
+    IDLE_KEY,
+    IDLE_S,
+    IDLE_WINDOW,
     LOSS_CONGESTION,
     LOSS_RATE_BITS_S,
     LOSS_RTT_MS,
     SHARED_LOSS,
     SHARED_STREAMS,
     Loss,
+    cell_key,
     loss_cells,
     loss_text,
 )
@@ -54,6 +58,7 @@ SHARED_HEADERS = (
     "longest pause, ms",
     "retransmits",
 )
+IDLE_HEADERS = ("connection", "Mbit/s", "first 4 KiB, ms", "90% of ceiling, ms", "retransmits")
 LIMIT_TEXT = {"window": "window", "loss": "loss (TCP)", "rate": "rate"}
 
 
@@ -141,6 +146,16 @@ def _shared_row(cell: CellView) -> list[str]:
     ]
 
 
+def _idle_row(name: str, cell: CellView) -> list[str]:
+    return [
+        name,
+        _measured(cell),
+        _median_text(cell, first_byte_ms),
+        _median_text(cell, to_rate_ms, "never"),
+        _retransmit_text(cell),
+    ]
+
+
 INTRO = (
     "The packet link: the kernels' own TCP ({cc}) between network namespaces the kit "
     "creates, at {rate} x {rtt:g} ms (both directions, a drop-tail queue of one BDP), each IP "
@@ -167,12 +182,24 @@ SHARED_INTRO = (
     "the first and last byte."
 )
 
+IDLE_INTRO = (
+    "Slow start after idle, {window} windows, no loss: a new connection beside one that first "
+    "downloaded {window} (its congestion window grew) and then carried nothing for {idle:g} s. "
+    "After an idle longer than the retransmission timeout Linux halves the congestion window "
+    "once per timeout of idle, down to ten segments (net.ipv4.tcp_slow_start_after_idle, on by "
+    "default, in these namespaces too), but keeps the slow-start threshold and the buffer the "
+    "receiver grew: the rows show how much of a cold start the warm connection still pays. "
+    "Without loss set, a 4 MiB window overfills the one-BDP queue in slow start: its drops "
+    "are the retransmits."
+)
+
 
 def render_loss(view: CampaignView) -> str:
     order = {cell.key: i for i, cell in enumerate(loss_cells(quick=False))}
     cells = sorted(view.cells, key=lambda c: (order.get(c.key, len(order)), c.key))
-    single = [c for c in cells if c.trial.workload.streams == 1]
+    single = [c for c in cells if c.trial.workload.streams == 1 and c.key != IDLE_KEY]
     shared = [c for c in cells if c.trial.workload.streams == SHARED_STREAMS]
+    idle, cold = view.cell(IDLE_KEY), view.cell(cell_key(IDLE_WINDOW, 0.0))
     intro = INTRO.format(
         cc=LOSS_CONGESTION,
         rate=format_rate(LOSS_RATE_BITS_S),
@@ -190,5 +217,12 @@ def render_loss(view: CampaignView) -> str:
         parts += [
             SHARED_INTRO.format(loss=loss_text(SHARED_LOSS)),
             markdown_table([_shared_row(c) for c in shared], SHARED_HEADERS),
+        ]
+    if idle is not None:
+        rows = [] if cold is None else [_idle_row("new (cold)", cold)]
+        rows.append(_idle_row(f"after {IDLE_S:g} s idle", idle))
+        parts += [
+            IDLE_INTRO.format(window=fmt_size(IDLE_WINDOW), idle=IDLE_S),
+            markdown_table(rows, IDLE_HEADERS),
         ]
     return "\n\n".join([*parts, floor_line(view, goodput_bits_s)])
