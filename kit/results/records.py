@@ -357,6 +357,11 @@ class RunMeta:
     client_stack: str = ""
     server_stack: str = ""
     warmup: str = ""  # what each connection did before the timed phase
+    # The client process: a worker kept for successive trials (or one process per trial),
+    # and which trial of that process this was (1 = its first; 0 = unknown, a record from
+    # before workers).
+    client_worker: bool = False
+    client_trial: int = 0
     # kit run --interval: the interval it printed (0: none); the series itself is the
     # delivery trace rebinned (kit.analysis.intervals), kept once.
     interval_ms: float = 0.0

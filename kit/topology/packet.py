@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import subprocess
 import threading
+from dataclasses import replace
 
 from kit.delayline.netns import CLIENT_NS_FD, SERVER_NS_FD, missing, nsenter_prefix
 from kit.errors import UsageError
@@ -30,7 +31,7 @@ SS_TIMEOUT_S = 2.0
 def in_namespace(program: Program, forwarder_pid: int, ns_fd: int) -> Program:
     """``program``, started inside one of the forwarder's namespaces."""
     prefix = nsenter_prefix(forwarder_pid, ns_fd)
-    return Program((*prefix, *program.argv), needs=program.needs, hint=program.hint)
+    return replace(program, argv=(*prefix, *program.argv))
 
 
 def check_packet_link() -> None:

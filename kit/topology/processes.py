@@ -26,7 +26,17 @@ from typing import IO, Any, TypeVar
 from kit.errors import KitError, MeasurementError, TopologyError, UsageError
 from kit.plan.units import MIB
 from kit.results.codec import from_json
-from kit.topology.protocol import Failure, Line, Ready, Result, config_argv, error_for, parse_line
+from kit.topology.protocol import (
+    WORKER_FLAG,
+    Failure,
+    Line,
+    Ready,
+    Result,
+    config_argv,
+    config_line,
+    error_for,
+    parse_line,
+)
 
 T = TypeVar("T")
 READY_TIMEOUT_S = 20.0
@@ -49,15 +59,21 @@ class Program:
     """How to start one kind of process: everything on its command line before ``--config``.
 
     ``needs`` are files that must exist first (a built binary, a jar, installed modules);
-    ``hint`` says how to get them, for the one-line refusal when they are missing."""
+    ``hint`` says how to get them, for the one-line refusal when they are missing.
+    ``worker``: a client program that also runs as a client worker (``--worker``: one trial
+    per line of stdin); the kit then starts one for successive trials instead of a process
+    per trial. ``worker_per_cell``: only trials of one cell (the same trial, measured again)
+    share a worker, where earlier trials would change what a later one measures."""
 
     argv: tuple[str, ...]
     needs: tuple[str, ...] = ()
     hint: str = ""
+    worker: bool = False
+    worker_per_cell: bool = False
 
     @classmethod
-    def python_module(cls, module: str) -> Program:
-        return cls((sys.executable, "-m", module))
+    def python_module(cls, module: str, worker: bool = False) -> Program:
+        return cls((sys.executable, "-m", module), worker=worker)
 
     def missing(self) -> str | None:
         """Why it cannot start on this machine (None: it can)."""
@@ -87,14 +103,23 @@ class Child:
     def start(cls, role: str, program: Program, config: Any) -> Child:
         """Start ``program --config <config as JSON>``; its ready line is not awaited here.
         ``TopologyError`` when the program is not there to start (not built)."""
+        return cls._start(role, program, config_argv(config), subprocess.DEVNULL)
+
+    @classmethod
+    def start_worker(cls, role: str, program: Program) -> Child:
+        """Start ``program --worker``: its configs go one per line to its stdin (``send``)."""
+        return cls._start(role, program, [WORKER_FLAG], subprocess.PIPE)
+
+    @classmethod
+    def _start(cls, role: str, program: Program, args: list[str], stdin: int) -> Child:
         why = program.missing()
         if why is not None:
             raise TopologyError(f"{role} cannot start: {why}")
         # Closed by close(): its tail explains a failed start.
         stderr_file = tempfile.TemporaryFile(mode="w+", prefix=f"kit-{role}-")  # noqa: SIM115
         popen = subprocess.Popen(
-            [*program.argv, *config_argv(config)],
-            stdin=subprocess.DEVNULL,
+            [*program.argv, *args],
+            stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=stderr_file,
             env={**os.environ, **CHILD_ENV},
@@ -180,6 +205,50 @@ class Child:
         reason = self.stderr_tail() or f"{self.role} exited with code {self.popen.returncode}"
         raise MeasurementError(reason)
 
+    def send(self, config: Any) -> None:
+        """One config to a worker, as one line on its stdin; ``MeasurementError`` when the
+        worker no longer reads (it exited)."""
+        stdin = self.popen.stdin
+        if stdin is None:
+            raise MeasurementError(f"the {self.role} takes no configs on stdin")
+        try:
+            stdin.write(config_line(config).encode() + b"\n")
+            stdin.flush()
+        except (OSError, ValueError) as exc:
+            raise MeasurementError(f"the {self.role} (pid {self.pid}) is gone: {exc}") from None
+
+    def next_final(
+        self, seen: int, timeout_s: float, abandon: Callable[[], str] | None = None
+    ) -> Result | Failure | None:
+        """A worker's answer: the first line after the ``seen`` lines read before its config
+        went out (None: it exited without one). Past the deadline, or once ``abandon()``
+        gives a reason, it is stopped and ``MeasurementError`` says so."""
+        deadline = time.monotonic() + timeout_s
+        while len(self.lines) <= seen and not self._eof and time.monotonic() < deadline:
+            self._read(deadline)
+            if len(self.lines) > seen:
+                break
+            if self.popen.poll() is not None:
+                self._drain()
+                break
+            reason = abandon() if abandon is not None else ""
+            if reason:
+                self.stop()
+                raise MeasurementError(f"{self.role} stopped: {reason}")
+        if len(self.lines) > seen:
+            line = self.lines[seen]
+            return None if isinstance(line, Ready) else line
+        if self.popen.poll() is None and not self._eof:
+            self.stop()
+            raise MeasurementError(f"{self.role} timed out after {timeout_s:g} s and was stopped")
+        return None
+
+    def end_input(self) -> None:
+        """Close a worker's stdin: its normal end (it exits 0 once its trial is done)."""
+        if self.popen.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.popen.stdin.close()
+
     def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> int | None:
         """SIGTERM, wait, SIGKILL; reads what it wrote meanwhile. Only ever signals the process
         we started. SIGCONT follows SIGTERM: a stopped child (SIGSTOP, a debugger, a frozen
@@ -198,9 +267,10 @@ class Child:
                     popen.kill()
                 popen.wait(timeout=timeout_s)
         self._drain()
-        if popen.stdout is not None:
-            with contextlib.suppress(OSError):
-                popen.stdout.close()
+        for pipe in (popen.stdout, popen.stdin):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
         return popen.returncode
 
     def close(self) -> None:

@@ -61,8 +61,8 @@ def _rust(role: str) -> Program:
 
 
 CLIENT_PROGRAMS: dict[ClientKind, Program] = {
-    "grpcio": Program.python_module("kit.clients.grpcio_client"),
-    "h2": Program.python_module("kit.clients.h2"),
+    "grpcio": Program.python_module("kit.clients.grpcio_client", worker=True),
+    "h2": Program.python_module("kit.clients.h2", worker=True),
     "grpc-go": _go("client"),
     "grpc-java": _java("client"),
     "grpc-js": _js("client"),

@@ -6,6 +6,10 @@ server, delay line and clients) and the driver side (``kit.topology.processes.Ch
 
 - argv: ``<program> --config '<JSON>'``; the JSON is ``kit.results.codec.to_json`` of the
   process's config record (``ClientProcess``, ``ServerProcess``, ``ProxyConfig``).
+- a client worker: ``<program> --worker``; its ready line says ``"worker": true``, then each
+  line of stdin is one ``ClientProcess`` JSON and gets exactly one result line (with
+  ``"client_trial": N``, 1 = its first) or one error line, after which it exits with that
+  code; stdin's end -> exit 0.
 - stdout carries protocol lines only, one JSON object each: first the ready line
   ``{"ready": true, "pid": P, "port": N, "stack": S, "version": V}``, last one final line,
   ``{"result": {...}}`` or ``{"error": "<one line>", "exit_code": N}``.
@@ -27,7 +31,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -37,6 +41,7 @@ from kit.results.codec import from_json, to_json
 
 T = TypeVar("T")
 CONFIG_FLAG = "--config"
+WORKER_FLAG = "--worker"
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BAD_CONFIG = UsageError.exit_code
@@ -50,12 +55,14 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 @dataclass(frozen=True)
 class Ready:
     """The first line: the process is up. ``port`` is where a server or delay line listens
-    (0 for a client); ``stack`` and ``version`` name the implementation (``grpcio 1.85.1``)."""
+    (0 for a client); ``stack`` and ``version`` name the implementation (``grpcio 1.85.1``);
+    ``worker``: a client worker, reading one trial per line of stdin."""
 
     pid: int
     port: int = 0
     stack: str = ""
     version: str = ""
+    worker: bool = False
 
     @property
     def label(self) -> str:
@@ -73,9 +80,11 @@ class Failure:
 
 @dataclass(frozen=True)
 class Result:
-    """A final result line; ``data`` is still JSON (the driver decodes it as it expects)."""
+    """A final result line; ``data`` is still JSON (the driver decodes it as it expects).
+    ``client_trial``: which trial of a client worker it is (1 = its first; 0: not a worker)."""
 
     data: Any
+    client_trial: int = 0
 
 
 Line = Ready | Failure | Result
@@ -87,11 +96,17 @@ def one_line(text: str) -> str:
 
 
 def ready_line(ready: Ready) -> str:
-    return json.dumps({"ready": True, **to_json(ready)})
+    fields = to_json(ready)
+    if not ready.worker:  # the line every process printed before workers existed
+        del fields["worker"]
+    return json.dumps({"ready": True, **fields})
 
 
-def result_line(value: Any) -> str:
-    return json.dumps({"result": to_json(value)}, separators=(",", ":"))
+def result_line(value: Any, client_trial: int = 0) -> str:
+    line: dict[str, Any] = {"result": to_json(value)}
+    if client_trial:
+        line["client_trial"] = client_trial
+    return json.dumps(line, separators=(",", ":"))
 
 
 def failure_line(error: str, exit_code: int) -> str:
@@ -109,8 +124,11 @@ def parse_line(text: str) -> Line:
     if data.get("ready") is True:
         fields = {k: v for k, v in data.items() if k != "ready"}
         return from_json(Ready, fields, "ready line")
-    if "result" in data and len(data) == 1:
-        return Result(data["result"])
+    if "result" in data and set(data) <= {"result", "client_trial"}:
+        trial = data.get("client_trial", 0)
+        if type(trial) is not int or trial < 0:
+            raise UsageError(f"not a protocol line (client_trial {trial!r}): {text[:200]!r}")
+        return Result(data["result"], trial)
     if set(data) == {"error", "exit_code"}:
         return from_json(Failure, data, "error line")
     raise UsageError(f"not a protocol line: {text[:200]!r}")
@@ -165,7 +183,12 @@ def as_sent(data: Any) -> Any:
 
 def config_argv(config: Any) -> list[str]:
     """The arguments that hand ``config`` to a process: ``--config '<JSON>'``."""
-    return [CONFIG_FLAG, json.dumps(as_sent(to_json(config)), separators=(",", ":"))]
+    return [CONFIG_FLAG, config_line(config)]
+
+
+def config_line(config: Any) -> str:
+    """``config`` as a worker takes it: one line of JSON on its stdin."""
+    return json.dumps(as_sent(to_json(config)), separators=(",", ":"))
 
 
 def parse_config_argv(argv: Sequence[str], cls: type[T], what: str) -> T:
@@ -179,10 +202,15 @@ def parse_config_argv(argv: Sequence[str], cls: type[T], what: str) -> T:
         raise UsageError(
             f"usage: {CONFIG_FLAG} '<{cls.__name__} as JSON>' (got {len(args)} argument(s))"
         )
+    return parse_config(text, cls, what, CONFIG_FLAG)
+
+
+def parse_config(text: str, cls: type[T], what: str, source: str) -> T:
+    """One config as JSON text (``--config``'s, or a worker's line) -> a validated ``cls``."""
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise UsageError(f"{CONFIG_FLAG}: not JSON ({exc})") from None
+        raise UsageError(f"{source}: not JSON ({exc})") from None
     return from_json(cls, data, what)
 
 
@@ -229,17 +257,46 @@ def child_main(
         announced = True
         emit(ready_line(Ready(pid=pid, port=port, stack=stack, version=version)))
 
-    try:
+    def run() -> None:
         config = parse_config_argv(sys.argv[1:] if argv is None else argv, cls, cls.__name__)
-        result = body(config, ready)
+        emit(result_line(body(config, ready)))
+
+    return _guarded(run, lambda: announced)
+
+
+def worker_main(
+    cls: type[T], run: Callable[[T], Any], stack: str, version: str, lines: Iterable[str]
+) -> int:
+    """A client worker by the protocol: the ready line (``"worker": true``), then for each
+    line of ``lines`` (stdin) one config, ``run(config)``, one result line numbered by its
+    trial. The first error ends it, a bad line too: one error line and its exit code (2 for
+    a bad line). The end of ``lines`` is the worker's normal end (exit 0)."""
+    interrupt_on_signals()
+    emit(ready_line(Ready(pid=os.getpid(), stack=stack, version=version, worker=True)))
+
+    def serve() -> None:
+        trials = 0
+        for text in lines:
+            if not text.strip():
+                continue
+            config = parse_config(text, cls, cls.__name__, "worker line")
+            trials += 1
+            emit(result_line(run(config), trials))
+
+    return _guarded(serve, lambda: True)
+
+
+def _guarded(work: Callable[[], None], announced: Callable[[], bool]) -> int:
+    """``work()``'s exit code: 0, or that of the one error line it ended with."""
+    try:
+        work()
     except Interrupted as stopped:
         return _fail(f"interrupted by {stopped.signal_name}", stopped.exit_code)
     except KitError as exc:
         return _fail(str(exc), exc.exit_code)
     except Exception as exc:  # the contract: one line, no traceback
-        code = EXIT_FAILED if announced else EXIT_CANNOT_START
+        code = EXIT_FAILED if announced() else EXIT_CANNOT_START
         return _fail(f"{type(exc).__name__}: {exc}", code)
-    emit(result_line(result))
     return EXIT_OK
 
 

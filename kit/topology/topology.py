@@ -3,8 +3,10 @@
 A ``Topology`` starts a grpcio server per server config and one delay line per link
 (lazily, so a table that sweeps three RTTs keeps three proxies in front of one server).
 Every process is a ``Child`` of the process protocol (``kit.topology.protocol``): its config
-goes in as JSON, a ready line and one final line come out. Each measurement runs a fresh
-client process; its connections are matched to the proxy's frame-tap records by time. ``close()`` (and the context manager) stops every process it started, on success,
+goes in as JSON, a ready line and one final line come out. Each measurement runs the client
+on fresh connections, in a client worker kept for the next trials where its program has
+them (``kit.topology.workers``), else in a fresh process; its connections are matched to
+the proxy's frame-tap records by time. ``close()`` (and the context manager) stops every process it started, on success,
 on errors and on KeyboardInterrupt; anything that went wrong while stopping is kept in
 ``teardown_problems`` for the caller to report, never swallowed.
 """
@@ -51,6 +53,7 @@ from kit.topology.cpu import CpuSampler, machine_load
 from kit.topology.packet import PacketPath, TcpSampler
 from kit.topology.processes import Child, Program, spawn
 from kit.topology.programs import CLIENT_PROGRAMS, PROXY_PROGRAM, SERVER_PROGRAMS
+from kit.topology.workers import Answer, Worker
 
 CLIENT_GRACE_S = 20.0
 TAP_SETTLE_S = 3.0
@@ -115,6 +118,7 @@ class Topology:
         target: tuple[str, int] | None = None,
         keep_awake: bool = False,
         live_count: bool = False,
+        workers: bool = True,
     ) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="kit-") if workdir is None else None
         self.workdir = Path(self._tmp.name) if self._tmp is not None else Path(str(workdir))
@@ -139,6 +143,11 @@ class Topology:
         self._proxies: dict[tuple[ServerConfig, Link], _Proxy] = {}
         self._packets: dict[tuple[ServerConfig, Link], tuple[PacketPath, _Proxy]] = {}
         self._children: list[Child] = []
+        # One client worker per client program (workers=False: a process per trial), with
+        # the cell it is kept for (None: any cell of that program's).
+        self.workers = workers
+        self._workers: dict[Program, tuple[Trial | None, Worker]] = {}
+        self._client_run = (False, 0)  # the last trial's client: (a worker?, which trial of it)
         self.phase: tuple[str, float] = ("start-up", time.monotonic())  # for interrupted runs
 
     def __enter__(self) -> Topology:
@@ -149,7 +158,8 @@ class Topology:
 
     @property
     def pids(self) -> list[int]:
-        return [c.pid for c in self._children]
+        """Every process of ours that may run: servers, delay lines, client workers."""
+        return [c.pid for c in self._children] + [w.pid for _, w in self._workers.values()]
 
     def close(self) -> None:
         """Stop proxies first (they flush tap records), then servers; a second Ctrl-C waits."""
@@ -158,6 +168,8 @@ class Topology:
 
     def _stop_all(self) -> None:
         self._awake.stop()
+        for program in list(self._workers):
+            self._drop_worker(program)
         for child in reversed(self._children):
             try:
                 child.close()
@@ -340,30 +352,82 @@ class Topology:
         warm = warm_trial(trial)
         started = time.monotonic()
         try:
-            self._run_client(warm, route.address, route.client_program)
+            self._run_client(warm, route.address, route.client_program, cell=trial)
         except MeasurementError as exc:
             if time.monotonic() - started >= warm.workload.timeout_s:
                 return f"no answer within the {trial.workload.timeout_s:g} s timeout: {exc}"
         return None
 
-    def _run_client(self, trial: Trial, address: tuple[str, int], program: Program) -> ClientResult:
-        """The client's result; what its ready line said it is is kept by its kind."""
+    def _run_client(
+        self, trial: Trial, address: tuple[str, int], program: Program, cell: Trial | None = None
+    ) -> ClientResult:
+        """The client's result, from a worker of ``program`` when it has them (kept for the
+        next trial), else from a process of its own; what its ready line said it is is kept
+        by its kind. ``cell``: the cell a warm-up run is for (a worker per cell is that
+        cell's)."""
         process = ClientProcess(target_host=address[0], target_port=address[1], trial=trial)
-        child = Child.start("client", program, process)
+        timeout_s = trial.workload.timeout_s + self.client_grace_s
         try:
-            return child.result(
-                ClientResult, trial.workload.timeout_s + self.client_grace_s, abandon=self._dead
-            )
+            if self.workers and program.worker:
+                answer = self._ask_worker(program, process, timeout_s, cell or trial)
+            else:
+                answer = self._ask_process(program, process, timeout_s)
         except KitError as exc:
             # A failed client is a failed cell, recorded (a hung or frozen server too); a dead
             # server or proxy is named here and stops the campaign at its next cell.
             dead = self._dead()
             told = not dead or dead in str(exc)
             raise MeasurementError(str(exc) + ("" if told else f"; {dead}")) from None
+        return answer.result
+
+    def _ask_process(self, program: Program, process: ClientProcess, timeout_s: float) -> Answer:
+        """One client process for this one trial."""
+        self._client_run = (False, 1)
+        child = Child.start("client", program, process)
+        try:
+            result = child.result(ClientResult, timeout_s, abandon=self._dead)
         finally:
             if child.ready is not None:  # read with its result
-                self._client_stacks[trial.client.kind] = child.ready.label
+                self._client_stacks[process.trial.client.kind] = child.ready.label
             child.close()
+        return Answer(result, 1, False, child.ready)
+
+    def _ask_worker(
+        self, program: Program, process: ClientProcess, timeout_s: float, cell: Trial
+    ) -> Answer:
+        """The trial on ``program``'s worker (started first if there is none, or if it is
+        another cell's); a worker that fails it in any way is stopped and forgotten."""
+        scope = cell if program.worker_per_cell else None
+        kept = self._workers.get(program)
+        if kept is not None and kept[0] != scope:
+            self._drop_worker(program)
+            kept = None
+        if kept is None:
+            kept = (scope, Worker.start(program))
+            self._workers[program] = kept
+        worker = kept[1]
+        self._client_run = (True, worker.trials + 1)
+        if worker.child.ready is not None:
+            self._client_stacks[process.trial.client.kind] = worker.child.ready.label
+        try:
+            return worker.run(process, timeout_s, abandon=self._dead)
+        except BaseException:
+            self._drop_worker(program, idle=False)
+            raise
+
+    def _drop_worker(self, program: Program, idle: bool = True) -> None:
+        """Stop ``program``'s worker: an idle one by closing its stdin, one mid-trial (or that
+        failed) by SIGTERM."""
+        kept = self._workers.pop(program, None)
+        if kept is None:
+            return
+        try:
+            if idle:
+                kept[1].close()
+            else:
+                kept[1].child.close()
+        except (OSError, subprocess.SubprocessError) as exc:
+            self._problem(f"stopping the client worker (pid {kept[1].pid}): {exc}")
 
     def _dead(self) -> str:
         """ "the server (pid N) exited with code C" for each process of ours that is gone."""
@@ -384,6 +448,8 @@ class Topology:
             meta,
             client_stack=self._client_stacks.get(trial.client.kind, ""),
             server_stack="" if ready is None else ready.label,
+            client_worker=self._client_run[0],
+            client_trial=self._client_run[1],
         )
 
     def _check_programs(self, trial: Trial) -> None:
