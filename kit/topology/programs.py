@@ -42,6 +42,7 @@ def _java(role: str) -> Program:
         ("java", *flags, "-jar", jar, role),
         needs=(jar,),
         hint="make stacks builds it; it needs JDK 17+ and Maven",
+        worker=role == "client",
     )
 
 
@@ -52,6 +53,7 @@ def _js(role: str) -> Program:
         ("node", script),
         needs=(script, modules),
         hint="make stacks installs it; it needs Node 20 and npm",
+        worker=role == "client",
     )
 
 

@@ -1,5 +1,6 @@
 'use strict';
-// The kit's grpc-js client: node client.js --config '<ClientProcess as JSON>'.
+// The kit's grpc-js client: node client.js --config '<ClientProcess as JSON>' (or --worker:
+// one trial per line of stdin).
 // The process protocol (docs/process-protocol.md): a ready line once the config is valid,
 // then one result line (a ClientResult, kit/results/client.py) or one error line.
 // Semantics are the kit's grpcio client's (kit/clients/grpcio_client.py), except the
@@ -447,7 +448,33 @@ async function run(processConfig, options, version) {
   }
 }
 
+// node client.js --worker: a client worker (docs/process-protocol.md). One trial per line of
+// stdin, each on channels (TCP connections) of its own, one result line each; the first error
+// (a bad line too) is the final line and ends it; stdin's end: exit 0.
+async function worker() {
+  const version = require('@grpc/grpc-js/package.json').version;
+  protocol.ready(0, STACK, version, true);
+  announced = true;
+  const lines = require('readline').createInterface({ input: process.stdin, crlfDelay: Infinity });
+  let trials = 0;
+  try {
+    for await (const line of lines) {
+      if (!line.trim()) continue;
+      const processConfig = config.parseConfig(line, config.ClientProcess, 'worker line');
+      const result = await run(processConfig, plan(processConfig.trial), version);
+      trials += 1;
+      protocol.trialResult(result, trials);
+    }
+  } catch (err) {
+    if (err instanceof config.UsageError) return protocol.failure(`${WHO}: ${err.message}`, EXIT_BAD_CONFIG);
+    if (err instanceof KitError) return protocol.failure(err.message, err.exitCode);
+    return protocol.failure(`${WHO}: ${err && err.message ? err.message : err}`, EXIT_FAILED);
+  }
+  return process.exit(protocol.EXIT_OK);
+}
+
 function main() {
+  if (process.argv.length === 3 && process.argv[2] === '--worker') return worker();
   let processConfig;
   let options;
   try {

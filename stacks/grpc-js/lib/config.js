@@ -468,11 +468,16 @@ function parseConfigArgv(argv, decode) {
   } else {
     throw new UsageError(`usage: --config '<${decode.recordName} as JSON>' (got ${argv.length} argument(s))`);
   }
+  return parseConfig(text, decode, '--config');
+}
+
+// One config as JSON text (--config's, or a worker's line); `source` names it in the error.
+function parseConfig(text, decode, source) {
   let data;
   try {
     data = JSON.parse(text);
   } catch (e) {
-    throw new UsageError(`--config: not JSON (${e.message})`);
+    throw new UsageError(`${source}: not JSON (${e.message})`);
   }
   return decode(data, decode.recordName);
 }
@@ -509,6 +514,7 @@ module.exports = {
   ClientProcess,
   ServerProcess,
   parseConfigArgv,
+  parseConfig,
   timedDurationS,
   messagesPerStream,
   uploadCallTimeoutS,

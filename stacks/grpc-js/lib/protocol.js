@@ -1,7 +1,8 @@
 'use strict';
 // The child side of the kit's process protocol (docs/process-protocol.md): protocol lines on
 // stdout (written synchronously to fd 1: a line is out before the process exits), one final
-// line, its exit code. process.stdout is never touched, so nothing else lands on fd 1.
+// line, its exit code (a client worker writes a result line per trial before it).
+// process.stdout is never touched, so nothing else lands on fd 1.
 
 const fs = require('fs');
 
@@ -43,8 +44,14 @@ function emit(obj) {
 
 let finished = false;
 
-function ready(port, stack, version) {
-  emit({ ready: true, pid: process.pid, port, stack, version });
+// A client worker's ready line says so: it reads one trial per line of stdin.
+function ready(port, stack, version, worker = false) {
+  emit({ ready: true, pid: process.pid, port, stack, version, ...(worker ? { worker: true } : {}) });
+}
+
+// A client worker's result for its trial number `trial` (1 = its first): not a final line.
+function trialResult(value, trial) {
+  if (!finished) emit({ result: value, client_trial: trial });
 }
 
 // The one final line, then exit. Later calls (a signal racing a result) do nothing.
@@ -75,6 +82,7 @@ module.exports = {
   emit,
   ready,
   result,
+  trialResult,
   failure,
   isFinished: () => finished,
 };

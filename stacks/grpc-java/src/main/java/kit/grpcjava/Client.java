@@ -14,7 +14,10 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.netty.InternalNettyChannelBuilder;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -63,6 +66,10 @@ final class Client {
   static void main(String[] args) {
     Main.onStopSignals(
         signal -> Protocol.die(WHO + ": interrupted by SIG" + signal.name(), 128 + signal.number()));
+    if (args.length == 1 && args[0].equals("--worker")) {
+      worker();
+      return;
+    }
     long started = System.nanoTime();
     Config.ClientProcess process;
     Options.Checked options;
@@ -80,6 +87,40 @@ final class Client {
       Main.trace("channels closed");
       Protocol.result(result);
       Protocol.halt(Protocol.finalCode());
+    } catch (Protocol.Failure f) {
+      Protocol.die(WHO + ": " + f.getMessage(), f.exitCode);
+    } catch (StatusRuntimeException e) {
+      Protocol.die(WHO + ": " + statusText(e.getStatus()), Protocol.MEASUREMENT);
+    } catch (Throwable t) {
+      Protocol.die(WHO + ": " + t, Protocol.FAILED);
+    }
+  }
+
+  /**
+   * {@code client --worker}: a client worker (docs/process-protocol.md). One trial per line of
+   * stdin, each on channels, connections and event loops of its own, one result line each; the
+   * first error (a bad line too) is the final line and ends it; stdin's end: exit 0.
+   */
+  private static void worker() {
+    Protocol.ready(ProcessHandle.current().pid(), 0, Main.STACK, Main.version(), true);
+    BufferedReader in =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    int trials = 0;
+    try {
+      for (String line = in.readLine(); line != null; line = in.readLine()) {
+        if (line.isBlank()) {
+          continue;
+        }
+        long started = System.nanoTime();
+        Config.ClientProcess process =
+            Config.clientProcess(Config.parseJson(line, "worker line"));
+        JsonObject result = measure(process, checkForStack(process.trial()), started);
+        trials++;
+        if (!Protocol.trialResult(result, trials)) {
+          return; // a signal's error line came first: it halts the process
+        }
+      }
+      Protocol.halt(Protocol.OK);
     } catch (Protocol.Failure f) {
       Protocol.die(WHO + ": " + f.getMessage(), f.exitCode);
     } catch (StatusRuntimeException e) {
@@ -236,6 +277,9 @@ final class Client {
         Thread.currentThread().interrupt();
         return;
       }
+    }
+    if (loops != null) { // a worker's next trial makes its own: these threads would pile up
+      loops.shutdown(200);
     }
   }
 

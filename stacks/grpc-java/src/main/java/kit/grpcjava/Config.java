@@ -135,6 +135,11 @@ final class Config {
       throw usage(
           "usage: --config '<" + record + " as JSON>' (got " + args.length + " argument(s))");
     }
+    return parseJson(text, "--config");
+  }
+
+  /** One JSON value (--config's, or a worker's line); {@code source} names it in the error. */
+  static JsonElement parseJson(String text, String source) {
     try {
       JsonReader reader = new JsonReader(new StringReader(text));
       reader.setStrictness(Strictness.STRICT);
@@ -150,7 +155,7 @@ final class Config {
       if (at >= 0) {
         why = why.substring(at).split("\\s+See |\n")[0];
       }
-      throw usage("--config: not JSON (" + why + ")");
+      throw usage(source + ": not JSON (" + why + ")");
     }
   }
 

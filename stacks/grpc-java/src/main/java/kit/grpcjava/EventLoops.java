@@ -74,12 +74,29 @@ final class EventLoops {
     return epoll ? "epoll" : "NIO";
   }
 
+  /** Stop these event loops (a client's, after its trial), waiting at most {@code timeoutMs}. */
+  void shutdown(long timeoutMs) {
+    List<EventLoopGroup> mine = new ArrayList<>();
+    mine.add(worker);
+    if (boss != null) {
+      mine.add(boss);
+    }
+    synchronized (ALL) {
+      ALL.removeAll(mine);
+    }
+    stop(mine, timeoutMs);
+  }
+
   /** Stop every event loop at once, waiting at most {@code timeoutMs} in all. */
   static void shutdownAll(long timeoutMs) {
     List<EventLoopGroup> groups;
     synchronized (ALL) {
       groups = new ArrayList<>(ALL);
     }
+    stop(groups, timeoutMs);
+  }
+
+  private static void stop(List<EventLoopGroup> groups, long timeoutMs) {
     for (EventLoopGroup g : groups) {
       g.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
     }

@@ -8,8 +8,8 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The kit's process protocol (docs/process-protocol.md), the child's side: stdout carries only
- * protocol lines (the ready line, then exactly one final line); anything else written to
- * System.out goes to stderr. Exit codes: 0 done, 1 failed, 2 bad config, 3 cannot start, 4 the
+ * protocol lines (the ready line, then exactly one final line; a client worker writes a result
+ * line per trial before it); anything else written to System.out goes to stderr. Exit codes: 0 done, 1 failed, 2 bad config, 3 cannot start, 4 the
  * measurement failed, 128+N stopped by signal N.
  */
 final class Protocol {
@@ -49,12 +49,20 @@ final class Protocol {
   }
 
   static void ready(long pid, int port, String stack, String version) {
+    ready(pid, port, stack, version, false);
+  }
+
+  /** The ready line; a client worker's says {@code "worker": true}. */
+  static void ready(long pid, int port, String stack, String version, boolean worker) {
     JsonObject line = new JsonObject();
     line.addProperty("ready", true);
     line.addProperty("pid", pid);
     line.addProperty("port", port);
     line.addProperty("stack", stack);
     line.addProperty("version", version);
+    if (worker) {
+      line.addProperty("worker", true);
+    }
     synchronized (LOCK) {
       if (!finalSent) {
         write(line.toString());
@@ -67,6 +75,21 @@ final class Protocol {
     JsonObject line = new JsonObject();
     line.add("result", result);
     return finalLine(line.toString(), OK);
+  }
+
+  /** A client worker's result line for its trial {@code trial} (1 = its first): not final, more
+   * trials may follow; false if a final line was already written (a signal came first). */
+  static boolean trialResult(JsonObject result, int trial) {
+    JsonObject line = new JsonObject();
+    line.add("result", result);
+    line.addProperty("client_trial", trial);
+    synchronized (LOCK) {
+      if (finalSent) {
+        return false;
+      }
+      write(line.toString());
+      return true;
+    }
   }
 
   static boolean error(String message, int exitCode) {
