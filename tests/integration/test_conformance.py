@@ -36,7 +36,8 @@ from kit.results.records import ProxyTotals
 from kit.results.server import ServerResult
 from kit.topology.processes import Child, Program, spawn
 from kit.topology.programs import CLIENT_PROGRAMS, PROXY_PROGRAM, SERVER_PROGRAMS
-from kit.topology.protocol import as_sent, config_argv
+from kit.topology.protocol import Result, as_sent, config_argv
+from kit.topology.workers import Worker
 
 pytestmark = pytest.mark.integration
 
@@ -342,3 +343,164 @@ def test_a_stacks_own_option_list_is_the_kits(kind: str, side: str, server_port:
     listed = error.split("is not one of ", 1)[1]
     theirs = {name.strip() for name in listed.split(",")}
     assert theirs == set(STACK_OPTIONS[kind][side]), error  # type: ignore[index]
+
+
+# -- client workers: one trial per line of stdin ----------------------------------------------
+
+WORKER_KINDS = [kind for kind in CLIENT_KINDS if CLIENT_PROGRAMS[kind].worker]
+
+
+@contextlib.contextmanager
+def worker_started(kind: str) -> Iterator[subprocess.Popen[str]]:
+    proc = subprocess.Popen(
+        [*CLIENT_PROGRAMS[kind].argv, "--worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield proc
+    finally:
+        kill_and_reap(proc)
+
+
+def worker_line(proc: subprocess.Popen[str], line: str, timeout_s: float = 60) -> dict[str, Any]:
+    """Send one line; the one protocol line it answers with (bounded wait)."""
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(line + "\n")
+    proc.stdin.flush()
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        assert sel.select(timeout=timeout_s), f"no answer within {timeout_s} s to {line[:80]}"
+    answer = json.loads(proc.stdout.readline())
+    assert isinstance(answer, dict), answer
+    return dict(answer)
+
+
+def trial_line(kind: str, port: int, workload: Workload, connections: int = 1) -> str:
+    client = ClientConfig(kind=kind, connections=connections)  # type: ignore[arg-type]
+    trial = Trial(client=client, workload=workload)
+    return config_argv(ClientProcess(target_port=port, trial=trial))[1]
+
+
+def end_input(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """Close its stdin: it must exit by itself within ``STOP_WITHIN_S``; what it wrote last."""
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.close()
+    closed = time.monotonic()
+    proc.wait(timeout=10)
+    assert time.monotonic() - closed < STOP_WITHIN_S, "slow to end at EOF"
+    out, err = proc.stdout.read(), proc.stderr.read()
+    no_children_left(proc.pid)
+    return out, err
+
+
+@pytest.mark.parametrize("kind", WORKER_KINDS)
+def test_a_worker_runs_one_trial_per_line_each_on_new_connections_and_ends_at_eof(
+    kind: str, server_port: int
+) -> None:
+    need_built(kind)
+    proxy = spawn("proxy", PROXY_PROGRAM, ProxyConfig(upstream_port=server_port, link=Link()))
+    try:
+        trials = [
+            (Workload(message_bytes=64 * KIB, bytes_per_stream=MIB, timeout_s=30), 1),
+            (Workload(message_bytes=64 * KIB, streams=2, bytes_per_stream=MIB, timeout_s=30), 2),
+            (Workload(kind="unary", calls=20, timeout_s=30), 1),
+        ]
+        with worker_started(kind) as proc:
+            ready = read_ready(proc)
+            assert ready["worker"] is True and ready["port"] == 0, ready
+            answers = [worker_line(proc, trial_line(kind, proxy.port, w, c)) for w, c in trials]
+            out, err = end_input(proc)
+        assert proc.returncode == 0 and out == "", (out, err)
+    finally:
+        proxy.close()  # the delay line (no delay) counted the connections it accepted
+    final = proxy.final
+    assert isinstance(final, Result), final
+    totals = from_json(ProxyTotals, final.data, "result")
+    assert [a.get("client_trial") for a in answers] == [1, 2, 3], answers
+    assert all(set(a) == {"result", "client_trial"} for a in answers), answers
+    results = [from_json(ClientResult, a["result"], "result") for a in answers]
+    assert [r.bytes for r in results[:2]] == [MIB, 2 * MIB]  # exactly what each trial asked for
+    assert results[2].messages == 20 and len(results[2].latencies_ms) == 20
+    assert all(r.client == kind and 0 < r.elapsed_s < 60 for r in results)
+    # Each trial dialled connections of its own: 1 + 2 + 1, none kept from an earlier trial.
+    assert totals.connections == 4, totals
+
+
+@pytest.mark.parametrize("kind", WORKER_KINDS)
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("{not json", "not JSON"),
+        ('{"target_port": 1, "trial": {"workload": {"streams": 0}}}', "streams"),
+        ('{"target_port": 1, "nonsense": 1}', "nonsense"),
+    ],
+)
+def test_a_worker_ends_at_a_bad_line_with_one_error_line_and_exit_2(
+    kind: str, line: str, says: str, server_port: int
+) -> None:
+    need_built(kind)
+    good = trial_line(kind, server_port, Workload(bytes_per_stream=MIB, timeout_s=30))
+    with worker_started(kind) as proc:
+        read_ready(proc)
+        assert worker_line(proc, good)["client_trial"] == 1
+        error = worker_line(proc, line)
+        out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 2 and out == "", (error, out, err)
+    assert says in assert_one_error([error], 2, err)["error"]
+
+
+@pytest.mark.parametrize("kind", WORKER_KINDS)
+def test_a_worker_whose_trial_fails_exits_4_with_one_error_line(kind: str) -> None:
+    need_built(kind)
+    with worker_started(kind) as proc:
+        read_ready(proc)
+        error = worker_line(
+            proc, trial_line(kind, free_port(), Workload(bytes_per_stream=MIB, timeout_s=2))
+        )
+        out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 4 and out == "", (error, out, err)
+    assert_one_error([error], 4, err)
+
+
+@pytest.mark.parametrize("kind", WORKER_KINDS)
+def test_sigterm_ends_a_worker_mid_trial_within_a_second_with_one_error_line(
+    kind: str, server_port: int
+) -> None:
+    need_built(kind)
+    first = trial_line(kind, server_port, Workload(bytes_per_stream=MIB, timeout_s=30))
+    long = trial_line(kind, server_port, Workload(duration_s=30, timeout_s=60))
+    with worker_started(kind) as proc:
+        read_ready(proc)
+        assert worker_line(proc, first)["client_trial"] == 1
+        assert proc.stdin is not None
+        proc.stdin.write(long + "\n")
+        proc.stdin.flush()
+        time.sleep(1.0)  # connected, warmed and moving data
+        assert proc.poll() is None
+        out, err = sigterm(proc)
+    assert proc.returncode == SIGTERM_EXIT, err
+    error = assert_one_error(protocol_lines(out), SIGTERM_EXIT, err)
+    assert "SIGTERM" in error["error"]
+
+
+@pytest.mark.parametrize("kind", WORKER_KINDS)
+def test_the_driver_numbers_a_workers_trials_and_ends_it(kind: str, server_port: int) -> None:
+    need_built(kind)
+    workload = Workload(message_bytes=64 * KIB, bytes_per_stream=MIB, timeout_s=30)
+    trial = Trial(client=ClientConfig(kind=kind), workload=workload)  # type: ignore[arg-type]
+    worker = Worker.start(CLIENT_PROGRAMS[kind])
+    try:
+        answers = [
+            worker.run(ClientProcess(target_port=server_port, trial=trial), 60, None)
+            for _ in range(2)
+        ]
+    finally:
+        worker.close()
+    assert [(a.client_trial, a.worker, a.result.bytes) for a in answers] == [
+        (1, True, MIB),
+        (2, True, MIB),
+    ]
+    assert worker.child.popen.returncode == 0
