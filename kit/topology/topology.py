@@ -51,7 +51,7 @@ from kit.results.records import (
 from kit.topology.awake import KeepAwake
 from kit.topology.cpu import CpuSampler, machine_load
 from kit.topology.packet import PacketPath, TcpSampler
-from kit.topology.processes import Child, Program, spawn
+from kit.topology.processes import READY_TIMEOUT_S, Child, Program, spawn
 from kit.topology.programs import CLIENT_PROGRAMS, PROXY_PROGRAM, SERVER_PROGRAMS
 from kit.topology.workers import Answer, Worker
 
@@ -399,11 +399,12 @@ class Topology:
         another cell's); a worker that fails it in any way is stopped and forgotten."""
         scope = cell if program.worker_per_cell else None
         kept = self._workers.get(program)
-        if kept is not None and kept[0] != scope:
-            self._drop_worker(program)
+        if kept is not None and (kept[0] != scope or kept[1].child.popen.poll() is not None):
+            self._drop_worker(program)  # another cell's, or gone while idle (killed)
             kept = None
         if kept is None:
-            kept = (scope, Worker.start(program))
+            # A process per trial starts within the trial's time; so does a worker.
+            kept = (scope, Worker.start(program, min(READY_TIMEOUT_S, timeout_s)))
             self._workers[program] = kept
         worker = kept[1]
         self._client_run = (True, worker.trials + 1)

@@ -18,7 +18,7 @@ from kit.errors import MeasurementError, TopologyError, UsageError
 from kit.plan.processes import ClientProcess
 from kit.results.client import ClientResult
 from kit.results.codec import from_json
-from kit.topology.processes import Child, Program
+from kit.topology.processes import READY_TIMEOUT_S, Child, Program
 from kit.topology.protocol import Failure, Ready, Result, error_for
 
 END_S = 1.0  # how long an idle worker may take to exit once its stdin is closed
@@ -42,10 +42,11 @@ class Worker:
         self.trials = 0  # answered so far
 
     @classmethod
-    def start(cls, program: Program) -> Worker:
+    def start(cls, program: Program, timeout_s: float = READY_TIMEOUT_S) -> Worker:
+        """A worker of ``program``, once its ready line is read (within ``timeout_s``)."""
         child = Child.start_worker("client", program)
         try:
-            ready = child.wait_ready()
+            ready = child.wait_ready(timeout_s)
             if not ready.worker:
                 raise TopologyError(
                     f"the client {ready.label or program.argv[0]} did not start as a worker "

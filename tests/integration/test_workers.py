@@ -1,0 +1,99 @@
+"""Client workers in the topology: successive cells of one client program share one worker
+process, each trial on connections of its own; a worker that fails a trial (or is gone) is
+replaced by a fresh one; a program without workers runs a process per trial; the records
+say which. Real server, delay line and clients over loopback."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+from conftest import descendants, wait_gone
+from stacks_support import need_built
+
+from kit.plan.trial import ClientConfig, ClientKind, Link, ServerConfig, Trial, Workload
+from kit.plan.units import KIB, MIB
+from kit.topology.topology import Topology
+
+pytestmark = pytest.mark.integration
+
+
+def trial(kind: ClientKind = "h2", timeout_s: float = 10.0, size: int = 2 * MIB) -> Trial:
+    return Trial(
+        link=Link(0.5, 0.5),
+        client=ClientConfig(kind=kind, window_mode="static", window_bytes=MIB),
+        workload=Workload(bytes_per_stream=size, message_bytes=64 * KIB, timeout_s=timeout_s),
+    )
+
+
+def clients() -> dict[int, str]:
+    return {pid: cmd for pid, cmd in descendants().items() if "kit.clients" in cmd}
+
+
+@pytest.mark.parametrize("kind", ["h2", "grpcio"])
+def test_successive_cells_share_one_worker_and_say_which_trial_each_was(kind: ClientKind) -> None:
+    with Topology() as topo:
+        first = topo.measure(trial(kind))
+        worker = set(clients())
+        later = [topo.measure(trial(kind)) for _ in range(2)]
+        assert set(clients()) == worker and len(worker) == 1  # the same process throughout
+        pids = set(topo.pids)
+    records = [first, *later]
+    assert all(m.status == "ok" for m in records), [m.error for m in records]
+    assert all(m.result is not None and m.result.bytes == 2 * MIB for m in records)
+    assert all(m.meta.client_worker for m in records)
+    # Trial 1 of the worker was the topology's warm-up run for this server and link.
+    assert [m.meta.client_trial for m in records] == [2, 3, 4]
+    assert records[0].meta.client_stack.startswith(f"{kind} ")
+    assert wait_gone(pids | worker, 5.0) == set()
+
+
+def test_without_workers_each_trial_is_a_process_of_its_own() -> None:
+    with Topology(workers=False) as topo:
+        records = [topo.measure(trial()) for _ in range(2)]
+        assert clients() == {}  # none waits between trials
+    assert all(m.status == "ok" for m in records), [m.error for m in records]
+    assert [(m.meta.client_worker, m.meta.client_trial) for m in records] == [(False, 1)] * 2
+
+
+def test_a_program_without_workers_runs_a_process_per_trial() -> None:
+    need_built("grpc-go")
+    with Topology(warm_up=False) as topo:
+        records = [topo.measure(trial("grpc-go")) for _ in range(2)]
+    assert all(m.status == "ok" for m in records), [m.error for m in records]
+    assert [(m.meta.client_worker, m.meta.client_trial) for m in records] == [(False, 1)] * 2
+
+
+def test_a_worker_gone_while_idle_is_replaced_by_a_fresh_one() -> None:
+    with Topology(warm_up=False) as topo:
+        assert topo.measure(trial()).meta.client_trial == 1
+        (old,) = clients()
+        os.kill(old, signal.SIGKILL)
+        assert wait_gone({old}, 5.0) == set()
+        again = topo.measure(trial())
+        (new,) = clients()
+    assert again.status == "ok", again.error
+    assert again.meta.client_trial == 1 and new != old
+
+
+def test_a_worker_that_times_out_is_stopped_and_the_next_cell_starts_a_fresh_one() -> None:
+    with Topology(warm_up=False, client_grace_s=0.5) as topo:
+        assert topo.measure(trial()).status == "ok"
+        (frozen,) = clients()
+        # A worker that hangs for real, 0.3 s into its next trial.
+        freezer = threading.Timer(0.3, os.kill, (frozen, signal.SIGSTOP))
+        freezer.start()
+        started = time.monotonic()
+        hung = topo.measure(trial(timeout_s=1.0, size=1 << 30))
+        elapsed = time.monotonic() - started
+        freezer.join(5)
+        assert wait_gone({frozen}, 5.0) == set()  # stopped by the kit
+        after = topo.measure(trial())
+        fresh = set(clients())
+    assert hung.status == "failed" and "timed out" in hung.error, hung.error
+    assert elapsed < 1.0 + 0.5 + 3 * 3.0 + 3.0  # timeout + grace + stop(), bounded
+    assert after.status == "ok" and after.meta.client_trial == 1, after.error
+    assert fresh and frozen not in fresh
