@@ -14,7 +14,7 @@ import pytest
 from conftest import descendants, wait_gone
 from stacks_support import need_built
 
-from kit.plan.trial import ClientConfig, ClientKind, Link, ServerConfig, Trial, Workload
+from kit.plan.trial import ClientConfig, ClientKind, Link, Trial, Workload
 from kit.plan.units import KIB, MIB
 from kit.topology.topology import Topology
 
