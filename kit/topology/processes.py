@@ -62,14 +62,12 @@ class Program:
     ``hint`` says how to get them, for the one-line refusal when they are missing.
     ``worker``: a client program that also runs as a client worker (``--worker``: one trial
     per line of stdin); the kit then starts one for successive trials instead of a process
-    per trial. ``worker_per_cell``: only trials of one cell (the same trial, measured again)
-    share a worker, where earlier trials would change what a later one measures."""
+    per trial."""
 
     argv: tuple[str, ...]
     needs: tuple[str, ...] = ()
     hint: str = ""
     worker: bool = False
-    worker_per_cell: bool = False
 
     @classmethod
     def python_module(cls, module: str, worker: bool = False) -> Program:

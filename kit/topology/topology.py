@@ -143,10 +143,10 @@ class Topology:
         self._proxies: dict[tuple[ServerConfig, Link], _Proxy] = {}
         self._packets: dict[tuple[ServerConfig, Link], tuple[PacketPath, _Proxy]] = {}
         self._children: list[Child] = []
-        # One client worker per client program (workers=False: a process per trial), with
-        # the cell it is kept for (None: any cell of that program's).
+        # One client worker per client program that has them, for every cell (workers=False:
+        # a process per trial).
         self.workers = workers
-        self._workers: dict[Program, tuple[Trial | None, Worker]] = {}
+        self._workers: dict[Program, Worker] = {}
         self._client_run = (False, 0)  # the last trial's client: (a worker?, which trial of it)
         self.phase: tuple[str, float] = ("start-up", time.monotonic())  # for interrupted runs
 
@@ -159,7 +159,7 @@ class Topology:
     @property
     def pids(self) -> list[int]:
         """Every process of ours that may run: servers, delay lines, client workers."""
-        return [c.pid for c in self._children] + [w.pid for _, w in self._workers.values()]
+        return [c.pid for c in self._children] + [w.pid for w in self._workers.values()]
 
     def close(self) -> None:
         """Stop proxies first (they flush tap records), then servers; a second Ctrl-C waits."""
@@ -338,38 +338,42 @@ class Topology:
         return _Route(proxy, address, pids, CLIENT_PROGRAMS[trial.client.kind])
 
     def _warm(self, trial: Trial, route: _Route) -> str | None:
-        """One discarded short run per (server, link) before the first measured one.
+        """One discarded short run per (server, link) before the first measured one, and
+        before a new client worker's first measured trial.
 
         Why: the first run through a fresh server and delay line measured ~30% low (cold
         code paths in both), whichever cell came first; clients warm only their connection.
-        A failed warm-up is left to the measured run to report, unless it used up the whole
-        timeout: then the error (the measured run would only wait that long again).
+        A worker's first trial is a fresh process's (a cold JVM spends 4x the CPU of a warm
+        one): with its own warm-up, no measured trial is a worker's first, whichever cell
+        starts it (docs/process-protocol.md). A failed warm-up is left to the measured run to
+        report, unless it used up the whole timeout: then the error (the measured run would
+        only wait that long again).
         """
         key = (trial.server, trial.link)
-        if not self.warm_up or key in self._warmed:
+        new_worker = self._worker_of(route.client_program) is None and self._uses_worker(
+            route.client_program
+        )
+        if not self.warm_up or (key in self._warmed and not new_worker):
             return None
         self._warmed.add(key)
         warm = warm_trial(trial)
         started = time.monotonic()
         try:
-            self._run_client(warm, route.address, route.client_program, cell=trial)
+            self._run_client(warm, route.address, route.client_program)
         except MeasurementError as exc:
             if time.monotonic() - started >= warm.workload.timeout_s:
                 return f"no answer within the {trial.workload.timeout_s:g} s timeout: {exc}"
         return None
 
-    def _run_client(
-        self, trial: Trial, address: tuple[str, int], program: Program, cell: Trial | None = None
-    ) -> ClientResult:
+    def _run_client(self, trial: Trial, address: tuple[str, int], program: Program) -> ClientResult:
         """The client's result, from a worker of ``program`` when it has them (kept for the
         next trial), else from a process of its own; what its ready line said it is is kept
-        by its kind. ``cell``: the cell a warm-up run is for (a worker per cell is that
-        cell's)."""
+        by its kind."""
         process = ClientProcess(target_host=address[0], target_port=address[1], trial=trial)
         timeout_s = trial.workload.timeout_s + self.client_grace_s
         try:
-            if self.workers and program.worker:
-                answer = self._ask_worker(program, process, timeout_s, cell or trial)
+            if self._uses_worker(program):
+                answer = self._ask_worker(program, process, timeout_s)
             else:
                 answer = self._ask_process(program, process, timeout_s)
         except KitError as exc:
@@ -379,6 +383,9 @@ class Topology:
             told = not dead or dead in str(exc)
             raise MeasurementError(str(exc) + ("" if told else f"; {dead}")) from None
         return answer.result
+
+    def _uses_worker(self, program: Program) -> bool:
+        return self.workers and program.worker
 
     def _ask_process(self, program: Program, process: ClientProcess, timeout_s: float) -> Answer:
         """One client process for this one trial."""
@@ -392,21 +399,22 @@ class Topology:
             child.close()
         return Answer(result, 1, False, child.ready)
 
-    def _ask_worker(
-        self, program: Program, process: ClientProcess, timeout_s: float, cell: Trial
-    ) -> Answer:
-        """The trial on ``program``'s worker (started first if there is none, or if it is
-        another cell's); a worker that fails it in any way is stopped and forgotten."""
-        scope = cell if program.worker_per_cell else None
-        kept = self._workers.get(program)
-        if kept is not None and (kept[0] != scope or kept[1].child.popen.poll() is not None):
-            self._drop_worker(program)  # another cell's, or gone while idle (killed)
-            kept = None
-        if kept is None:
+    def _worker_of(self, program: Program) -> Worker | None:
+        """``program``'s worker, if it still runs (one gone while idle, killed, is forgotten)."""
+        worker = self._workers.get(program)
+        if worker is not None and worker.child.popen.poll() is not None:
+            self._drop_worker(program)
+            return None
+        return worker
+
+    def _ask_worker(self, program: Program, process: ClientProcess, timeout_s: float) -> Answer:
+        """The trial on ``program``'s worker (started first if there is none); a worker that
+        fails it in any way is stopped and forgotten."""
+        worker = self._worker_of(program)
+        if worker is None:
             # A process per trial starts within the trial's time; so does a worker.
-            kept = (scope, Worker.start(program, min(READY_TIMEOUT_S, timeout_s)))
-            self._workers[program] = kept
-        worker = kept[1]
+            worker = Worker.start(program, min(READY_TIMEOUT_S, timeout_s))
+            self._workers[program] = worker
         self._client_run = (True, worker.trials + 1)
         if worker.child.ready is not None:
             self._client_stacks[process.trial.client.kind] = worker.child.ready.label
@@ -419,16 +427,16 @@ class Topology:
     def _drop_worker(self, program: Program, idle: bool = True) -> None:
         """Stop ``program``'s worker: an idle one by closing its stdin, one mid-trial (or that
         failed) by SIGTERM."""
-        kept = self._workers.pop(program, None)
-        if kept is None:
+        worker = self._workers.pop(program, None)
+        if worker is None:
             return
         try:
             if idle:
-                kept[1].close()
+                worker.close()
             else:
-                kept[1].child.close()
+                worker.child.close()
         except (OSError, subprocess.SubprocessError) as exc:
-            self._problem(f"stopping the client worker (pid {kept[1].pid}): {exc}")
+            self._problem(f"stopping the client worker (pid {worker.pid}): {exc}")
 
     def _dead(self) -> str:
         """ "the server (pid N) exited with code C" for each process of ours that is gone."""

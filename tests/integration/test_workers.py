@@ -97,3 +97,12 @@ def test_a_worker_that_times_out_is_stopped_and_the_next_cell_starts_a_fresh_one
     assert elapsed < 1.0 + 0.5 + 3 * 3.0 + 3.0  # timeout + grace + stop(), bounded
     assert after.status == "ok" and after.meta.client_trial == 1, after.error
     assert fresh and frozen not in fresh
+
+
+def test_a_new_worker_is_warmed_before_its_first_measured_trial() -> None:
+    # The server and delay line were warmed by the h2 client's cell; the grpcio worker,
+    # started for the next cell, runs the warm-up of its own first.
+    with Topology() as topo:
+        records = [topo.measure(trial("h2")), topo.measure(trial("grpcio"))]
+    assert all(m.status == "ok" for m in records), [m.error for m in records]
+    assert [m.meta.client_trial for m in records] == [2, 2]
