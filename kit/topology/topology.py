@@ -413,8 +413,10 @@ class Topology:
         worker = self._worker_of(program)
         if worker is None:
             # A process per trial starts within the trial's time; so does a worker.
+            started = time.monotonic()
             worker = Worker.start(program, min(READY_TIMEOUT_S, timeout_s))
             self._workers[program] = worker
+            timeout_s = max(0.0, timeout_s - (time.monotonic() - started))
         self._client_run = (True, worker.trials + 1)
         if worker.child.ready is not None:
             self._client_stacks[process.trial.client.kind] = worker.child.ready.label

@@ -43,10 +43,19 @@ class Worker:
 
     @classmethod
     def start(cls, program: Program, timeout_s: float = READY_TIMEOUT_S) -> Worker:
-        """A worker of ``program``, once its ready line is read (within ``timeout_s``)."""
+        """A worker of ``program``, once its ready line is read. Started for a trial, within
+        that trial's time: one still silent then is a trial that timed out, as a process of
+        its own would be (``MeasurementError``)."""
         child = Child.start_worker("client", program)
         try:
-            ready = child.wait_ready(timeout_s)
+            try:
+                ready = child.wait_ready(timeout_s)
+            except TopologyError:
+                if child.popen.poll() is None and not child.lines and not child.unexpected:
+                    raise MeasurementError(
+                        f"client timed out after {timeout_s:g} s and was stopped"
+                    ) from None
+                raise
             if not ready.worker:
                 raise TopologyError(
                     f"the client {ready.label or program.argv[0]} did not start as a worker "
