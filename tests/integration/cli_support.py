@@ -120,3 +120,18 @@ def child_of(
                 continue
         time.sleep(0.05)
     raise AssertionError(f"no {needle} process within {timeout_s} s")
+
+
+def nth_connection(client: psutil.Process, n: int, timeout_s: float) -> None:
+    """Wait (bounded) until ``client`` has opened its ``n``-th TCP connection: a client worker
+    runs the warm-up trial and then the measured one, each on a connection of its own."""
+    seen: set[int] = set()
+    deadline = time.monotonic() + timeout_s
+    while len(seen) < n and time.monotonic() < deadline:
+        try:
+            conns = client.net_connections(kind="tcp")
+        except psutil.Error as exc:
+            raise AssertionError(f"the client (pid {client.pid}) is gone: {exc}") from None
+        seen |= {c.laddr.port for c in conns if c.raddr and c.status == psutil.CONN_ESTABLISHED}
+        time.sleep(0.005)
+    assert len(seen) >= n, f"the client opened {len(seen)} connection(s) within {timeout_s} s"

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_support import child_of, kit_here
+from cli_support import child_of, kit_here, nth_connection
 from hyperframe.frame import Frame, SettingsFrame
 from stacks_support import need_built
 from tables_resume import resume_quick_table
@@ -178,9 +178,9 @@ def test_an_upload_to_a_server_that_dies_fails_in_seconds(
     try:
         server = child_of(proc.pid, "servers.grpcio_server", 20.0)
         role = f"kit.clients.{'h2' if client == 'h2' else 'grpcio_client'}"
-        warm_up = child_of(proc.pid, role, 20.0)  # the discarded warm-up run's client
-        warm_up.wait(20.0)
-        child_of(proc.pid, role, 20.0, not_pid=warm_up.pid)  # the measured run's client
+        # The client worker runs the discarded warm-up run, then the measured one: the
+        # measured run is the second connection it opens.
+        nth_connection(child_of(proc.pid, role, 20.0), 2, 20.0)
         time.sleep(1.0)  # it has connected and warmed its connection; the upload is under way
         if how == "kill":
             server.send_signal(signal.SIGKILL)
