@@ -2,6 +2,10 @@
 speaks the process protocol (``docs/process-protocol.md``) and passes its conformance test
 (``tests/integration/test_conformance.py``, parametrised over these tables).
 
+A client program marked ``worker=True`` also runs as a client worker (``--worker``: one
+trial per line of stdin), which the kit keeps for successive trials; the others (grpc-go and
+tonic, which start in ~10 ms) run one process per trial.
+
 The stacks users run live in ``stacks/<stack>/`` and are built by ``make install``
 (``make stacks``); a stack whose toolchain is missing is not built, and starting it is
 refused with one line saying what to install.
