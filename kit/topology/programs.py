@@ -24,7 +24,12 @@ STACKS = REPO / "stacks"
 
 def _go(role: str) -> Program:
     binary = str(STACKS / "grpc-go" / "bin" / role)
-    return Program((binary,), needs=(binary,), hint="make stacks builds it; it needs Go")
+    return Program(
+        (binary,),
+        needs=(binary,),
+        hint="make stacks builds it; it needs Go",
+        worker=role == "client",
+    )
 
 
 def _java(role: str) -> Program:

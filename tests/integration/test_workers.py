@@ -9,13 +9,14 @@ import os
 import signal
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 from conftest import descendants, wait_gone
-from stacks_support import need_built
 
 from kit.plan.trial import ClientConfig, ClientKind, Link, Trial, Workload
 from kit.plan.units import KIB, MIB
+from kit.topology.programs import CLIENT_PROGRAMS
 from kit.topology.topology import Topology
 
 pytestmark = pytest.mark.integration
@@ -59,10 +60,16 @@ def test_without_workers_each_trial_is_a_process_of_its_own() -> None:
     assert [(m.meta.client_worker, m.meta.client_trial) for m in records] == [(False, 1)] * 2
 
 
-def test_a_program_without_workers_runs_a_process_per_trial() -> None:
-    need_built("grpc-go")
+def test_a_program_without_workers_runs_a_process_per_trial(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The h2 client's own program, declared without worker support: it is started with
+    # --config for each trial, as every client was before workers.
+    plain = replace(CLIENT_PROGRAMS["h2"], worker=False)
+    monkeypatch.setitem(CLIENT_PROGRAMS, "h2", plain)
     with Topology(warm_up=False) as topo:
-        records = [topo.measure(trial("grpc-go")) for _ in range(2)]
+        records = [topo.measure(trial()) for _ in range(2)]
+        assert clients() == {}
     assert all(m.status == "ok" for m in records), [m.error for m in records]
     assert [(m.meta.client_worker, m.meta.client_trial) for m in records] == [(False, 1)] * 2
 

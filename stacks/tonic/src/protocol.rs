@@ -33,6 +33,28 @@ pub fn ready(port: u16, stack: &str, version: &str) {
     }
 }
 
+/// A client worker's ready line: it says `"worker": true`.
+pub fn ready_worker(stack: &str, version: &str) {
+    let done = FINAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !*done {
+        write_line(&json!({"ready": true, "pid": std::process::id(), "port": 0,
+                           "stack": stack, "version": version, "worker": true}));
+    }
+}
+
+/// A client worker's result line for its trial number `trial` (1 = its first): not a final
+/// line, more trials may follow (nothing once a final line is out: a signal came first).
+pub fn trial_result(result: Value, trial: u64) {
+    let done = FINAL.lock().unwrap_or_else(|e| e.into_inner());
+    if *done {
+        drop(done);
+        loop {
+            std::thread::park();
+        }
+    }
+    write_line(&json!({ "result": result, "client_trial": trial }));
+}
+
 /// Hold the final-line lock for good: a second final line never comes; the first one's
 /// process::exit is under way.
 fn take_final() -> std::sync::MutexGuard<'static, bool> {
@@ -79,7 +101,12 @@ pub fn config_text(args: &[String], record: &str) -> Result<String, String> {
 
 pub fn parse_config(args: &[String], record: &str) -> Result<Value, String> {
     let text = config_text(args, record)?;
-    serde_json::from_str::<Value>(&text).map_err(|e| format!("--config: not JSON ({e})"))
+    parse_config_text(&text, "--config")
+}
+
+/// One config's JSON (`--config`'s, or a worker's line); `source` names it in the error.
+pub fn parse_config_text(text: &str, source: &str) -> Result<Value, String> {
+    serde_json::from_str::<Value>(text).map_err(|e| format!("{source}: not JSON ({e})"))
 }
 
 /// CLOCK_MONOTONIC in nanoseconds (the clock the kit's processes share).

@@ -1,10 +1,12 @@
 // The grpc-go client of the kit: `client --config '<ClientProcess as JSON>'`, one process per
-// measured cell, speaking docs/process-protocol.md. Semantics follow the kit's reference
+// measured cell, or `client --worker`, one trial per line of stdin, speaking
+// docs/process-protocol.md. Semantics follow the kit's reference
 // client (kit/clients/grpcio_client.py): warm-up, timed or fixed downloads over N streams
 // and M connections, slow readers, sequential unary pings, one client-streaming upload.
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -57,10 +59,45 @@ func main() {
 		lines.Fail(kit.SignalExit(sig), "%s: interrupted by %s", who, kit.SignalName(sig))
 	}()
 
+	if len(os.Args) == 2 && os.Args[1] == "--worker" {
+		worker()
+	}
 	data, err := kit.ParseConfig(os.Args[1:], "ClientProcess")
 	if err != nil {
 		lines.Fail(kit.ExitBadConfig, "%s: %v", who, err)
 	}
+	proc, settings := decode(data)
+	kit.InstallCodec()
+	lines.Ready(0, "grpc-go", grpc.Version)
+	lines.Result(measure(proc, settings))
+}
+
+// worker is `client --worker`, a client worker (docs/process-protocol.md): one trial per line
+// of stdin, each on ClientConns (TCP connections) of its own, one result line each; the first
+// error (a bad line too) is the final line and ends it; stdin's end: exit 0.
+func worker() {
+	kit.InstallCodec()
+	lines.ReadyWorker("grpc-go", grpc.Version)
+	in := bufio.NewReader(os.Stdin)
+	for trial := 1; ; {
+		text, err := in.ReadString('\n')
+		if strings.TrimSpace(text) != "" {
+			data, perr := kit.ParseConfigText(text, "worker line")
+			if perr != nil {
+				lines.Fail(kit.ExitBadConfig, "%s: %v", who, perr)
+			}
+			proc, settings := decode(data)
+			lines.TrialResult(measure(proc, settings), trial)
+			trial++
+		}
+		if err != nil { // io.EOF: the normal end
+			os.Exit(kit.ExitOK)
+		}
+	}
+}
+
+// decode is the trial of one config, or its error line (exit 2).
+func decode(data any) (kit.ClientProcess, *kit.Settings) {
 	proc, err := kit.DecodeClientProcess(data)
 	if err != nil {
 		lines.Fail(kit.ExitBadConfig, "%s: %v", who, err)
@@ -69,9 +106,11 @@ func main() {
 	if err != nil {
 		lines.Fail(kit.ExitBadConfig, "%v", err)
 	}
-	kit.InstallCodec()
-	lines.Ready(0, "grpc-go", grpc.Version)
+	return proc, settings
+}
 
+// measure runs one trial: its result, or its error line and exit code.
+func measure(proc kit.ClientProcess, settings *kit.Settings) kit.ClientResult {
 	result, err := run(proc, settings)
 	if err != nil {
 		var f *failure
@@ -80,7 +119,7 @@ func main() {
 		}
 		lines.Fail(kit.ExitFailed, "%s: %v", who, err)
 	}
-	lines.Result(result)
+	return result
 }
 
 // ---- connections --------------------------------------------------------------------------

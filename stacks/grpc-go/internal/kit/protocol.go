@@ -42,14 +42,21 @@ func ParseConfig(args []string, record string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseConfigText(text, configFlag)
+}
+
+// ParseConfigText reads one config's JSON (--config's, or a worker's line); source names it
+// in the UsageError when it is not JSON.
+func ParseConfigText(text, source string) (any, error) {
 	data, err := ParseJSON(text)
 	if err != nil {
-		return nil, usage("%s: not JSON (%v)", configFlag, err)
+		return nil, usage("%s: not JSON (%v)", source, err)
 	}
 	return data, nil
 }
 
-// Lines writes protocol lines: at most one final line, ever, and nothing after it.
+// Lines writes protocol lines: at most one final line, ever, and nothing after it (a client
+// worker writes a result line per trial before it).
 type Lines struct {
 	mu    sync.Mutex
 	final bool
@@ -75,6 +82,28 @@ func (l *Lines) Ready(port int, stack, version string) {
 		return
 	}
 	l.write(map[string]any{"ready": true, "pid": os.Getpid(), "port": port, "stack": stack, "version": version})
+}
+
+// ReadyWorker prints a client worker's ready line (it says "worker": true).
+func (l *Lines) ReadyWorker(stack, version string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.final {
+		return
+	}
+	l.write(map[string]any{"ready": true, "pid": os.Getpid(), "port": 0, "stack": stack, "version": version, "worker": true})
+}
+
+// TrialResult prints a client worker's result line for its trial number trial (1 = its
+// first): not a final line, more trials may follow.
+func (l *Lines) TrialResult(result any, trial int) {
+	l.mu.Lock()
+	if l.final {
+		l.mu.Unlock()
+		select {} // a signal's final line came first: its os.Exit is under way
+	}
+	defer l.mu.Unlock()
+	l.write(map[string]any{"result": result, "client_trial": trial})
 }
 
 // Result prints the result line and exits 0 (unless a final line was already printed, in

@@ -1,5 +1,6 @@
 //! The tonic client of the kit: `kit-tonic-client --config '<ClientProcess as JSON>'`, one
-//! process per measured cell, speaking docs/process-protocol.md. Semantics follow the kit's
+//! process per measured cell, or `kit-tonic-client --worker`, one trial per line of stdin,
+//! speaking docs/process-protocol.md. Semantics follow the kit's
 //! reference client (kit/clients/grpcio_client.py): warm-up, timed or fixed downloads over N
 //! streams and M connections, slow readers, sequential unary pings, one client-streaming upload.
 
@@ -59,16 +60,55 @@ fn main() {
             }
         });
         let args: Vec<String> = std::env::args().skip(1).collect();
+        if args == ["--worker"] {
+            worker().await;
+        }
         let data = protocol::parse_config(&args, "ClientProcess")
             .unwrap_or_else(|e| protocol::fail(EXIT_BAD_CONFIG, &format!("{WHO}: {e}")));
-        let proc = decode_client_process(&data).unwrap_or_else(|e| protocol::fail(EXIT_BAD_CONFIG, &format!("{WHO}: {e}")));
-        let settings = client_settings(&proc.trial).unwrap_or_else(|e| protocol::fail(EXIT_BAD_CONFIG, &e));
+        let (proc, settings) = decode(&data);
         protocol::ready(0, "tonic", TONIC_VERSION);
-        match run(proc, settings).await {
-            Ok(result) => protocol::result(result),
-            Err(msg) => protocol::fail(EXIT_MEASUREMENT, &msg),
-        }
+        protocol::result(measure(proc, settings).await)
     });
+}
+
+/// `kit-tonic-client --worker`, a client worker (docs/process-protocol.md): one trial per line
+/// of stdin, each on channels (TCP connections) of its own, one result line each; the first
+/// error (a bad line too) is the final line and ends it; stdin's end: exit 0.
+async fn worker() -> ! {
+    protocol::ready_worker("tonic", TONIC_VERSION);
+    let mut trial = 1;
+    loop {
+        let mut line = String::new();
+        // The signal task runs on the runtime's other threads meanwhile.
+        let read = tokio::task::block_in_place(|| std::io::stdin().read_line(&mut line));
+        if !line.trim().is_empty() {
+            let data = protocol::parse_config_text(&line, "worker line")
+                .unwrap_or_else(|e| protocol::fail(EXIT_BAD_CONFIG, &format!("{WHO}: {e}")));
+            let (proc, settings) = decode(&data);
+            protocol::trial_result(measure(proc, settings).await, trial);
+            trial += 1;
+        }
+        if matches!(read, Ok(0) | Err(_)) {
+            std::process::exit(protocol::EXIT_OK) // stdin's end: the normal end
+        }
+    }
+}
+
+/// The trial of one config, or its error line (exit 2).
+fn decode(data: &Value) -> (ClientProcess, Settings) {
+    let proc = decode_client_process(data)
+        .unwrap_or_else(|e| protocol::fail(EXIT_BAD_CONFIG, &format!("{WHO}: {e}")));
+    let settings =
+        client_settings(&proc.trial).unwrap_or_else(|e| protocol::fail(EXIT_BAD_CONFIG, &e));
+    (proc, settings)
+}
+
+/// One trial's result, or its error line (exit 4).
+async fn measure(proc: ClientProcess, settings: Settings) -> Value {
+    match run(proc, settings).await {
+        Ok(result) => result,
+        Err(msg) => protocol::fail(EXIT_MEASUREMENT, &msg),
+    }
 }
 
 /// An error and what caused it, on one line.
