@@ -3,8 +3,8 @@ speaks the process protocol (``docs/process-protocol.md``) and passes its confor
 (``tests/integration/test_conformance.py``, parametrised over these tables).
 
 A client program marked ``worker=True`` also runs as a client worker (``--worker``: one
-trial per line of stdin), which the kit keeps for successive trials; the others (grpc-go and
-tonic, which start in ~10 ms) run one process per trial.
+trial per line of stdin), which the kit keeps for successive trials; a program without it
+runs one process per trial. Every client here has workers.
 
 The stacks users run live in ``stacks/<stack>/`` and are built by ``make install``
 (``make stacks``); a stack whose toolchain is missing is not built, and starting it is
@@ -68,7 +68,8 @@ def _js(role: str) -> Program:
 
 def _rust(role: str) -> Program:
     binary = str(STACKS / "tonic" / "target" / "release" / f"kit-tonic-{role}")
-    return Program((binary,), needs=(binary,), hint="make stacks builds it; it needs Rust (cargo)")
+    hint = "make stacks builds it; it needs Rust (cargo)"
+    return Program((binary,), needs=(binary,), hint=hint, worker=role == "client")
 
 
 CLIENT_PROGRAMS: dict[ClientKind, Program] = {
