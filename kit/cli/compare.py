@@ -33,6 +33,7 @@ from kit.cli.options import (
     DelayDown,
     DelayUp,
     Duration,
+    FreshClients,
     Jitter,
     KeepAwake,
     Markdown,
@@ -137,6 +138,7 @@ def compare(
     target: Target = None,
     units: Units = "MiB/s",
     keep_awake: KeepAwake = False,
+    fresh_clients: FreshClients = False,
 ) -> None:
     """Is each candidate faster than the baseline beyond noise, on the link you describe?"""
     settings = PlanOptions(
@@ -167,7 +169,7 @@ def compare(
     if server_at is not None:
         check_target(*server_at)
     path = _records_path(records, resume, plans[0].title)
-    reports = _run_plans(plans, path, resume, csv, server_at, keep_awake)
+    reports = _run_plans(plans, path, resume, csv, server_at, keep_awake, fresh_clients)
     _emit(reports, as_json, markdown, findings=preset is not None, unit=units, csv=csv)
     _fail_without_result(reports, path)
 
@@ -233,6 +235,7 @@ def _run_plans(
     csv: Path | None = None,
     target: tuple[str, int] | None = None,
     keep_awake: bool = False,
+    fresh_clients: bool = False,
 ) -> list[tuple[ComparePlan, CompareReport]]:
     specs = [p.campaign() for p in plans]
     if resume:
@@ -245,7 +248,9 @@ def _run_plans(
             path,
             resume=resume,
             progress=progress,
-            topology_factory=lambda: topology(target=target, keep_awake=keep_awake),
+            topology_factory=lambda: topology(
+                target=target, keep_awake=keep_awake, fresh_clients=fresh_clients
+            ),
         )
     typer.echo(f"done in {outcome.elapsed_s:.0f} s; records: {path}", err=True)
     write_csv(csv, outcome.measurements)
@@ -329,6 +334,7 @@ def knee(
     as_json: AsJson = False,
     markdown: Markdown = None,
     csv: Csv = None,
+    fresh_clients: FreshClients = False,
 ) -> None:
     """Sweep static windows; the smallest reaching >= 90% of the best, for 1 and N streams."""
     plans = knee_from(
@@ -358,7 +364,7 @@ def knee(
         "round(s), the largest window twice a round as the control)",
         err=True,
     )
-    reports = _run_plans(plans, path, resume, csv)
+    reports = _run_plans(plans, path, resume, csv, fresh_clients=fresh_clients)
     sweeps = [analyse_sweep(p, r) for p, r in reports]
     if as_json:  # never with --csv - (check_one_stdout_format)
         typer.echo(json.dumps([knee_json(s) for s in sweeps], indent=2))

@@ -58,6 +58,7 @@ _PANELS: dict[str, tuple[str, ...]] = {
         "only",
         "resume",
         "keep_awake",
+        "fresh_clients",
     ),
     CLIENT: (
         "client",

@@ -37,6 +37,14 @@ KeepAwake = Annotated[
         "idle vCPUs adds ms to latencies and PING RTTs.",
     ),
 ]
+FreshClients = Annotated[
+    bool,
+    typer.Option(
+        "--fresh-clients",
+        help="A client process of its own for every trial (a cold JVM for each grpc-java "
+        "trial), instead of one client worker per client for all of them.",
+    ),
+]
 TransferSize = Annotated[
     str | None,
     typer.Option("--bytes", help="Fixed transfer per stream instead of a timed one (e.g. 8MiB)."),

@@ -68,18 +68,21 @@ def topology(
     target: tuple[str, int] | None = None,
     keep_awake: bool = False,
     live_count: bool = False,
+    fresh_clients: bool = False,
 ) -> Topology:
     """The topology every command measures with: it reports its own teardown problems.
 
     ``target``: a running kit server (``kit serve``) to measure instead of starting one.
     ``keep_awake``: busy loops at nice 19 keep every vCPU awake while it measures.
-    ``live_count``: the delay lines count what they deliver, for ``kit run --interval``."""
+    ``live_count``: the delay lines count what they deliver, for ``kit run --interval``.
+    ``fresh_clients``: a client process per trial instead of client workers."""
     return Topology(
         direct=direct,
         on_teardown_problem=warn_teardown,
         target=target,
         keep_awake=keep_awake,
         live_count=live_count,
+        workers=not fresh_clients,
     )
 
 

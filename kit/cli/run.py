@@ -35,6 +35,7 @@ from kit.cli.options import (
     Congestion,
     DelayDown,
     DelayUp,
+    FreshClients,
     Jitter,
     KeepAwake,
     LinkKindOption,
@@ -204,6 +205,7 @@ def run(
     units: Units = "MiB/s",
     verbose: Verbose = False,
     keep_awake: KeepAwake = False,
+    fresh_clients: FreshClients = False,
 ) -> None:
     """Run one client through a delay line to a server (ours, or --target), print the result."""
     trial = trial_from(
@@ -267,7 +269,11 @@ def run(
     server_at = target_address(target, trial)
     plain = keep != STDOUT and not csv_on_stdout(csv) and not as_json
     topo_of = topology(
-        direct=direct, target=server_at, keep_awake=keep_awake, live_count=bool(interval_ms)
+        direct=direct,
+        target=server_at,
+        keep_awake=keep_awake,
+        live_count=bool(interval_ms),
+        fresh_clients=fresh_clients,
     )
     with topo_of as topo:
         try:

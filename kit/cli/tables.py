@@ -24,7 +24,7 @@ from kit.cli.export import (
     terminal_width,
     write_csv_stream,
 )
-from kit.cli.options import RESULTS_DIR
+from kit.cli.options import RESULTS_DIR, FreshClients
 from kit.cli.output import echo_warnings, topology, write_chunks
 from kit.cli.plot import write_plots
 from kit.errors import ChecksFailed, UsageError
@@ -120,6 +120,7 @@ def tables(
     resume: Annotated[
         bool, typer.Option(help="Finish an interrupted run (default: the newest records file).")
     ] = False,
+    fresh_clients: FreshClients = False,
 ) -> None:
     """Measure the reference study's tables with our stacks; write markdown and records."""
     if resume:
@@ -137,7 +138,7 @@ def tables(
             path,
             resume=resume,
             progress=progress,
-            topology_factory=topology,
+            topology_factory=lambda: topology(fresh_clients=fresh_clients),
             on_skip=lambda line: typer.echo(f"kit tables: {line}", err=True),
         )
     read = read_records(path)

@@ -5,8 +5,11 @@ say which. Real server, delay line and clients over loopback."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -113,3 +116,14 @@ def test_a_new_worker_is_warmed_before_its_first_measured_trial() -> None:
         records = [topo.measure(trial("h2")), topo.measure(trial("grpcio"))]
     assert all(m.status == "ok" for m in records), [m.error for m in records]
     assert [m.meta.client_trial for m in records] == [2, 2]
+
+
+@pytest.mark.parametrize(("flags", "worker"), [((), True), (("--fresh-clients",), False)])
+def test_kit_run_says_in_its_record_which_client_ran(flags: tuple[str, ...], worker: bool) -> None:
+    cmd = [sys.executable, "-m", "kit.cli", "run", "--rtt", "2ms", "--client", "h2",
+           "--duration", "0.3s", "--records", "-", *flags]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    meta = json.loads(done.stdout)["meta"]
+    # A worker's second trial: its first was the warm-up run; a fresh process runs one.
+    assert (meta["client_worker"], meta["client_trial"]) == ((True, 2) if worker else (False, 1))
