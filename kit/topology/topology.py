@@ -357,13 +357,24 @@ class Topology:
             return None
         self._warmed.add(key)
         warm = warm_trial(trial)
-        started = time.monotonic()
+        started, since = time.monotonic(), now_ns()
         try:
             self._run_client(warm, route.address, route.client_program)
         except MeasurementError as exc:
             if time.monotonic() - started >= warm.workload.timeout_s:
                 return f"no answer within the {trial.workload.timeout_s:g} s timeout: {exc}"
+            return None
+        if route.proxy is not None and self._uses_worker(route.client_program):
+            self._drained(route.proxy, since, warm)
         return None
+
+    def _drained(self, proxy: _Proxy, since_ns: int, trial: Trial) -> None:
+        """Wait (bounded) until the delay line has closed ``trial``'s connections: what the
+        server sent before the client hung up is still crossing it, and on a link with a rate
+        it would take the next trial's bandwidth. A worker starts that trial at once, where a
+        process of its own took its start-up (~0.45 s) first."""
+        expect = min(trial.client.connections, trial.workload.streams)
+        proxy.new_connections(since_ns, expect, TAP_SETTLE_S + 2 * trial.link.rtt_ms / 1000)
 
     def _run_client(self, trial: Trial, address: tuple[str, int], program: Program) -> ClientResult:
         """The client's result, from a worker of ``program`` when it has them (kept for the
