@@ -48,6 +48,7 @@ from kit.results.records import (
     TapConnection,
     TcpView,
 )
+from kit.topology import leftovers
 from kit.topology.awake import KeepAwake
 from kit.topology.cpu import CpuSampler, machine_load
 from kit.topology.packet import PacketPath, TcpSampler
@@ -120,7 +121,11 @@ class Topology:
         live_count: bool = False,
         workers: bool = True,
     ) -> None:
-        self._tmp = tempfile.TemporaryDirectory(prefix="kit-") if workdir is None else None
+        self._tmp = None
+        if workdir is None:
+            leftovers.sweep()  # the directories of kits that were killed
+            self._tmp = tempfile.TemporaryDirectory(prefix=leftovers.PREFIX)
+            leftovers.mark(Path(self._tmp.name))
         self.workdir = Path(self._tmp.name) if self._tmp is not None else Path(str(workdir))
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.direct = direct
