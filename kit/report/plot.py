@@ -29,51 +29,14 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kit.analysis.series import (
-    CompareSeries,
-    EstimatorBar,
-    Finish,
-    Growth,
-    PlotData,
-    Throughput,
-    WindowPoint,
-)
+from kit.analysis.series import PlotData
 from kit.plan.units import format_bytes
-from kit.report import figures as fig_spec
-from kit.report.figures import (
-    FULL,
-    MAX_GROWTH_LINES,
-    SLOW,
-    Axis,
-    Bound,
-    FigureSpec,
-    Panel,
-    Series,
-    describe,
-    estimator_studies,
-    growth_title,
-    throughput_title,
-    window_panels,
-)
+from kit.report.figures import Axis, Bound, FigureSpec, Panel, Series, describe
 from kit.results.records import Measurement
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-
-__all__ = [
-    "FULL",
-    "MAX_GROWTH_LINES",
-    "SLOW",
-    "draw",
-    "estimator_studies",
-    "growth_title",
-    "plot_links",
-    "render_data",
-    "render_plots",
-    "throughput_title",
-    "window_panels",
-]
 
 SIZE_IN = (9.0, 5.0)
 DPI = 100  # 900 x 500 pixels
@@ -248,33 +211,6 @@ def _legend(ax: Axes, panel: Panel, handles: dict[str, Any]) -> None:
         ax.legend(entries, names, fontsize="x-small", loc="upper left", bbox_to_anchor=(1, 1))
     else:
         ax.legend(entries, names, fontsize="x-small" if panel.small else "small")
-
-
-# --- each figure, drawn (the descriptions are ``kit.report.figures``') ------------------------
-
-
-def _window_figure(points: Sequence[WindowPoint]) -> Figure:
-    return draw(fig_spec.window_figure(points))
-
-
-def _growth_figure(series: Sequence[Growth]) -> Figure:
-    return draw(fig_spec.growth_figure(series))
-
-
-def _finish_figure(series: Sequence[Finish]) -> Figure:
-    return draw(fig_spec.finish_figure(series))
-
-
-def _compare_figure(series: CompareSeries) -> Figure:
-    return draw(fig_spec.compare_figure(series))
-
-
-def _throughput_figure(series: Sequence[Throughput], runs: int) -> Figure:
-    return draw(fig_spec.throughput_figure(series, runs))
-
-
-def _estimator_figure(bars: Sequence[EstimatorBar]) -> Figure:
-    return draw(fig_spec.estimator_figure(bars))
 
 
 def plot_links(names: Sequence[str]) -> str:

@@ -16,7 +16,7 @@ from kit.analysis.series import (
     growth_series,
     window_points,
 )
-from kit.report import plot
+from kit.report import figures, plot
 from kit.results.records import Measurement
 from kit.results.store import iter_records, read_records
 
@@ -36,7 +36,7 @@ def _texts(items: Any) -> list[str]:
 def test_window_panels_hold_only_the_window_study() -> None:
     """The starvation and unary cells of a tables run are no points of the window plot."""
     points = window_points(_measurements(RELEASE / "tables.jsonl"))
-    assert plot.window_panels(points) == [
+    assert figures.window_panels(points) == [
         ("windows table", 0.0),
         ("windows table", 5.0),
         ("windows table", 20.0),
@@ -47,7 +47,7 @@ def test_window_panels_hold_only_the_window_study() -> None:
 
 
 def test_window_figure_ticks_read_as_sizes_and_rates_and_panels_share_y() -> None:
-    fig = plot._window_figure(window_points(_measurements(RELEASE / "tables.jsonl")))
+    fig = plot.draw(figures.window_figure(window_points(_measurements(RELEASE / "tables.jsonl"))))
     fig.canvas.draw()
     axes = fig.axes
     assert [ax.get_title() for ax in axes] == [
@@ -74,16 +74,16 @@ def test_ticks() -> None:
 
 def test_window_growth_one_line_per_run_and_a_pool_is_a_pool() -> None:
     growth = growth_series(_measurements(QUICK / "links.jsonl"))
-    fig = plot._growth_figure(growth)
+    fig = plot.draw(figures.growth_figure(growth))
     for ax in fig.axes:
         labels = [t.get_text() for t in ax.get_legend().get_texts()]
-        assert len(labels) == len(set(labels)) <= plot.MAX_GROWTH_LINES
+        assert len(labels) == len(set(labels)) <= figures.MAX_GROWTH_LINES
         assert len(labels) == 4  # the four links, one line each (credit: dashed, unlabelled)
     plot._pyplot().close(fig)
     sharing = growth_series(_measurements(QUICK / "sharing.jsonl"))
     assert {g.mode for g in sharing} >= {"pool", "dynamic"}
-    assert plot.growth_title("h2", "pool") == "h2 window pool"
-    fig = plot._growth_figure(sharing)
+    assert figures.growth_title("h2", "pool") == "h2 window pool"
+    fig = plot.draw(figures.growth_figure(sharing))
     titles = [ax.get_title() for ax in fig.axes]
     assert "h2 window pool" in titles and "h2 dynamic window" in titles
     plot._pyplot().close(fig)
@@ -93,13 +93,13 @@ def test_stream_finish_linear_from_zero_with_slow_streams_marked() -> None:
     finish = finish_series(_measurements(QUICK / "sharing.jsonl"))
     slow = [f for f in finish if f.slow]
     assert slow and all(f.label.endswith("slow") for f in slow)
-    fig = plot._finish_figure(finish)
+    fig = plot.draw(figures.finish_figure(finish))
     ax = fig.axes[0]
     assert ax.get_xscale() == "linear" and ax.get_xlim()[0] == 0
     assert len(ax.patches) == sum(len(f.finish_ms) for f in finish)
     from matplotlib.colors import to_rgba
 
-    red = [p for p in ax.patches if p.get_facecolor() == to_rgba(plot.SLOW)]
+    red = [p for p in ax.patches if p.get_facecolor() == to_rgba(figures.SLOW)]
     assert len(red) == sum(f.slow for f in finish)
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend == ["stream read at full speed", "slow stream (paced reader)"]
@@ -178,7 +178,7 @@ def test_throughput_over_time_one_panel_per_run_capped_with_the_bounds_drawn() -
     data = _data("links.jsonl")
     series = data.throughput_series()
     assert len(series) == MAX_THROUGHPUT_RUNS and data.throughput_runs == 13
-    fig = plot._throughput_figure(series, data.throughput_runs)
+    fig = plot.draw(figures.throughput_figure(series, data.throughput_runs))
     assert fig.get_suptitle().endswith("(first 6 of 13 runs)")
     assert len(fig.axes) == len(series)
     for ax, s in zip(fig.axes, series, strict=True):
@@ -199,8 +199,8 @@ def test_throughput_over_time_one_panel_per_run_capped_with_the_bounds_drawn() -
 
 def test_estimator_figure_grouped_bars_per_estimator_and_link() -> None:
     bars = _data("links.jsonl", "policies.jsonl").estimator_bars()
-    assert plot.estimator_studies(bars) == ["estimator table", "policies table"]
-    fig = plot._estimator_figure(bars)
+    assert figures.estimator_studies(bars) == ["estimator table", "policies table"]
+    fig = plot.draw(figures.estimator_figure(bars))
     fig.canvas.draw()
     windows, ramps, pol_windows, pol_ramps = fig.axes
     assert fig.get_size_inches()[0] * plot.DPI == 900  # as wide as every figure
