@@ -172,15 +172,7 @@ class Child:
         ``abandon()`` gives a reason (a process it depends on died: why wait for its own
         timeouts to notice)."""
         deadline = time.monotonic() + timeout_s
-        while not self._eof and time.monotonic() < deadline:
-            self._read(deadline)
-            if self.popen.poll() is not None:
-                self._drain()
-                break
-            reason = abandon() if abandon is not None else ""
-            if reason:
-                self.stop()
-                raise MeasurementError(f"{self.role} stopped: {reason}")
+        self._read_until(lambda: False, deadline, abandon)
         if self.popen.poll() is None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
@@ -188,6 +180,24 @@ class Child:
             self.stop()
             raise MeasurementError(f"{self.role} timed out after {timeout_s:g} s and was stopped")
         return self.final
+
+    def _read_until(
+        self, done: Callable[[], bool], deadline: float, abandon: Callable[[], str] | None
+    ) -> None:
+        """Read lines until ``done()``, the end of stdout, the process's exit or the deadline;
+        once ``abandon()`` gives a reason the process is stopped and ``MeasurementError`` says
+        why."""
+        while not done() and not self._eof and time.monotonic() < deadline:
+            self._read(deadline)
+            if done():
+                break
+            if self.popen.poll() is not None:
+                self._drain()
+                break
+            reason = abandon() if abandon is not None else ""
+            if reason:
+                self.stop()
+                raise MeasurementError(f"{self.role} stopped: {reason}")
 
     def result(self, cls: type[T], timeout_s: float, abandon: Callable[[], str] | None = None) -> T:
         """``finish``, then the result line decoded as ``cls``; a failure becomes the kit's own
@@ -222,17 +232,7 @@ class Child:
         went out (None: it exited without one). Past the deadline, or once ``abandon()``
         gives a reason, it is stopped and ``MeasurementError`` says so."""
         deadline = time.monotonic() + timeout_s
-        while len(self.lines) <= seen and not self._eof and time.monotonic() < deadline:
-            self._read(deadline)
-            if len(self.lines) > seen:
-                break
-            if self.popen.poll() is not None:
-                self._drain()
-                break
-            reason = abandon() if abandon is not None else ""
-            if reason:
-                self.stop()
-                raise MeasurementError(f"{self.role} stopped: {reason}")
+        self._read_until(lambda: len(self.lines) > seen, deadline, abandon)
         if len(self.lines) > seen:
             line = self.lines[seen]
             return None if isinstance(line, Ready) else line
