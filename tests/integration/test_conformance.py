@@ -51,10 +51,13 @@ SERVER_KINDS = sorted(SERVER_PROGRAMS)
 
 
 @contextlib.contextmanager
-def started(program: Program, config_args: list[str]) -> Iterator[subprocess.Popen[str]]:
+def started(
+    program: Program, config_args: list[str], stdin: int = subprocess.DEVNULL
+) -> Iterator[subprocess.Popen[str]]:
+    """The program with these arguments; a worker's stdin is a pipe (``subprocess.PIPE``)."""
     proc = subprocess.Popen(
         [*program.argv, *config_args],
-        stdin=subprocess.DEVNULL,
+        stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -350,19 +353,8 @@ def test_a_stacks_own_option_list_is_the_kits(kind: str, side: str, server_port:
 WORKER_KINDS = [kind for kind in CLIENT_KINDS if CLIENT_PROGRAMS[kind].worker]
 
 
-@contextlib.contextmanager
-def worker_started(kind: str) -> Iterator[subprocess.Popen[str]]:
-    proc = subprocess.Popen(
-        [*CLIENT_PROGRAMS[kind].argv, "--worker"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        yield proc
-    finally:
-        kill_and_reap(proc)
+def worker_started(kind: str) -> contextlib.AbstractContextManager[subprocess.Popen[str]]:
+    return started(CLIENT_PROGRAMS[kind], ["--worker"], stdin=subprocess.PIPE)
 
 
 def worker_line(proc: subprocess.Popen[str], line: str, timeout_s: float = 60) -> dict[str, Any]:
