@@ -16,7 +16,7 @@ from typing import Any
 import grpc
 
 from kit._proto import throughput_pb2 as pb
-from kit.clients.pacing import ReadPacer
+from kit.clients.pacing import ReadPacer, slow_streams_text
 from kit.clients.process import client_main
 from kit.errors import MeasurementError
 from kit.plan.grpc_args import STATIC_WINDOW_NOTE, merge_options, server_notes, window_options
@@ -189,7 +189,7 @@ def _slow_notes(trial: Trial) -> tuple[str, ...]:
     if not workload.slow_streams or workload.read_rate_bits_s is None:
         return ()
     return (
-        f"{_slow_streams(workload.slow_streams)} read one message per "
+        f"{slow_streams_text(workload.slow_streams)} read one message per "
         f"{workload.message_bytes * 8 / workload.read_rate_bits_s * 1000:.0f} ms "
         f"({workload.read_rate_bits_s / 1e6:g} Mbit/s); C-core buffers what they have not read "
         "(not counted here)",
@@ -293,11 +293,6 @@ def run_grpcio(host: str, port: int, trial: Trial) -> ClientResult:
     finally:
         for ch in channels:
             ch.channel.close()
-
-
-def _slow_streams(n: int) -> str:
-    """ "stream 1" or "streams 1..3": the slow streams are the first ones opened."""
-    return "stream 1" if n == 1 else f"streams 1..{n}"
 
 
 if __name__ == "__main__":  # python -m kit.clients.grpcio_client --config '<json>'

@@ -50,3 +50,8 @@ class ReadPacer:
         # A reader woken late by several gaps catches up by one chunk at most, not all.
         self.due_ns = max(self.due_ns + self._gap(), now_ns - round(self._gap_ns))
         return min(self.chunk_bytes, waiting_bytes)
+
+
+def slow_streams_text(n: int) -> str:
+    """ "stream 1" or "streams 1..3": the paced streams are the first ones a client opens."""
+    return "stream 1" if n == 1 else f"streams 1..{n}"

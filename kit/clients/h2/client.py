@@ -27,7 +27,7 @@ from kit.clients.h2 import policies, pool, wire
 from kit.clients.h2.bdp import INITIAL_BDP_BYTES
 from kit.clients.h2.connection import DEFAULT_WINDOW_BYTES, Call, ConnOptions, H2GrpcConnection
 from kit.clients.h2.upload_shell import run_upload
-from kit.clients.pacing import ReadPacer
+from kit.clients.pacing import ReadPacer, slow_streams_text
 from kit.errors import KitError, MeasurementError
 from kit.plan.trial import Trial
 from kit.plan.units import HTTP2_MAX_WINDOW_BYTES, MIB, format_bytes
@@ -424,7 +424,7 @@ def _notes(session: Session) -> tuple[str, ...]:
     workload = session.trial.workload
     if workload.slow_streams and workload.read_rate_bits_s is not None:
         notes.append(
-            f"{_slow_streams(workload.slow_streams)} read at {workload.read_rate_bits_s / 1e6:g} Mbit/s"
+            f"{slow_streams_text(workload.slow_streams)} read at {workload.read_rate_bits_s / 1e6:g} Mbit/s"
             + (
                 "; the run ends when the full-speed streams finish (slow ones cancelled then)"
                 if workload.bytes_per_stream is not None
@@ -444,8 +444,3 @@ def _notes(session: Session) -> tuple[str, ...]:
             f"which cannot shrink: it stays {DEFAULT_WINDOW_BYTES} B"
         )
     return tuple(notes)
-
-
-def _slow_streams(n: int) -> str:
-    """ "stream 1" or "streams 1..3": the slow streams are the first ones opened."""
-    return "stream 1" if n == 1 else f"streams 1..{n}"
