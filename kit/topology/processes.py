@@ -202,7 +202,11 @@ class Child:
     def result(self, cls: type[T], timeout_s: float, abandon: Callable[[], str] | None = None) -> T:
         """``finish``, then the result line decoded as ``cls``; a failure becomes the kit's own
         error for its exit code (``MeasurementError`` when the child said nothing)."""
-        final = self.finish(timeout_s, abandon)
+        return self.decoded(self.finish(timeout_s, abandon), cls)
+
+    def decoded(self, final: Result | Failure | None, cls: type[T]) -> T:
+        """A final line's result as ``cls``; an error line, a malformed result or none at all
+        (it exited) as the kit's own error."""
         if isinstance(final, Result):
             try:
                 return from_json(cls, final.data, f"{self.role} result")
@@ -210,7 +214,7 @@ class Child:
                 raise MeasurementError(f"the {self.role}'s result is malformed: {exc}") from None
         if isinstance(final, Failure):
             raise error_for(final)
-        reason = self.stderr_tail() or f"{self.role} exited with code {self.popen.returncode}"
+        reason = self.stderr_tail() or f"{self.role} exited with code {self.popen.poll()}"
         raise MeasurementError(reason)
 
     def send(self, config: Any) -> None:

@@ -14,12 +14,11 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kit.errors import MeasurementError, TopologyError, UsageError
+from kit.errors import MeasurementError, TopologyError
 from kit.plan.processes import ClientProcess
 from kit.results.client import ClientResult
-from kit.results.codec import from_json
 from kit.topology.processes import READY_TIMEOUT_S, Child, Program
-from kit.topology.protocol import Failure, Ready, Result, error_for
+from kit.topology.protocol import Ready, Result
 
 END_S = 1.0  # how long an idle worker may take to exit once its stdin is closed
 
@@ -78,22 +77,14 @@ class Worker:
         seen = len(self.child.lines)
         self.child.send(process)
         final = self.child.next_final(seen, timeout_s, abandon)
-        if isinstance(final, Failure):
-            raise error_for(final)
-        if not isinstance(final, Result):
-            tail = self.child.stderr_tail()
-            code = self.child.popen.poll()
-            raise MeasurementError(tail or f"the client worker exited with code {code}")
+        result = self.child.decoded(final, ClientResult)
         self.trials += 1
-        if final.client_trial != self.trials:
+        numbered = final.client_trial if isinstance(final, Result) else None
+        if numbered != self.trials:
             raise MeasurementError(
-                f"the client worker numbered its trial {final.client_trial}, "
+                f"the client worker numbered its trial {numbered}, "
                 f"not {self.trials} (a protocol violation)"
             )
-        try:
-            result = from_json(ClientResult, final.data, "client result")
-        except UsageError as exc:
-            raise MeasurementError(f"the client's result is malformed: {exc}") from None
         return Answer(result, self.trials, True, self.child.ready)
 
     def close(self) -> None:
