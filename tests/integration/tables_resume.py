@@ -49,9 +49,12 @@ def cell_name(record: dict[str, Any]) -> str:
     return f"{RENAMED_CAMPAIGNS.get(campaign, campaign)}/{record['tags']['key']}"
 
 
-def resume_quick_table(name: str, take_out: set[str], tmp_path: Path) -> Resumed:
+def resume_quick_table(
+    name: str, take_out: set[str], tmp_path: Path, flags: tuple[str, ...] = ()
+) -> Resumed:
     """Finish a stored quick run of table ``name`` with the cells ``take_out`` (campaign/key)
-    removed; every copy of a removed cell, and nothing else, is measured again (asserted)."""
+    removed; every copy of a removed cell, and nothing else, is measured again (asserted), with
+    the command's ``flags``."""
     stored = STORED / f"{name}.jsonl"
     if os.environ.get("KIT_REGENERATE"):
         stored.unlink(missing_ok=True)
@@ -74,7 +77,7 @@ def resume_quick_table(name: str, take_out: set[str], tmp_path: Path) -> Resumed
     records, out = tmp_path / f"{name}.jsonl", tmp_path / f"{name}.md"
     records.write_text("\n".join(kept) + "\n", encoding="utf-8")
     before = len(kept)
-    done = kit_here("tables", "--resume", "--records", str(records), "--out", str(out))
+    done = kit_here("tables", "--resume", "--records", str(records), "--out", str(out), *flags)
     # A check the re-measured cells make fail on a loaded machine is the tables' verdict,
     # not this test's: it exits 6 exactly then, saying so; anything else is a defect.
     failing = "check(s) against the reference FAIL" in done.stderr

@@ -13,9 +13,13 @@ import sys
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import pytest
+from cli_support import kit
 from conftest import descendants, wait_gone
+from tables_resume import cell_name, resume_quick_table
 
 from kit.plan.trial import ClientConfig, ClientKind, Link, Trial, Workload
 from kit.plan.units import KIB, MIB
@@ -127,3 +131,50 @@ def test_kit_run_says_in_its_record_which_client_ran(flags: tuple[str, ...], wor
     meta = json.loads(done.stdout)["meta"]
     # A worker's second trial: its first was the warm-up run; a fresh process runs one.
     assert (meta["client_worker"], meta["client_trial"]) == ((True, 2) if worker else (False, 1))
+
+
+# -- --fresh-clients on the commands that run many cells --------------------------------------
+
+
+def _records_of(path: Path) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return [r for r in lines if r["kind"] == "measurement"]
+
+
+def _mib_s(record: dict[str, Any]) -> float:
+    result = record["result"]
+    return float(result["bytes"]) / result["elapsed_s"] / MIB
+
+
+@pytest.mark.parametrize("command", ["compare", "knee"])
+def test_fresh_clients_give_every_cell_a_process_of_its_own(command: str, tmp_path: Path) -> None:
+    """Each measured cell's client is a process of its own (its trial 1), and its throughput
+    keeps to the window's bound: W / RTT, +10% for the window's first flight."""
+    records = tmp_path / "runs.jsonl"
+    common = ("--rtt", "10ms", "--duration", "0.3s", "--records", str(records), "--fresh-clients")
+    if command == "compare":
+        args = ["compare", *common, "--rounds", "1", "--baseline", "h2:window=64KiB,conn-window=64KiB",
+                "--candidate", "h2:window=256KiB,conn-window=256KiB"]  # fmt: skip
+    else:
+        args = ["knee", *common, "--rounds", "1", "--client", "h2",
+                "--min-window", "64KiB", "--max-window", "256KiB"]  # fmt: skip
+    done = kit(*args, timeout_s=180)
+    assert done.returncode == 0, done.stderr
+    measured = [r for r in _records_of(records) if r["status"] == "ok"]
+    assert len(measured) >= 3, [r["error"] for r in _records_of(records)]
+    for r in measured:
+        assert (r["meta"]["client_worker"], r["meta"]["client_trial"]) == (False, 1)
+        window = r["trial"]["client"]["window_bytes"]
+        assert 0 < _mib_s(r) <= window / 0.010 / MIB * 1.10, (window, _mib_s(r))
+
+
+def test_fresh_clients_in_a_tables_run(tmp_path: Path) -> None:
+    """A stored quick links run finished with --fresh-clients: the cells measured now ran each
+    in its own client process, within the link's 100 Mbit/s (+2%)."""
+    take_out = {"table6-links/100Mbit-20ms-h2-dynamic", "table6-links/100Mbit-20ms-grpcio-dynamic"}
+    resumed = resume_quick_table("links", take_out, tmp_path, flags=("--fresh-clients",))
+    new = [r for r in resumed.cells if cell_name(r) in take_out]
+    assert len(new) == 2 and all(r["status"] == "ok" for r in new), [r["error"] for r in new]
+    for r in new:
+        assert (r["meta"]["client_worker"], r["meta"]["client_trial"]) == (False, 1)
+        assert 0 < _mib_s(r) * MIB * 8 <= r["trial"]["link"]["rate_down_bits_s"] * 1.02
