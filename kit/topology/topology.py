@@ -54,7 +54,7 @@ from kit.topology.cpu import CpuSampler, machine_load
 from kit.topology.packet import PacketPath, TcpSampler
 from kit.topology.processes import READY_TIMEOUT_S, Child, Program, spawn
 from kit.topology.programs import CLIENT_PROGRAMS, PROXY_PROGRAM, SERVER_PROGRAMS
-from kit.topology.workers import Worker
+from kit.topology.workers import Answer, Worker
 
 CLIENT_GRACE_S = 20.0
 TAP_SETTLE_S = 3.0
@@ -389,21 +389,21 @@ class Topology:
         timeout_s = trial.workload.timeout_s + self.client_grace_s
         try:
             if self._uses_worker(program):
-                return self._ask_worker(program, process, timeout_s)
-            return self._ask_process(program, process, timeout_s)
+                answer = self._ask_worker(program, process, timeout_s)
+            else:
+                answer = self._ask_process(program, process, timeout_s)
         except KitError as exc:
             # A failed client is a failed cell, recorded (a hung or frozen server too); a dead
             # server or proxy is named here and stops the campaign at its next cell.
             dead = self._dead()
             told = not dead or dead in str(exc)
             raise MeasurementError(str(exc) + ("" if told else f"; {dead}")) from None
+        return answer.result
 
     def _uses_worker(self, program: Program) -> bool:
         return self.workers and program.worker
 
-    def _ask_process(
-        self, program: Program, process: ClientProcess, timeout_s: float
-    ) -> ClientResult:
+    def _ask_process(self, program: Program, process: ClientProcess, timeout_s: float) -> Answer:
         """One client process for this one trial."""
         self._client_run = (False, 1)
         child = Child.start("client", program, process)
@@ -413,7 +413,7 @@ class Topology:
             if child.ready is not None:  # read with its result
                 self._client_stacks[process.trial.client.kind] = child.ready.label
             child.close()
-        return result
+        return Answer(result, 1, False, child.ready)
 
     def _worker_of(self, program: Program) -> Worker | None:
         """``program``'s worker, if it still runs (one gone while idle, killed, is forgotten)."""
@@ -423,9 +423,7 @@ class Topology:
             return None
         return worker
 
-    def _ask_worker(
-        self, program: Program, process: ClientProcess, timeout_s: float
-    ) -> ClientResult:
+    def _ask_worker(self, program: Program, process: ClientProcess, timeout_s: float) -> Answer:
         """The trial on ``program``'s worker (started first if there is none); a worker that
         fails it in any way is stopped and forgotten."""
         worker = self._worker_of(program)

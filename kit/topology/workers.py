@@ -12,14 +12,25 @@ from __future__ import annotations
 import contextlib
 import subprocess
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from kit.errors import MeasurementError, TopologyError
 from kit.plan.processes import ClientProcess
 from kit.results.client import ClientResult
 from kit.topology.processes import READY_TIMEOUT_S, Child, Program
-from kit.topology.protocol import Result
+from kit.topology.protocol import Ready, Result
 
 END_S = 1.0  # how long an idle worker may take to exit once its stdin is closed
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A client's result and which trial of its process it was (1 = the first)."""
+
+    result: ClientResult
+    client_trial: int
+    worker: bool
+    ready: Ready | None
 
 
 class Worker:
@@ -60,7 +71,7 @@ class Worker:
 
     def run(
         self, process: ClientProcess, timeout_s: float, abandon: Callable[[], str] | None
-    ) -> ClientResult:
+    ) -> Answer:
         """One trial: its config out, its one line back. Any failure raises; the caller then
         closes this worker (it exits after an error line, by the protocol)."""
         seen = len(self.child.lines)
@@ -74,7 +85,7 @@ class Worker:
                 f"the client worker numbered its trial {numbered}, "
                 f"not {self.trials} (a protocol violation)"
             )
-        return result
+        return Answer(result, self.trials, True, self.child.ready)
 
     def close(self) -> None:
         """Its normal end: stdin closed, a moment to exit by itself, then stopped if not."""
