@@ -70,11 +70,15 @@ lint: install
 	$(BIN)/ruff format --check kit servers tests
 	$(BIN)/mypy --strict kit servers
 
-# Regenerate the protobuf/gRPC code (committed, so installs need no extra step).
+# Regenerate every language's protobuf/gRPC code from protos/ (committed, so installs need no
+# extra step): the service (throughput.proto) and the worker contract (worker.proto).
 protos: install
 	$(BIN)/python -m grpc_tools.protoc -Iprotos --python_out=kit/_proto \
 	    --grpc_python_out=kit/_proto --pyi_out=kit/_proto protos/throughput.proto
+	$(BIN)/python -m grpc_tools.protoc -Iprotos --python_out=kit/_proto \
+	    --pyi_out=kit/_proto protos/worker.proto
 	sed -i 's/^import throughput_pb2 as/from kit._proto import throughput_pb2 as/' kit/_proto/throughput_pb2_grpc.py
+	for stack in grpc-go grpc-java grpc-js tonic; do stacks/$$stack/regen.sh; done
 
 # Speed and accuracy of the measurement path, as ratios measured side by side.
 bench: install

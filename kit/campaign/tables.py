@@ -16,11 +16,11 @@ from kit.campaign.runner import CampaignOutcome, OnProgress, pending_runs, run_c
 from kit.delayline.netns import missing as packet_link_missing
 from kit.errors import UsageError
 from kit.plan.campaign import CampaignSpec
+from kit.plan.programs import CLIENT_PROGRAMS, SERVER_PROGRAMS
 from kit.plan.tables import TablesSettings, plan_tables
 from kit.plan.trial import Trial
 from kit.results.records import Measurement, SessionRecord
 from kit.results.store import append_record, read_records
-from kit.topology.programs import CLIENT_PROGRAMS, SERVER_PROGRAMS
 from kit.topology.topology import Topology
 
 

@@ -57,6 +57,7 @@ from kit.plan.campaign import expected_campaign_s
 from kit.plan.compare import ComparePlan, PlanFile, load_plan_file, plan_from_settings
 from kit.plan.options import PlanOptions, Source, overlay
 from kit.plan.presets import knee_from, presets_from
+from kit.plan.programs import CLIENT_KINDS, kinds_text
 from kit.plan.units import parse_window_bytes, split_host_port
 from kit.report.compare import render_markdown, render_text, report_json
 from kit.report.knee import knee_json, render_knee
@@ -325,7 +326,7 @@ def knee(
         str,
         typer.Option(
             "--client",
-            help="Whose static windows: h2 (default), grpcio, grpc-go, grpc-java, grpc-js, tonic.",
+            help="Whose static windows: " + kinds_text(CLIENT_KINDS, "h2") + ".",
         ),
     ] = "h2",
     seed: Seed = None,

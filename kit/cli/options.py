@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from kit.plan.programs import SERVER_KINDS, kinds_text
+
 RESULTS_DIR = Path("results")
 
 Rtt = Annotated[
@@ -83,7 +85,7 @@ ServerStack = Annotated[
     str | None,
     typer.Option(
         "--server",
-        help="The server: grpcio (default), grpc-go, grpc-java, grpc-js (stacks/, built by make).",
+        help=f"The server: {kinds_text(SERVER_KINDS, 'grpcio')} (stacks/, built by make).",
     ),
 ]
 ServerMode = Annotated[

@@ -73,6 +73,7 @@ from kit.plan.processes import (
     ServerProcess,
     is_loopback_host,
 )
+from kit.plan.programs import CLIENT_KINDS, kinds_text
 from kit.plan.trial import ServerConfig, Trial
 from kit.plan.units import parse_duration_ms, parse_size_bytes, size_spec, split_host_port
 from kit.report.run import run_table
@@ -80,7 +81,6 @@ from kit.results.records import Measurement, RunTags
 from kit.topology.foreground import serve_stack
 from kit.topology.target import check_target
 from kit.topology.topology import Topology
-from servers.grpcio_server import serve_until_signal, startup_warnings
 
 DEFAULT_RECORDS = Path("results/runs.jsonl")
 MAX_INTERVAL_MS = 60_000.0
@@ -98,9 +98,7 @@ def run(
     ] = None,
     client: Annotated[
         str,
-        typer.Option(
-            help="grpcio (C-core), h2 (ours: exact windows, models), grpc-go, grpc-java, grpc-js."
-        ),
+        typer.Option(help=kinds_text(CLIENT_KINDS) + "."),
     ] = "grpcio",
     mode: Annotated[
         str | None,
@@ -458,11 +456,13 @@ def serve(
     )
     notes = server_notes(config)
     process = ServerProcess(config=config, listen_host=host, listen_port=port)
-    for line in startup_warnings(process):
-        typer.echo(line)
+    if not process.is_loopback:
+        typer.echo(
+            f"WARNING: the server listens on {process.listen_host}, which is NOT a loopback "
+            "address: anyone who can reach this host can connect to it."
+        )
     label = config.label if config.kind == "grpcio" else f"{config.kind} {config.label}"
-    serve_in_foreground = serve_until_signal if config.kind == "grpcio" else serve_stack
-    serve_in_foreground(
+    serve_stack(
         process,
         lambda port: typer.echo("\n".join([serve_banner(host, port, label), *notes])),
     )

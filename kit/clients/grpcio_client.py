@@ -10,17 +10,17 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 
 from kit._proto import throughput_pb2 as pb
+from kit._proto import worker_pb2 as jobs
 from kit.clients.pacing import ReadPacer, slow_streams_text
 from kit.clients.process import client_main
 from kit.errors import MeasurementError
-from kit.plan.grpc_args import STATIC_WINDOW_NOTE, merge_options, server_notes, window_options
-from kit.plan.trial import ClientConfig, Trial, upload_call_timeout_s
+from kit.plan.grpc_args import STATIC_WINDOW_NOTE, merge_options, option_values, window_options
 from kit.plan.units import MIB
 from kit.results.client import ClientResult, now_ns
 
@@ -31,8 +31,9 @@ MAX_MESSAGE_BYTES = 128 * MIB
 CONNECT_TIMEOUT_S = 10.0
 
 
-def channel_options(config: ClientConfig, index: int = 0) -> list[tuple[str, Any]]:
-    """Every channel argument the kit sets, in one place.
+def channel_options(job: jobs.ClientJob, index: int = 0) -> list[tuple[str, Any]]:
+    """Every channel argument the client sets, in one place: the job's static window as
+    C-core's (``kit.plan.grpc_args``), then the job's options (channel arguments).
 
     A local subchannel pool and a per-channel dummy argument keep each channel on its own
     TCP connection (same-target channels in one process may otherwise share one).
@@ -43,8 +44,9 @@ def channel_options(config: ClientConfig, index: int = 0) -> list[tuple[str, Any
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
     ]
-    base += window_options(config.window_mode, config.window_bytes)
-    return merge_options(base, config.channel_options)
+    if job.windows.static:
+        base += window_options("static", job.windows.stream_bytes)
+    return merge_options(base, option_values(job.options, "grpcio client"))
 
 
 @dataclass
@@ -55,8 +57,8 @@ class _Channel:
     upload: Any
 
 
-def _open_channel(target: str, config: ClientConfig, index: int, timeout_s: float) -> _Channel:
-    channel = grpc.insecure_channel(target, options=channel_options(config, index))
+def _open_channel(target: str, job: jobs.ClientJob, index: int, timeout_s: float) -> _Channel:
+    channel = grpc.insecure_channel(target, options=channel_options(job, index))
     wait_s = min(CONNECT_TIMEOUT_S, timeout_s)
     try:
         grpc.channel_ready_future(channel).result(timeout=wait_s)
@@ -141,25 +143,31 @@ class _DownloadRun:
         return self.stop.is_set()
 
 
-def _download(channels: list[_Channel], trial: Trial) -> ClientResult:
-    workload = trial.workload
-    fixed = workload.messages_per_stream()
-    duration_s = workload.timeout_s if fixed else workload.timed_duration_s(trial.link.rtt_ms)
+def _download(channels: list[_Channel], job: jobs.ClientJob, timeout_s: float) -> ClientResult:
+    download, message_bytes = job.download, job.message_bytes
+    fixed = download.messages_per_stream
+    duration_s = timeout_s if fixed else download.timed_s
     cpu0, start = time.process_time(), now_ns()
-    run = _DownloadRun(start + int(duration_s * 1e9), start, fixed or 0, workload.message_bytes)
+    run = _DownloadRun(start + int(duration_s * 1e9), start, fixed, message_bytes)
     threads = []
-    rate = workload.read_rate_bytes_s
-    for i in range(workload.streams):
+    pacing = download.pacing
+    for i in range(download.streams):
         tally = _StreamTally()
-        if rate is not None and i < workload.slow_streams:
-            tally.pacer = ReadPacer(rate, start, seed=i + 1, chunk_bytes=workload.message_bytes)
+        if i < download.slow_streams:
+            tally.pacer = ReadPacer(
+                pacing.rate_bytes_s,
+                start,
+                seed=pacing.seed + i,
+                chunk_bytes=message_bytes,
+                jitter=pacing.jitter,
+            )
         run.tallies.append(tally)
-        args = (channels[i % len(channels)], tally, workload.timeout_s)
+        args = (channels[i % len(channels)], tally, timeout_s)
         threads.append(threading.Thread(target=run.stream, args=args, daemon=True))
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=workload.timeout_s + 5)
+        thread.join(timeout=timeout_s + 5)
     errors = [t.error for t in run.tallies if t.error]
     if errors or any(t.is_alive() for t in threads):
         raise MeasurementError(f"grpcio download failed: {errors[0] if errors else 'timed out'}")
@@ -171,38 +179,39 @@ def _download(channels: list[_Channel], trial: Trial) -> ClientResult:
     end = start + int(elapsed_s * 1e9)
     return ClientResult(
         client="grpcio",
-        bytes=messages * workload.message_bytes,
+        bytes=messages * message_bytes,
         messages=messages,
         elapsed_s=elapsed_s,
         t_start_ns=start,
         t_end_ns=end,
-        stream_bytes=tuple(t.messages * workload.message_bytes for t in run.tallies),
+        stream_bytes=tuple(t.messages * message_bytes for t in run.tallies),
         stream_finish_s=tuple(t.finish_s for t in run.tallies),
         cpu_s=time.process_time() - cpu0,
-        notes=_notes(trial) + _slow_notes(trial),
-        slow_streams=workload.slow_streams,
+        notes=_notes(job) + _slow_notes(job),
+        slow_streams=download.slow_streams,
     )
 
 
-def _slow_notes(trial: Trial) -> tuple[str, ...]:
-    workload = trial.workload
-    if not workload.slow_streams or workload.read_rate_bits_s is None:
+def _slow_notes(job: jobs.ClientJob) -> tuple[str, ...]:
+    download = job.download
+    if not download.slow_streams:
         return ()
+    rate_bits_s = download.pacing.rate_bytes_s * 8
     return (
-        f"{slow_streams_text(workload.slow_streams)} read one message per "
-        f"{workload.message_bytes * 8 / workload.read_rate_bits_s * 1000:.0f} ms "
-        f"({workload.read_rate_bits_s / 1e6:g} Mbit/s); C-core buffers what they have not read "
+        f"{slow_streams_text(download.slow_streams)} read one message per "
+        f"{job.message_bytes * 8 / rate_bits_s * 1000:.0f} ms "
+        f"({rate_bits_s / 1e6:g} Mbit/s); C-core buffers what they have not read "
         "(not counted here)",
     )
 
 
-def _unary(ch: _Channel, trial: Trial) -> ClientResult:
+def _unary(ch: _Channel, job: jobs.ClientJob, timeout_s: float) -> ClientResult:
     request = pb.PingRequest(payload=b"x" * 16)
     latencies = []
     cpu0, start = time.process_time(), now_ns()
-    for _ in range(trial.workload.calls):
+    for _ in range(job.unary.calls):
         t0 = now_ns()
-        ch.ping(request, timeout=trial.workload.timeout_s)
+        ch.ping(request, timeout=timeout_s)
         latencies.append((now_ns() - t0) / 1e6)
     end = now_ns()
     return ClientResult(
@@ -213,28 +222,27 @@ def _unary(ch: _Channel, trial: Trial) -> ClientResult:
         t_end_ns=end,
         cpu_s=time.process_time() - cpu0,
         latencies_ms=tuple(latencies),
-        notes=_notes(trial),
+        notes=_notes(job),
     )
 
 
-def _upload(ch: _Channel, trial: Trial) -> ClientResult:
+def _upload(ch: _Channel, job: jobs.ClientJob) -> ClientResult:
     """One client-streaming call: send until the deadline (or ``--bytes``), then half-close;
     the server's summary says how much it received, and its arrival ends the timed phase."""
-    workload = trial.workload
-    chunk = pb.Chunk(payload=b"\x5a" * workload.message_bytes).SerializeToString()
-    limit = workload.messages_per_stream()
-    duration_s = workload.timed_duration_s(trial.link.rtt_ms)
+    upload = job.upload
+    chunk = pb.Chunk(payload=b"\x5a" * job.message_bytes).SerializeToString()
+    limit = upload.messages
     cpu0, start = time.process_time(), now_ns()
-    deadline = start + int(duration_s * 1e9)
+    deadline = start + int(upload.timed_s * 1e9)
 
     sent = [0]
 
     def chunks() -> Iterator[bytes]:
-        while (limit is None and now_ns() < deadline) or (limit is not None and sent[0] < limit):
+        while (not limit and now_ns() < deadline) or (limit and sent[0] < limit):
             sent[0] += 1
             yield chunk
 
-    summary = ch.upload(chunks(), timeout=upload_call_timeout_s(trial))
+    summary = ch.upload(chunks(), timeout=upload.call_timeout_s)
     end = now_ns()
     return ClientResult(
         client="grpcio",
@@ -246,48 +254,52 @@ def _upload(ch: _Channel, trial: Trial) -> ClientResult:
         stream_bytes=(int(summary.payload_bytes),),
         stream_finish_s=((end - start) / 1e9,),
         cpu_s=time.process_time() - cpu0,
-        notes=_notes(trial),
-        sent_bytes=sent[0] * workload.message_bytes,
+        notes=_notes(job),
+        sent_bytes=sent[0] * job.message_bytes,
     )
 
 
-def _notes(trial: Trial) -> tuple[str, ...]:
-    if trial.workload.kind == "upload":  # the server receives: its window and credit count
-        return server_notes(trial.server)
-    return (STATIC_WINDOW_NOTE,) if trial.client.window_mode == "static" else ()
+def _notes(job: jobs.ClientJob) -> tuple[str, ...]:
+    if job.WhichOneof("work") == "upload":  # the server receives: the kit describes it
+        return ()
+    return (STATIC_WINDOW_NOTE,) if job.windows.static else ()
 
 
-def run_grpcio(host: str, port: int, trial: Trial) -> ClientResult:
-    """Open the channels, warm them, run the workload; grpc errors become KitErrors here."""
-    target = f"{host}:{port}"
-    count = min(trial.client.connections, trial.workload.streams)
+def run_grpcio(job: jobs.ClientJob) -> ClientResult:
+    """Open the channels, warm them, idle, run the work; grpc errors become KitErrors here."""
+    work = job.WhichOneof("work") or "download"
+    host = f"[{job.target_host}]" if ":" in job.target_host else job.target_host
+    target = f"{host}:{job.target_port}"
+    streams = job.download.streams if work == "download" else 1
+    count = max(1, min(job.connections, streams))
+    option_values(job.options, "grpcio client")  # a bad option is a bad job, before connecting
     channels: list[_Channel] = []
-    # One deadline for the whole client: connecting, warming and the workload share the
-    # --timeout (each used to get all of it, so a silent server cost it several times).
-    deadline = time.monotonic() + trial.workload.timeout_s
+    # One deadline for the whole client: connecting, warming, idling and the work share the
+    # timeout (each used to get all of it, so a silent server cost it several times).
+    deadline = time.monotonic() + job.timeout_s
 
     def left_s() -> float:
         return max(0.05, deadline - time.monotonic())
 
     try:
         for index in range(count):
-            channels.append(_open_channel(target, trial.client, index, left_s()))
-        if trial.workload.warmup:
+            channels.append(_open_channel(target, job, index, left_s()))
+        if job.warmup:
             for ch in channels:
                 _warm(ch, left_s())
-        # The workload gets what is left (the plan's floor for a timeout is 1 s).
-        remaining = replace(trial.workload, timeout_s=max(1.0, left_s()))
-        trial = replace(trial, workload=remaining)
-        if trial.workload.kind == "unary":
-            return _unary(channels[0], trial)
-        if trial.workload.kind == "upload":
-            return _upload(channels[0], trial)
-        return _download(channels, trial)
+        _idle(job.idle_s, left_s())
+        # The work gets what is left (the plan's floor for a timeout is 1 s).
+        remaining_s = max(1.0, left_s())
+        if work == "unary":
+            return _unary(channels[0], job, remaining_s)
+        if work == "upload":
+            return _upload(channels[0], job)
+        return _download(channels, job, remaining_s)
     except grpc.RpcError as exc:
-        if trial.workload.kind == "upload" and exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+        if work == "upload" and exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
             raise MeasurementError(
                 "grpcio client: the server stopped taking the upload (no summary within "
-                f"{upload_call_timeout_s(trial):g} s)"
+                f"{job.upload.call_timeout_s:g} s)"
             ) from None
         raise MeasurementError(f"grpcio client: {exc.code().name}: {exc.details()}") from None
     finally:
@@ -295,5 +307,16 @@ def run_grpcio(host: str, port: int, trial: Trial) -> ClientResult:
             ch.channel.close()
 
 
-if __name__ == "__main__":  # python -m kit.clients.grpcio_client --config '<json>'
+def _idle(idle_s: float, left_s: float) -> None:
+    """The connections open with no call on them (C-core answers PINGs meanwhile)."""
+    if idle_s <= 0:
+        return
+    if idle_s >= left_s:
+        raise MeasurementError(
+            f"grpcio client: the {idle_s:g} s idle gap does not fit what is left of the timeout"
+        )
+    time.sleep(idle_s)
+
+
+if __name__ == "__main__":  # python -m kit.clients.grpcio_client --config '<ClientJob JSON>'
     sys.exit(client_main(run_grpcio, "grpcio", grpc.__version__))

@@ -3,7 +3,7 @@ optionally through a bottleneck of a set rate and with seeded jitter that never 
 
 ``schedule`` is the pure FIFO of (due time, chunk) and the bottleneck; ``timer`` wakes the
 writers at due times; ``relay`` is the asyncio shell; ``python -m kit.delayline --config
-'<json>'`` runs it as a process of the kit's process protocol (``kit.topology.protocol``).
+'<json>'`` runs it as a process of the kit's process protocol (``kit.protocol``).
 """
 
 from __future__ import annotations

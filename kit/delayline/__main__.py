@@ -1,6 +1,6 @@
 """``python -m kit.delayline --config '<ProxyConfig as JSON>'``: one delay line as a process.
 
-A process of the kit's process protocol (``kit.topology.protocol``,
+A process of the kit's process protocol (``kit.protocol``,
 ``docs/process-protocol.md``): once listening, its ready line; SIGTERM/SIGINT stop accepting,
 flush, close, write the tap records, print the result line (the proxy's ``ProxyTotals``) and
 exit 0. A bad config exits 2, an address it cannot listen on 3, each with one error line.
@@ -17,8 +17,8 @@ from kit import __version__
 from kit.delayline.priority import raise_priority
 from kit.delayline.relay import serve_proxy, startup_warnings
 from kit.plan.processes import ProxyConfig
+from kit.protocol import child_main
 from kit.results.records import ProxyTotals
-from kit.topology.protocol import child_main
 
 STACK = "kit.delayline"
 

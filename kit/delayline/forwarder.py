@@ -39,9 +39,9 @@ from kit.delayline.packettap import PacketTap
 from kit.delayline.schedule import link_bottleneck
 from kit.plan.packet import CLIENT_ADDR, SERVER_ADDR, ForwarderConfig, queue_bytes_for
 from kit.plan.trial import Link
+from kit.protocol import child_main
 from kit.quantile import percentile
 from kit.results.records import PacketSide, PacketTotals
-from kit.topology.protocol import child_main
 
 STACK = "kit.forwarder"
 READS_PER_WAKE = 64

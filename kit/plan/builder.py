@@ -37,18 +37,15 @@ from kit.plan.options import (
     options_from_items,
     spellings,
 )
+from kit.plan.programs import CLIENT_KINDS, SERVER_KINDS, STACK_KINDS, ClientKind, ServerKind
 from kit.plan.stack_options import STACK_OPTIONS
 from kit.plan.trace import parse_rate_steps, read_trace
 from kit.plan.trial import (
-    CLIENT_KINDS,
     DEFAULT_LINK_SEED,
     DEFAULT_MTU,
     H2_ONLY,
     POLICY_ALIASES,
-    SERVER_KINDS,
-    STACK_KINDS,
     ClientConfig,
-    ClientKind,
     ConnCredit,
     CreditPolicy,
     Link,
@@ -56,7 +53,6 @@ from kit.plan.trial import (
     OptionValue,
     RateStep,
     ServerConfig,
-    ServerKind,
     Trial,
     WindowMode,
     Workload,

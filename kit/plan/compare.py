@@ -33,8 +33,8 @@ from kit.plan.builder import (
 )
 from kit.plan.campaign import CampaignSpec, Cell
 from kit.plan.options import PlanOptions, options_from_items
+from kit.plan.programs import CLIENT_KINDS
 from kit.plan.trial import (
-    CLIENT_KINDS,
     Link,
     Trial,
     Workload,

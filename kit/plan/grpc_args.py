@@ -10,8 +10,9 @@ Facts (checked on the wire by tests/integration/test_grpcio_windows.py):
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
+from kit._proto import worker_pb2 as pb
 from kit.errors import UsageError
 from kit.plan.grpc_arg_names import CHANNEL_ARG_NAMES
 from kit.plan.trial import OptionValue, ServerConfig, WindowMode
@@ -136,3 +137,21 @@ def check_arg_value(pair: tuple[str, OptionValue], option: str = "--option") -> 
             f"{option} {key}: {value} is outside the range of a C int "
             f"({C_INT_MIN}..{C_INT_MAX}), which grpcio's channel arguments hold"
         )
+
+
+def option_values(options: Iterable[pb.Option], who: str) -> list[tuple[str, int | str]]:
+    """A job's options as C-core channel arguments: integers and strings only."""
+    out: list[tuple[str, int | str]] = []
+    for option in options:
+        kind = option.WhichOneof("value")
+        if kind == "int":
+            out.append((option.name, option.int))
+        elif kind == "text":
+            out.append((option.name, option.text))
+        elif kind == "flag":
+            out.append((option.name, int(option.flag)))
+        else:
+            raise UsageError(
+                f"{who}: bad job: option {option.name} takes an integer or a string, not {kind}"
+            )
+    return out

@@ -33,7 +33,8 @@ from kit.plan.builder import (
 )
 from kit.plan.compare import ComparePlan
 from kit.plan.options import LinkOptions, PlanOptions
-from kit.plan.trial import CLIENT_KINDS, Link, Workload
+from kit.plan.programs import CLIENT_KINDS
+from kit.plan.trial import Link, Workload
 from kit.plan.units import KIB, MIB, format_bytes, parse_duration_ms, size_spec
 
 DEFAULT_STREAM_WINDOW = 256 * KIB  # undici's default stream window

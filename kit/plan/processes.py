@@ -2,7 +2,7 @@
 
 ``kit.topology`` starts every process (client, server, delay line) with ``--config
 '<json>'``, the codec's form (``kit.results.codec``) of one of these records: the process
-protocol of ``kit.topology.protocol`` (``docs/process-protocol.md``). ``kit serve`` and
+protocol of ``kit.protocol`` (``docs/process-protocol.md``). ``kit serve`` and
 ``kit proxy`` build the same configs from their flags and run them in the foreground.
 """
 

@@ -1,11 +1,11 @@
 """The named options of the stacks users run (``--option key=value`` with ``--client grpc-go``...).
 
-Each stack's program checks its own options too (``stacks/<stack>/``) and refuses what it does
-not have in one line; this table lets the kit refuse the same options before it starts
-anything, with the same words (``grpc-go client: option 'Foo' is not one of ...``). The
-conformance test reads each program's own list from that refusal and checks it against this
-table, so the two cannot drift apart. What each knob does, and where the stack reads it, is in
-``stacks/<stack>/README.md``.
+The one place their ranges live: the kit refuses an option a stack does not have, or a value
+out of its range, before it starts anything. A stack's program keeps only the mapping from
+an option's name to the stack's own call, and refuses a name it does not have in one line
+(``grpc-go client: option 'Foo' is not one of ...``); the conformance test reads each
+program's list from that refusal and checks it against this table, so the two cannot drift
+apart. What each knob does, and where the stack reads it, is in ``stacks/<stack>/README.md``.
 """
 
 from __future__ import annotations
@@ -55,6 +55,10 @@ class Knob:
 
 _WINDOW_GO = Knob(65_535, INT32_MAX, window=True)
 _BUFFER_GO = Knob(0, GIB)
+# Keepalive durations, in milliseconds everywhere (a stack may raise a small one itself:
+# grpc-go and grpc-java clients to 10 s; the programs' notes say so).
+_MS = Knob(1, 1 << 40)
+_FLAG = Knob(kind="bool")
 _GO_BOTH: dict[str, Knob] = {
     "InitialWindowSize": _WINDOW_GO,
     "InitialConnWindowSize": _WINDOW_GO,
@@ -90,16 +94,36 @@ _TONIC_BOTH: dict[str, Knob] = {
 
 STACK_OPTIONS: Mapping[str, Mapping[Side, Mapping[str, Knob]]] = {
     "grpc-go": {
-        "client": _GO_BOTH,
-        "server": {**_GO_BOTH, "MaxConcurrentStreams": Knob(0, 2**32 - 1)},
+        "client": {
+            **_GO_BOTH,
+            "KeepaliveTime": _MS,
+            "KeepaliveTimeout": _MS,
+            "KeepalivePermitWithoutStream": _FLAG,
+        },
+        "server": {
+            **_GO_BOTH,
+            "MaxConcurrentStreams": Knob(1, 2**32 - 1),
+            "KeepaliveTime": _MS,
+            "KeepaliveTimeout": _MS,
+            "KeepaliveMinTime": _MS,
+            "KeepalivePermitWithoutStream": _FLAG,
+        },
     },
     "grpc-java": {
         "client": {
             **_JAVA_BOTH,
-            "keepAliveTime": Knob(1, 1 << 40),
-            "keepAliveTimeout": Knob(1, 1 << 40),
+            "keepAliveTime": _MS,
+            "keepAliveTimeout": _MS,
+            "keepAliveWithoutCalls": _FLAG,
         },
-        "server": {**_JAVA_BOTH, "maxConcurrentCallsPerConnection": Knob(1)},
+        "server": {
+            **_JAVA_BOTH,
+            "maxConcurrentCallsPerConnection": Knob(1),
+            "keepAliveTime": _MS,
+            "keepAliveTimeout": _MS,
+            "permitKeepAliveTime": _MS,
+            "permitKeepAliveWithoutCalls": _FLAG,
+        },
     },
     "grpc-js": {
         "client": {
@@ -107,12 +131,30 @@ STACK_OPTIONS: Mapping[str, Mapping[Side, Mapping[str, Knob]]] = {
             **_JS_BOTH,
             "grpc.enable_retries": Knob(0, 1),
             "grpc.per_rpc_retry_buffer_size": Knob(0),
+            "grpc.keepalive_time_ms": _MS,
+            "grpc.keepalive_timeout_ms": _MS,
+            "grpc.keepalive_permit_without_calls": Knob(0, 1),
         },
-        "server": {**_JS_BOTH, "grpc.max_concurrent_streams": Knob(0, 2**32 - 1)},
+        "server": {
+            **_JS_BOTH,
+            "grpc.max_concurrent_streams": Knob(1, 2**32 - 1),
+            "grpc.keepalive_time_ms": _MS,
+            "grpc.keepalive_timeout_ms": _MS,
+        },
     },
     "tonic": {
-        "client": _TONIC_BOTH,
-        "server": {**_TONIC_BOTH, "max_concurrent_streams": Knob(1, 2**32 - 1)},
+        "client": {
+            **_TONIC_BOTH,
+            "http2_keep_alive_interval": _MS,
+            "keep_alive_timeout": _MS,
+            "keep_alive_while_idle": _FLAG,
+        },
+        "server": {
+            **_TONIC_BOTH,
+            "max_concurrent_streams": Knob(1, 2**32 - 1),
+            "http2_keepalive_interval": _MS,
+            "http2_keepalive_timeout": _MS,
+        },
     },
 }
 

@@ -16,6 +16,13 @@ from typing import Literal, TypeGuard
 
 from kit.errors import FieldError, UsageError
 from kit.plan.pool import granted_bytes
+from kit.plan.programs import (
+    CLIENT_KINDS,
+    SERVER_KINDS,
+    STACK_KINDS,
+    ClientKind,
+    ServerKind,
+)
 from kit.plan.stack_options import check_stack_options, check_tonic_windows
 from kit.plan.units import (
     HTTP2_MAX_WINDOW_BYTES,
@@ -28,8 +35,6 @@ from kit.plan.units import (
     window_in_range,
 )
 
-ClientKind = Literal["grpcio", "h2", "grpc-go", "grpc-java", "grpc-js", "tonic"]
-ServerKind = Literal["grpcio", "grpc-go", "grpc-java", "grpc-js", "tonic"]
 WindowMode = Literal[
     "dynamic",
     "static",
@@ -47,10 +52,6 @@ ConnCredit = Literal["receipt", "read"]
 WorkloadKind = Literal["download", "unary", "upload"]
 OptionValue = int | str
 
-CLIENT_KINDS: tuple[str, ...] = ("grpcio", "h2", "grpc-go", "grpc-java", "grpc-js", "tonic")
-# The stacks users run, each a client and a server program of its own (``stacks/``).
-STACK_KINDS: tuple[str, ...] = ("grpc-go", "grpc-java", "grpc-js", "tonic")
-SERVER_KINDS: tuple[str, ...] = ("grpcio", *STACK_KINDS)
 WINDOW_MODES: tuple[str, ...] = ("dynamic", "static", "bdp-off", "pool")
 # The h2 client's models of other stacks' receive-window policies (kit.clients.h2.policies).
 # QUIC's rules apply to HTTP/2 here: a QUIC stream is a stream, MAX_DATA the connection window.
@@ -627,8 +628,9 @@ class Workload:
     timeout_s: float = 60.0
     slow_streams: int = 0
     read_rate_bits_s: float | None = None
-    # Slow start after idle: before the timed phase every connection downloads
-    # ``prime_bytes`` (its congestion window grows), then carries nothing for ``idle_s``.
+    # Before the timed phase, every connection stays open with no call on it for ``idle_s``
+    # (keepalive and ping rules act there; every client). Slow start after idle: the h2
+    # client first downloads ``prime_bytes`` on each (its congestion window grows).
     prime_bytes: int | None = None
     idle_s: float = 0.0
 
@@ -682,10 +684,6 @@ class Workload:
             is_number(self.idle_s) and 0 <= self.idle_s <= 60,
             "{idle_s}: {0} s is outside 0..60 s",
             self.idle_s,
-        )
-        check(
-            self.idle_s == 0 or self.prime_bytes is not None,
-            "{idle_s}: an idle gap follows a priming transfer (give {prime_bytes} too)",
         )
 
     def _check_transfer(self) -> None:

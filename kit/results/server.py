@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ServerResult:
-    """``rpcs``: the calls it served, of every method, warm-ups included."""
+    """``rpcs``: the calls it served, of every method, warm-ups included; ``refused``: the
+    Download calls it refused for its memory budget (RESOURCE_EXHAUSTED)."""
 
     rpcs: int = 0
+    refused: int = 0

@@ -25,13 +25,13 @@ from dataclasses import dataclass, replace
 from kit.analysis.cells import efficiency
 from kit.analysis.link import mbit_s
 from kit.plan.processes import LOOPBACK, ProxyConfig
+from kit.plan.programs import PROXY_PROGRAM
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB, format_rate
 from kit.quantile import percentile
 from kit.results.records import Measurement
 from kit.tools.pingpong import one_way_delays_ms
 from kit.topology.processes import spawn
-from kit.topology.programs import PROXY_PROGRAM
 from kit.topology.topology import Topology
 
 RATES_BITS_S = (10e6, 100e6, 500e6, 1e9, 2e9, 4e9, 8e9)

@@ -39,6 +39,7 @@ from kit.analysis.link import ramp_of
 from kit.delayline.netns import CLIENT_NS_FD, SERVER_NS_FD, inside, missing
 from kit.plan.packet import SERVER_ADDR, ForwarderConfig
 from kit.plan.processes import LOOPBACK, ProxyConfig
+from kit.plan.programs import PROXY_PROGRAM
 from kit.plan.trial import ClientConfig, Link, LinkKind, Trial, Workload
 from kit.plan.units import KIB, format_rate
 from kit.quantile import percentile
@@ -48,7 +49,6 @@ from kit.tools.linkbench import LinkLine
 from kit.tools.pingpong import PING_TIMEOUT_S
 from kit.topology.packet import FORWARDER_PROGRAM
 from kit.topology.processes import Child, spawn
-from kit.topology.programs import PROXY_PROGRAM
 from kit.topology.topology import Topology
 
 DELAY_RTT_MS = 20.0

@@ -37,13 +37,13 @@ from typing import Any
 from kit.capture.tapfile import TapLine, read_tap
 from kit.errors import KitError, RecordsError
 from kit.plan.processes import ProxyConfig
+from kit.plan.programs import PROXY_PROGRAM
 from kit.plan.trial import Link
 from kit.plan.units import MIB, parse_duration_ms, parse_size_bytes
 from kit.quantile import percentile
 from kit.results.records import ProxyTotals
 from kit.tools.tapbench import flood
 from kit.topology.processes import Child, spawn
-from kit.topology.programs import PROXY_PROGRAM
 
 HEADER = struct.Struct(">4sBIQQ")  # magic, kind, conn id, up bytes, down bytes
 MAGIC = b"SOAK"

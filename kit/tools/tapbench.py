@@ -26,11 +26,11 @@ from pathlib import Path
 
 from kit.delayline.timer import open_timerfd
 from kit.plan.processes import LOOPBACK, ProxyConfig
+from kit.plan.programs import PROXY_PROGRAM
 from kit.plan.trial import Link
 from kit.plan.units import MIB
 from kit.quantile import percentile
 from kit.topology.processes import Child, spawn
-from kit.topology.programs import PROXY_PROGRAM
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 _HEADER = struct.Struct(">HBBBL")

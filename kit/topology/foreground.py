@@ -1,21 +1,28 @@
-"""``kit serve`` with another stack's server: its program as a child, in the foreground.
+"""``kit serve``: a stack's server program as a child, in the foreground.
 
-The grpcio server runs inside the ``kit serve`` process itself; a stack's server is its own
-program (Go, Java, Node), so ``kit serve --server grpc-go`` starts it by the process
-protocol, says where it listens, and stops it on Ctrl-C / SIGTERM (or reports that it died).
+Every server is its own program (Python's grpcio, Go, Java, Node, Rust), so ``kit serve
+--server grpc-go`` starts it by the process protocol with its job, says where it listens,
+and stops it on Ctrl-C / SIGTERM (or reports that it died).
+
+The signal handlers only record the signal (a handler that took a lock, as
+``threading.Event.set`` does, could deadlock against the main loop holding that lock in
+``Event.wait``: seen under load, after which SIGINT and SIGTERM were ignored); the main loop
+polls the record.
 """
 
 from __future__ import annotations
 
 import signal
-import threading
+import time
 from collections.abc import Callable
 
 from kit.errors import TopologyError
 from kit.plan.processes import ServerProcess
+from kit.plan.programs import SERVER_PROGRAMS
 from kit.results.server import ServerResult
 from kit.topology.processes import spawn
-from kit.topology.programs import SERVER_PROGRAMS
+
+POLL_S = 0.1
 
 
 def serve_stack(process: ServerProcess, on_ready: Callable[[int], None]) -> ServerResult:
@@ -25,16 +32,17 @@ def serve_stack(process: ServerProcess, on_ready: Callable[[int], None]) -> Serv
     why = program.missing()
     if why is not None:
         raise TopologyError(f"server cannot start: {why}")
-    stop = threading.Event()
+    stopped: list[int] = []
     previous = {
-        sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)
+        sig: signal.signal(sig, lambda signum, _frame: stopped.append(signum))
+        for sig in (signal.SIGINT, signal.SIGTERM)
     }
     child = spawn("server", program, process)
     try:
         on_ready(child.port)
-        while not stop.wait(0.2) and child.popen.poll() is None:
-            pass
-        if child.popen.poll() is not None and not stop.is_set():
+        while not stopped and child.popen.poll() is None:
+            time.sleep(POLL_S)
+        if child.popen.poll() is not None and not stopped:
             tail = child.stderr_tail()
             raise TopologyError(
                 f"the {kind} server (pid {child.pid}) exited with code {child.popen.returncode}"

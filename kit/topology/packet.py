@@ -18,10 +18,10 @@ from kit.delayline.netns import CLIENT_NS_FD, SERVER_NS_FD, missing, nsenter_pre
 from kit.errors import UsageError
 from kit.plan.packet import SERVER_ADDR, ForwarderConfig
 from kit.plan.processes import ServerProcess
+from kit.plan.programs import SERVER_PROGRAMS, Program
 from kit.plan.trial import Link, ServerConfig
 from kit.results.records import TcpView
-from kit.topology.processes import Child, Program, spawn
-from kit.topology.programs import SERVER_PROGRAMS
+from kit.topology.processes import Child, spawn
 
 FORWARDER_PROGRAM = Program.python_module("kit.delayline.forwarder")
 SAMPLE_S = 0.1

@@ -1,7 +1,7 @@
 """The one child-process type: start a process by the protocol, wait for its ready line,
 read its final line, stop it. Every server, delay line and client goes through ``Child``.
 
-The protocol itself (argv, lines, exit codes) is ``kit.topology.protocol``. Every child runs
+The protocol itself (argv, lines, exit codes) is ``kit.protocol``. Every child runs
 in its own session (so a terminal's Ctrl-C reaches only the kit, which then stops them in
 order) and gets PR_SET_PDEATHSIG (so even a SIGKILLed kit leaves no orphan on Linux).
 ``stop`` sends SIGTERM, waits, then SIGKILLs. stdout is read from the raw pipe, line by
@@ -20,13 +20,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import IO, Any, TypeVar
 
 from kit.errors import KitError, MeasurementError, TopologyError, UsageError
+from kit.plan.programs import Program
 from kit.plan.units import MIB
-from kit.results.codec import from_json
-from kit.topology.protocol import (
+from kit.protocol import (
     WORKER_FLAG,
     Failure,
     Line,
@@ -34,6 +33,7 @@ from kit.topology.protocol import (
     Result,
     config_argv,
     config_line,
+    decode_result,
     error_for,
     parse_line,
 )
@@ -54,33 +54,6 @@ CHILD_ENV = {
 }
 
 
-@dataclass(frozen=True)
-class Program:
-    """How to start one kind of process: everything on its command line before ``--config``.
-
-    ``needs`` are files that must exist first (a built binary, a jar, installed modules);
-    ``hint`` says how to get them, for the one-line refusal when they are missing.
-    ``worker``: a client program that also runs as a client worker (``--worker``: one trial
-    per line of stdin); the kit then starts one for successive trials instead of a process
-    per trial."""
-
-    argv: tuple[str, ...]
-    needs: tuple[str, ...] = ()
-    hint: str = ""
-    worker: bool = False
-
-    @classmethod
-    def python_module(cls, module: str, worker: bool = False) -> Program:
-        return cls((sys.executable, "-m", module), worker=worker)
-
-    def missing(self) -> str | None:
-        """Why it cannot start on this machine (None: it can)."""
-        absent = [path for path in self.needs if not os.path.exists(path)]
-        if not absent:
-            return None
-        return f"{absent[0]} is missing" + (f" ({self.hint})" if self.hint else "")
-
-
 def _die_with_parent() -> None:
     with contextlib.suppress(Exception):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -99,7 +72,8 @@ class Child:
 
     @classmethod
     def start(cls, role: str, program: Program, config: Any) -> Child:
-        """Start ``program --config <config as JSON>``; its ready line is not awaited here.
+        """Start ``program --config <config as JSON>`` (a client's or server's record goes as
+        its job, ``kit.plan.jobs``); its ready line is not awaited here.
         ``TopologyError`` when the program is not there to start (not built)."""
         return cls._start(role, program, config_argv(config), subprocess.DEVNULL)
 
@@ -209,7 +183,7 @@ class Child:
         (it exited) as the kit's own error."""
         if isinstance(final, Result):
             try:
-                return from_json(cls, final.data, f"{self.role} result")
+                return decode_result(cls, final.data, f"{self.role} result")
             except UsageError as exc:
                 raise MeasurementError(f"the {self.role}'s result is malformed: {exc}") from None
         if isinstance(final, Failure):

@@ -2,7 +2,7 @@
 
 A ``Topology`` starts a grpcio server per server config and one delay line per link
 (lazily, so a table that sweeps three RTTs keeps three proxies in front of one server).
-Every process is a ``Child`` of the process protocol (``kit.topology.protocol``): its config
+Every process is a ``Child`` of the process protocol (``kit.protocol``): its config
 goes in as JSON, a ready line and one final line come out. Each measurement runs the client
 on fresh connections, in a client worker kept for the next trials where its program has
 them (``kit.topology.workers``), else in a fresh process; its connections are matched to
@@ -36,6 +36,7 @@ from kit.delayline.counter import read_count
 from kit.errors import KitError, MeasurementError, TopologyError
 from kit.plan.packet import SERVER_ADDR
 from kit.plan.processes import LOOPBACK, ClientProcess, ProxyConfig, ServerProcess
+from kit.plan.programs import CLIENT_PROGRAMS, PROXY_PROGRAM, SERVER_PROGRAMS, Program
 from kit.plan.trial import WARMUP, Link, ServerConfig, Trial, theory_mib_s
 from kit.results.client import ClientResult, now_ns
 from kit.results.records import (
@@ -52,8 +53,7 @@ from kit.topology import leftovers
 from kit.topology.awake import KeepAwake
 from kit.topology.cpu import CpuSampler, machine_load
 from kit.topology.packet import PacketPath, TcpSampler
-from kit.topology.processes import READY_TIMEOUT_S, Child, Program, spawn
-from kit.topology.programs import CLIENT_PROGRAMS, PROXY_PROGRAM, SERVER_PROGRAMS
+from kit.topology.processes import READY_TIMEOUT_S, Child, spawn
 from kit.topology.workers import Answer, Worker
 
 CLIENT_GRACE_S = 20.0

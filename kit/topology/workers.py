@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 from kit.errors import MeasurementError, TopologyError
 from kit.plan.processes import ClientProcess
+from kit.plan.programs import Program
+from kit.protocol import Ready, Result
 from kit.results.client import ClientResult
-from kit.topology.processes import READY_TIMEOUT_S, Child, Program
-from kit.topology.protocol import Ready, Result
+from kit.topology.processes import READY_TIMEOUT_S, Child
 
 END_S = 1.0  # how long an idle worker may take to exit once its stdin is closed
 

@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 from kit.capture.tapfile import TapLine, parse_tap_lines
 from kit.delayline.relay import DelayLine
 from kit.plan.processes import ProxyConfig
+from kit.plan.programs import PROXY_PROGRAM
 from kit.plan.trial import Link
+from kit.protocol import config_argv
 from kit.topology.awake import KeepAwake
-from kit.topology.programs import PROXY_PROGRAM
-from kit.topology.protocol import config_argv
 
 REPO = Path(__file__).resolve().parents[2]
 T = TypeVar("T")

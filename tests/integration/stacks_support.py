@@ -9,8 +9,7 @@ import shutil
 
 import pytest
 
-from kit.plan.trial import STACK_KINDS
-from kit.topology.programs import CLIENT_PROGRAMS, SERVER_PROGRAMS
+from kit.plan.programs import CLIENT_PROGRAMS, SERVER_PROGRAMS, STACK_KINDS
 
 TOOLCHAINS = {
     "grpc-go": ("go",),

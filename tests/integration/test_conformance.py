@@ -1,5 +1,6 @@
 """The process protocol's conformance test: every client, server and delay line the kit can
-start, in whatever language, passes the same checks (docs/process-protocol.md).
+start, in whatever language, passes the same checks (docs/process-protocol.md), and every
+client and server program decodes the worker contract (protos/worker.proto) the same way.
 
 Parametrised over the topology's program tables (``kit.topology.programs``): a new stack is
 checked by adding its programs there. Each process is run as the kit runs it (argv
@@ -22,21 +23,22 @@ from typing import Any
 import grpc
 import psutil
 import pytest
+from hostile_support import hold
 from relay_support import kill_and_reap
 from stacks_support import need_built
 
 from kit._proto import throughput_pb2 as pb
 from kit.plan.processes import ClientProcess, ProxyConfig, ServerProcess
+from kit.plan.programs import CLIENT_PROGRAMS, PROXY_PROGRAM, SERVER_PROGRAMS, Program
 from kit.plan.stack_options import STACK_OPTIONS
-from kit.plan.trial import ClientConfig, Link, RateStep, ServerConfig, Trial, Workload
+from kit.plan.trial import ClientConfig, Link, ServerConfig, Trial, Workload
 from kit.plan.units import KIB, MIB
+from kit.protocol import Result, config_argv, config_text, decode_result
 from kit.results.client import ClientResult
-from kit.results.codec import from_json, to_json
+from kit.results.codec import from_json
 from kit.results.records import ProxyTotals
 from kit.results.server import ServerResult
-from kit.topology.processes import Child, Program, spawn
-from kit.topology.programs import CLIENT_PROGRAMS, PROXY_PROGRAM, SERVER_PROGRAMS
-from kit.topology.protocol import Result, as_sent, config_argv
+from kit.topology.processes import Child, spawn
 from kit.topology.workers import Worker
 
 pytestmark = pytest.mark.integration
@@ -52,7 +54,7 @@ SERVER_KINDS = sorted(SERVER_PROGRAMS)
 
 @contextlib.contextmanager
 def started(
-    program: Program, config_args: list[str], stdin: int = subprocess.DEVNULL
+    program: Program, config_args: list[str] | list[bytes], stdin: int = subprocess.DEVNULL
 ) -> Iterator[subprocess.Popen[str]]:
     """The program with these arguments; a worker's stdin is a pipe (``subprocess.PIPE``)."""
     proc = subprocess.Popen(
@@ -80,7 +82,7 @@ def sigterm(proc: subprocess.Popen[str]) -> tuple[str, str]:
 
 
 def run_to_end(
-    program: Program, config_args: list[str], timeout_s: float = 60
+    program: Program, config_args: list[str] | list[bytes], timeout_s: float = 60
 ) -> tuple[int, list[dict[str, Any]], str]:
     """Exit code, every stdout line as JSON (each must be JSON), stderr."""
     with started(program, config_args) as proc:
@@ -154,21 +156,24 @@ def server_port() -> Iterator[int]:
         server.close()
 
 
-def client_config(kind: str, port: int, workload: Workload, link: Link | None = None) -> list[str]:
-    trial = Trial(client=ClientConfig(kind=kind), workload=workload, link=link or Link())  # type: ignore[arg-type]
-    return config_argv(ClientProcess(target_port=port, trial=trial))
+def client_job(kind: str, port: int, workload: Workload, host: str = "127.0.0.1") -> str:
+    trial = Trial(client=ClientConfig(kind=kind), workload=workload)  # type: ignore[arg-type]
+    return config_text(ClientProcess(target_host=host, target_port=port, trial=trial))
 
 
-# Every field the kit's Link has: a program that refuses one cannot run on the packet link.
-PACKET_LINK = Link(
-    kind="packet",
-    loss=0.01,
-    loss_burst_len=2,
-    queue_bytes=64 * KIB,
-    mtu=1400,
-    congestion="cubic",
-    rate_steps=(RateStep(rate_bits_s=8e9, duration_ms=100), RateStep(rate_bits_s=0, duration_ms=5)),
-)
+def client_config(kind: str, port: int, workload: Workload, host: str = "127.0.0.1") -> list[str]:
+    return ["--config", client_job(kind, port, workload, host)]
+
+
+def edited(job_text: str, **fields: Any) -> str:
+    """A job as JSON with some top-level fields replaced (None: removed)."""
+    data = json.loads(job_text)
+    for name, value in fields.items():
+        if value is None:
+            data.pop(name, None)
+        else:
+            data[name] = value
+    return json.dumps(data)
 
 
 # -- clients -----------------------------------------------------------------------------------
@@ -176,58 +181,88 @@ PACKET_LINK = Link(
 
 @pytest.mark.parametrize("kind", CLIENT_KINDS)
 def test_a_client_says_ready_then_one_result_that_decodes(kind: str, server_port: int) -> None:
-    # On the packet link with rate steps: the client reads the whole link (the forwarder,
-    # not the client, applies it; here the client dials the server directly).
     need_built(kind)
     workload = Workload(message_bytes=64 * KIB, bytes_per_stream=MIB, timeout_s=30)
-    argv = client_config(kind, server_port, workload, PACKET_LINK)
-    with started(CLIENT_PROGRAMS[kind], argv) as proc:
+    with started(CLIENT_PROGRAMS[kind], client_config(kind, server_port, workload)) as proc:
         out, err = proc.communicate(timeout=60)
     lines = protocol_lines(out)
     assert proc.returncode == 0 and len(lines) == 2, (lines, err)
     assert_ready(lines[0], proc.pid)
-    assert lines[0]["port"] == 0
+    assert lines[0].get("port", 0) == 0
     assert set(lines[1]) == {"result"}
-    result = from_json(ClientResult, lines[1]["result"], "result")
+    result = decode_result(ClientResult, lines[1]["result"], "result")
     assert result.client == kind
     assert result.bytes == MIB and result.messages == 16  # exactly what the trial asked for
     assert 0 < result.elapsed_s < 60
     assert result.throughput_mib_s == pytest.approx(1 / result.elapsed_s, rel=0.01)
 
 
+GOOD_JOB = client_job("h2", 1, Workload(bytes_per_stream=MIB))
+# Bad jobs every program refuses the same way: one error line, exit 2, saying so. What each
+# must contain: "bad job" (the library's own words follow), and a field the job named.
+BAD_JOBS: list[tuple[str, str]] = [
+    ("{not json", "bad job"),
+    (edited(GOOD_JOB, nonsense=1), "nonsense"),
+    (edited(GOOD_JOB, target_port="eighty"), "bad job"),
+    (edited(GOOD_JOB, connections=-1), "bad job"),
+    (edited(GOOD_JOB, download=None), "bad job"),  # no work to do
+    ('{"target_port": 1, "download": {"streams": 1}, "windows": {"static": "yes"}}', "bad job"),
+]
+
+
 @pytest.mark.parametrize("kind", CLIENT_KINDS)
-@pytest.mark.parametrize(
-    ("config", "says"),
-    [
-        (["--config", "{not json"], "not JSON"),
-        (["--config", '{"target_port": 1, "trial": {"client": {"kind": "h3"}}}'], "kind"),
-        (["--config", '{"target_port": 1, "trial": {"workload": {"streams": 0}}}'], "streams"),
-        (["--config", '{"target_port": 1, "nonsense": 1}'], "nonsense"),
-        (
-            ["--config", '{"target_port": 1, "trial": {"link": {"kind": "packet", "loss": 0.9}}}'],
-            "loss: 0.9 is outside 0..0.5",
-        ),
-        ([], "usage"),
-    ],
-)
-def test_a_client_refuses_a_bad_config_with_one_line_and_exit_2(
-    kind: str, config: list[str], says: str
+@pytest.mark.parametrize(("config", "says"), [*BAD_JOBS, ("", "usage")])
+def test_a_client_refuses_a_bad_job_with_one_line_and_exit_2(
+    kind: str, config: str, says: str
 ) -> None:
     need_built(kind)
-    code, lines, err = run_to_end(CLIENT_PROGRAMS[kind], config)
+    args = ["--config", config] if config else []
+    code, lines, err = run_to_end(CLIENT_PROGRAMS[kind], args)
     assert code == 2 and len(lines) == 1, (lines, err)
     assert says in assert_one_error(lines, 2, err)["error"]
 
 
 @pytest.mark.parametrize("kind", CLIENT_KINDS)
-def test_a_client_that_cannot_reach_its_target_exits_4_with_one_line(kind: str) -> None:
+def test_a_client_refuses_bytes_that_are_not_utf8_with_one_line_and_exit_2(kind: str) -> None:
+    need_built(kind)
+    job = GOOD_JOB.replace('"127.0.0.1"', '"127.0.0.\udcff"').encode("utf-8", "surrogateescape")
+    code, lines, err = run_to_end(CLIENT_PROGRAMS[kind], [b"--config", job])
+    assert code == 2 and len(lines) == 1, (lines, err)
+    assert "not UTF-8" in assert_one_error(lines, 2, err)["error"]
+
+
+@pytest.mark.parametrize("kind", CLIENT_KINDS)
+@pytest.mark.parametrize("host", ["127.0.0.1", "no-such-host.invalid"])
+def test_a_client_that_cannot_reach_its_target_exits_4_with_one_line(kind: str, host: str) -> None:
     need_built(kind)
     workload = Workload(bytes_per_stream=MIB, timeout_s=2)
+    port = free_port()
     started_at = time.monotonic()
-    code, lines, err = run_to_end(CLIENT_PROGRAMS[kind], client_config(kind, free_port(), workload))
+    code, lines, err = run_to_end(CLIENT_PROGRAMS[kind], client_config(kind, port, workload, host))
     assert code == 4, (lines, err)
-    assert_one_error(lines, 4, err)
+    error = assert_one_error(lines, 4, err)["error"]
+    assert host in error, error  # it names what it could not reach
     assert time.monotonic() - started_at < 15  # the trial's 2 s timeout bounds the wait
+
+
+@pytest.mark.parametrize("kind", CLIENT_KINDS)
+def test_a_client_idles_with_its_connections_open_before_the_work(
+    kind: str, server_port: int
+) -> None:
+    """The job's ``idle_s``: after the warm-up every connection stays open with no call on
+    it (keepalive and ping rules act there), then the work; the idle gap is not timed."""
+    need_built(kind)
+    workload = Workload(kind="unary", calls=5, timeout_s=30, idle_s=1.5)
+    started_at = time.monotonic()
+    with started(CLIENT_PROGRAMS[kind], client_config(kind, server_port, workload)) as proc:
+        read_ready(proc)
+        out, err = proc.communicate(timeout=60)
+    took = time.monotonic() - started_at
+    lines = protocol_lines(out)
+    assert proc.returncode == 0 and set(lines[-1]) == {"result"}, (lines, err)
+    result = decode_result(ClientResult, lines[-1]["result"], "result")
+    assert result.messages == 5 and result.elapsed_s < 1.5  # the gap is outside the timing
+    assert took >= 1.5, took
 
 
 @pytest.mark.parametrize("kind", CLIENT_KINDS)
@@ -275,16 +310,31 @@ def test_a_listener_serves_then_stops_on_sigterm_with_its_result(
         totals = from_json(ProxyTotals, lines[0]["result"], "result")
         assert totals.connections >= 1 and totals.bytes_down > 0
     else:
-        assert from_json(ServerResult, lines[0]["result"], "result").rpcs >= 1
+        assert decode_result(ServerResult, lines[0]["result"], "result").rpcs >= 1
 
 
 @pytest.mark.parametrize(("role", "kind"), LISTENERS)
-def test_a_listener_refuses_a_bad_config_with_one_line_and_exit_2(role: str, kind: str) -> None:
+@pytest.mark.parametrize(
+    "config", ['{"listen_port": -1}', '{"listen_port": 1, "nonsense": 1}', "{not json"]
+)
+def test_a_listener_refuses_a_bad_config_with_one_line_and_exit_2(
+    role: str, kind: str, config: str
+) -> None:
     need_built(kind)
     program, _ = _listening(role, kind, 1)
-    code, lines, err = run_to_end(program, ["--config", '{"listen_port": -1}'])
+    code, lines, err = run_to_end(program, ["--config", config])
     assert code == 2 and len(lines) == 1, (lines, err)
     assert_one_error(lines, 2, err)
+
+
+@pytest.mark.parametrize("kind", SERVER_KINDS)
+def test_a_server_refuses_bytes_that_are_not_utf8_with_one_line_and_exit_2(kind: str) -> None:
+    need_built(kind)
+    program, config = _listening("server", kind, 1)
+    job = config_text(config).replace('"127.0.0.1"', '"127.0.0.\udcff"')
+    code, lines, err = run_to_end(program, [b"--config", job.encode("utf-8", "surrogateescape")])
+    assert code == 2 and len(lines) == 1, (lines, err)
+    assert "not UTF-8" in assert_one_error(lines, 2, err)["error"]
 
 
 @pytest.mark.parametrize(("role", "kind"), LISTENERS)
@@ -293,7 +343,7 @@ def test_a_listener_that_cannot_listen_exits_3_with_one_line(role: str, kind: st
     program, config = _listening(role, kind, free_port())
     with socket.create_server(("127.0.0.1", 0)) as busy:
         port = busy.getsockname()[1]
-        data = {**to_json(config), "listen_port": port}
+        data = {**json.loads(config_text(config)), "listen_port": port}
         code, lines, err = run_to_end(program, ["--config", json.dumps(data)])
     assert code == 3 and len(lines) == 1, (lines, err)
     assert str(port) in assert_one_error(lines, 3, err)["error"]
@@ -328,18 +378,14 @@ def test_a_stacks_own_option_list_is_the_kits(kind: str, side: str, server_port:
     has. The two lists must be the same, or the kit would refuse what the stack takes, or
     pass on what it refuses."""
     need_built(kind)
-    bogus = [["NoSuchOption", 1]]
+    bogus = [{"name": "NoSuchOption", "int": "1"}]
     if side == "client":
-        trial = to_json(Trial(client=ClientConfig(kind=kind)))  # type: ignore[arg-type]
-        trial["client"]["channel_options"] = bogus
-        config: dict[str, Any] = {"target_host": "127.0.0.1", "target_port": server_port}
-        config["trial"] = trial
+        job = client_job(kind, server_port, Workload(bytes_per_stream=MIB))
         program = CLIENT_PROGRAMS[kind]  # type: ignore[index]
     else:
-        config = to_json(ServerProcess(config=ServerConfig(kind=kind)))  # type: ignore[arg-type]
-        config["config"]["channel_options"] = bogus
+        job = config_text(ServerProcess(config=ServerConfig(kind=kind)))  # type: ignore[arg-type]
         program = SERVER_PROGRAMS[kind]  # type: ignore[index]
-    code, lines, err = run_to_end(program, ["--config", json.dumps(as_sent(config))])
+    code, lines, err = run_to_end(program, ["--config", edited(job, options=bogus)])
     assert code == 2, (lines, err)
     error = assert_one_error(lines, 2, err)["error"]
     assert kind in error, error
@@ -374,6 +420,20 @@ def trial_line(kind: str, port: int, workload: Workload, connections: int = 1) -
     client = ClientConfig(kind=kind, connections=connections)  # type: ignore[arg-type]
     trial = Trial(client=client, workload=workload)
     return config_argv(ClientProcess(target_port=port, trial=trial))[1]
+
+
+def worker_bytes(proc: subprocess.Popen[str], line: bytes, timeout_s: float = 60) -> dict[str, Any]:
+    """``worker_line`` for raw bytes (a line that is not UTF-8)."""
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.flush()
+    proc.stdin.buffer.write(line + b"\n")
+    proc.stdin.buffer.flush()
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        assert sel.select(timeout=timeout_s), f"no answer within {timeout_s} s to {line[:80]!r}"
+    answer = json.loads(proc.stdout.readline())
+    assert isinstance(answer, dict), answer
+    return dict(answer)
 
 
 def end_input(proc: subprocess.Popen[str]) -> tuple[str, str]:
@@ -413,7 +473,7 @@ def test_a_worker_runs_one_trial_per_line_each_on_new_connections_and_ends_at_eo
     totals = from_json(ProxyTotals, final.data, "result")
     assert [a.get("client_trial") for a in answers] == [1, 2, 3], answers
     assert all(set(a) == {"result", "client_trial"} for a in answers), answers
-    results = [from_json(ClientResult, a["result"], "result") for a in answers]
+    results = [decode_result(ClientResult, a["result"], "result") for a in answers]
     assert [r.bytes for r in results[:2]] == [MIB, 2 * MIB]  # exactly what each trial asked for
     assert results[2].messages == 20 and len(results[2].latencies_ms) == 20
     assert all(r.client == kind and 0 < r.elapsed_s < 60 for r in results)
@@ -425,20 +485,19 @@ def test_a_worker_runs_one_trial_per_line_each_on_new_connections_and_ends_at_eo
 @pytest.mark.parametrize(
     ("line", "says"),
     [
-        ("{not json", "not JSON"),
-        ('{"target_port": 1, "trial": {"workload": {"streams": 0}}}', "streams"),
-        ('{"target_port": 1, "nonsense": 1}', "nonsense"),
+        *((line.encode(), says) for line, says in BAD_JOBS[:3]),
+        (GOOD_JOB.replace("127.0.0.1", "127.0.0.\xff").encode("latin-1"), "not UTF-8"),
     ],
 )
 def test_a_worker_ends_at_a_bad_line_with_one_error_line_and_exit_2(
-    kind: str, line: str, says: str, server_port: int
+    kind: str, line: bytes, says: str, server_port: int
 ) -> None:
     need_built(kind)
     good = trial_line(kind, server_port, Workload(bytes_per_stream=MIB, timeout_s=30))
     with worker_started(kind) as proc:
         read_ready(proc)
         assert worker_line(proc, good)["client_trial"] == 1
-        error = worker_line(proc, line)
+        error = worker_bytes(proc, line)
         out, err = proc.communicate(timeout=10)
     assert proc.returncode == 2 and out == "", (error, out, err)
     assert says in assert_one_error([error], 2, err)["error"]
@@ -496,3 +555,32 @@ def test_the_driver_numbers_a_workers_trials_and_ends_it(kind: str, server_port:
         (2, True, MIB),
     ]
     assert worker.child.popen.returncode == 0
+
+
+# -- every server keeps its memory budget ----------------------------------------------------
+
+HOSTILE_CALLS = 40
+HOSTILE_MESSAGE_BYTES = 64 * MIB
+HOSTILE_HOLD_S = 8.0
+HOSTILE_RSS_BOUND_BYTES = 600 * MIB
+
+
+@pytest.mark.parametrize("kind", SERVER_KINDS)
+def test_a_server_keeps_its_download_budget_against_calls_never_read(kind: str) -> None:
+    """40 Download calls of 64 MiB messages on one connection, never read (no WINDOW_UPDATE):
+    a server that built or buffered a message per call would hold gigabytes. Each server
+    refuses the calls beyond its budget at once (RESOURCE_EXHAUSTED) and its process tree
+    stays under 600 MiB while they are held."""
+    need_built(kind)
+    program, config = _listening("server", kind, 1)
+    with started(program, config_argv(config)) as proc:
+        ready = read_ready(proc)
+        held = hold(ready["port"], HOSTILE_CALLS, HOSTILE_MESSAGE_BYTES, HOSTILE_HOLD_S, proc.pid)
+        out, err = sigterm(proc)
+    budget = json.loads(config_text(config))["download_budget_bytes"]
+    allowed = int(budget) // HOSTILE_MESSAGE_BYTES  # at most this many run at once
+    assert held.refused >= HOSTILE_CALLS - allowed, held.statuses
+    assert all(s in (None, 8) for s in held.statuses.values()), held.statuses
+    assert 0 < held.peak_rss_bytes < HOSTILE_RSS_BOUND_BYTES, held.peak_rss_bytes / MIB
+    result = decode_result(ServerResult, protocol_lines(out)[-1]["result"], "result")
+    assert result.refused == held.refused, (result, err)

@@ -17,12 +17,13 @@ import pytest
 from kit.clients.h2 import wire
 from kit.clients.h2.client import NS_PER_S, Session, run_h2
 from kit.errors import MeasurementError
-from kit.plan.processes import ServerProcess
+from kit.plan.jobs import client_job
+from kit.plan.processes import ClientProcess, ServerProcess
+from kit.plan.programs import SERVER_PROGRAMS
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB
 from kit.results.client import ClientResult, now_ns
 from kit.topology.processes import spawn
-from kit.topology.programs import SERVER_PROGRAMS
 from kit.topology.topology import Topology
 
 pytestmark = pytest.mark.integration
@@ -40,7 +41,8 @@ def port() -> Iterator[int]:
 def run(port: int, workload: Workload, **client: object) -> ClientResult:
     client.setdefault("window_mode", "static" if "window_bytes" in client else "dynamic")
     config = ClientConfig(kind="h2", **client)  # type: ignore[arg-type]
-    return run_h2("127.0.0.1", port, Trial(client=config, workload=workload))
+    trial = Trial(client=config, workload=workload)
+    return run_h2(client_job(ClientProcess(target_port=port, trial=trial)))
 
 
 def largest_frame(result: ClientResult) -> int:
@@ -127,7 +129,8 @@ def test_unary_calls_return_latencies(port: int) -> None:
 
 def test_unknown_method_is_a_measurement_error(port: int) -> None:
     client = ClientConfig(kind="h2", window_mode="static", window_bytes=64 * KIB)
-    session = Session(Trial(client=client), now_ns() + 10 * NS_PER_S)
+    job = client_job(ClientProcess(target_port=port, trial=Trial(client=client)))
+    session = Session(job, now_ns() + 10 * NS_PER_S)
     try:
         session.connect("127.0.0.1", port)
         path = wire.SERVICE_PATH + "/Nope"

@@ -28,10 +28,10 @@ from kit.campaign.runner import run_campaigns
 from kit.errors import TopologyError
 from kit.plan.campaign import CampaignSpec, Cell
 from kit.plan.processes import ServerProcess
+from kit.plan.programs import PROXY_PROGRAM, Program
 from kit.plan.trial import ClientConfig, Link, ServerConfig, Trial, Workload
 from kit.results.store import read_records
-from kit.topology.processes import Program, spawn
-from kit.topology.programs import PROXY_PROGRAM
+from kit.topology.processes import spawn
 from kit.topology.topology import Topology
 
 pytestmark = pytest.mark.integration

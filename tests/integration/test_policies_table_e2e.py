@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from tables_resume import resume_quick_table
 
-from kit.topology.programs import CLIENT_PROGRAMS
+from kit.plan.programs import CLIENT_PROGRAMS
 
 pytestmark = pytest.mark.integration
 

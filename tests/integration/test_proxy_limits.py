@@ -19,9 +19,9 @@ import pytest
 from relay_support import REPO, delay_line, run, until, upstream
 
 from kit.plan.processes import ProxyConfig
+from kit.plan.programs import PROXY_PROGRAM
 from kit.plan.units import MIB
-from kit.topology.programs import PROXY_PROGRAM
-from kit.topology.protocol import config_argv
+from kit.protocol import config_argv
 
 pytestmark = pytest.mark.integration
 

@@ -23,11 +23,10 @@ import pytest
 from cli_support import REPO, child_of, kit, kit_here
 from stacks_support import need_built
 
-from kit.plan.trial import STACK_KINDS, ClientConfig, Link, ServerConfig, Trial, Workload
+from kit.plan.programs import CLIENT_PROGRAMS, SERVER_PROGRAMS, STACK_KINDS, Program
+from kit.plan.trial import ClientConfig, Link, ServerConfig, Trial, Workload
 from kit.plan.units import KIB, MIB
 from kit.results.store import read_records
-from kit.topology.processes import Program
-from kit.topology.programs import CLIENT_PROGRAMS, SERVER_PROGRAMS
 from kit.topology.topology import Topology
 
 pytestmark = pytest.mark.integration

@@ -21,9 +21,9 @@ from cli_support import kit
 from conftest import descendants, wait_gone
 from tables_resume import cell_name, resume_quick_table
 
-from kit.plan.trial import ClientConfig, ClientKind, Link, Trial, Workload
+from kit.plan.programs import CLIENT_PROGRAMS, ClientKind
+from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB
-from kit.topology.programs import CLIENT_PROGRAMS
 from kit.topology.topology import Topology
 
 pytestmark = pytest.mark.integration

@@ -33,6 +33,7 @@ from kit.plan.units import (
     parse_size_bytes,
     parse_window_bytes,
 )
+from kit.protocol import config_argv, parse_config_argv
 from kit.results.client import ClientResult
 from kit.results.codec import from_json, to_json
 from kit.results.records import (
@@ -44,7 +45,6 @@ from kit.results.records import (
     TapConnection,
 )
 from kit.results.store import append_record, read_records
-from kit.topology.protocol import config_argv, parse_config_argv
 
 T = TypeVar("T")
 

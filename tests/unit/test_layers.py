@@ -9,7 +9,7 @@ Layers, bottom to top (a module may import its own layer and the ones below it):
     kit.quantile                     the one percentile rule
     kit.plan                         units, frozen configs, the plan builder, schedules
     kit.results                      typed, versioned records and their JSON
-    kit.topology.protocol            the process protocol, spoken by every process below
+    kit.protocol                     the process protocol, spoken by every process below
     kit.analysis                     pure statistics, cells, verdicts, knee, checks
     kit.capture                      the passive HTTP/2 decoder -> typed summaries
     kit.delayline                    pure schedule + asyncio relay + timer
@@ -32,7 +32,7 @@ LAYERS = (
     ("kit", "kit.errors", "kit._proto", "kit.quantile"),
     ("kit.plan",),
     ("kit.results",),
-    ("kit.topology.protocol",),
+    ("kit.protocol",),
     ("kit.analysis",),
     ("kit.capture",),
     ("kit.delayline",),

@@ -20,6 +20,8 @@ from kit.analysis.tables.stacks import (
     windows_view,
 )
 from kit.campaign.tables import run_tables
+from kit.plan import programs
+from kit.plan.programs import Program
 from kit.plan.tables import TablesSettings, plan_tables
 from kit.plan.tables.stacks import STACKS_WINDOWS_CAMPAIGN, windows_cells, windows_key
 from kit.plan.trial import Trial
@@ -28,8 +30,6 @@ from kit.report.tables.checks import render_bars
 from kit.report.tables.stacks import StacksViews, render_stacks
 from kit.results.records import Measurement, RunTags
 from kit.results.store import RecordsRead, read_records
-from kit.topology import programs
-from kit.topology.processes import Program
 from kit.topology.topology import Topology
 
 STORED = Path(__file__).resolve().parents[1] / "fixtures" / "tables-quick" / "stacks.jsonl"

@@ -1,5 +1,5 @@
 """The client worker's side of the process protocol, without processes: its lines, their
-parsing, and the loop that runs one trial per line (``kit.topology.protocol``)."""
+parsing, and the loop that runs one trial per line (``kit.protocol``)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from kit import protocol
+from kit._proto import worker_pb2 as pb
 from kit.errors import MeasurementError, UsageError
 from kit.plan.processes import ClientProcess
-from kit.results.client import ClientResult
-from kit.topology import protocol
-from kit.topology.protocol import (
+from kit.protocol import (
     Ready,
     Result,
     config_line,
@@ -21,6 +21,7 @@ from kit.topology.protocol import (
     result_line,
     worker_main,
 )
+from kit.results.client import ClientResult
 
 
 def test_a_ready_line_says_worker_only_for_a_worker() -> None:
@@ -52,18 +53,19 @@ def test_a_result_line_with_another_key_is_no_protocol_line() -> None:
 
 
 def _run_worker(
-    lines: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    lines: list[str | bytes], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> tuple[int, list[dict[str, Any]], list[int]]:
     monkeypatch.setattr(protocol, "interrupt_on_signals", lambda: None)  # pytest keeps its own
     ran: list[int] = []
 
-    def run(process: ClientProcess) -> ClientResult:
-        if process.target_port == 9:
+    def run(job: pb.ClientJob) -> ClientResult:
+        if job.target_port == 9:
             raise MeasurementError("h2 client: connection to 127.0.0.1:9 refused")
-        ran.append(process.target_port)
-        return ClientResult(client="h2", bytes=process.target_port)
+        ran.append(job.target_port)
+        return ClientResult(client="h2", bytes=job.target_port)
 
-    code = worker_main(ClientProcess, run, "h2", "4.4.1", lines)
+    raw = [line.encode() if isinstance(line, str) else line for line in lines]
+    code = worker_main(pb.ClientJob, run, "h2", "4.4.1", raw, "h2 client")
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     return code, out, ran
 
@@ -75,19 +77,21 @@ def test_a_worker_answers_each_line_with_its_numbered_result_and_ends_at_eof(
     code, out, ran = _run_worker([lines[0], "\n", lines[1]], capsys, monkeypatch)
     assert code == 0 and ran == [101, 102]  # a blank line is no trial
     assert out[0]["ready"] is True and out[0]["worker"] is True and out[0]["port"] == 0
-    assert [(o["client_trial"], o["result"]["bytes"]) for o in out[1:]] == [(1, 101), (2, 102)]
+    trials = [(o["client_trial"], int(o["result"]["bytes"])) for o in out[1:]]
+    assert trials == [(1, 101), (2, 102)]
 
 
 @pytest.mark.parametrize(
     ("bad", "code", "says"),
     [
-        ("{not json\n", 2, "worker line: not JSON"),
+        ("{not json\n", 2, "h2 client: worker line: bad job"),
         ('{"target_port": 1, "nonsense": 1}\n', 2, "nonsense"),
+        (b'{"target_host": "\xff", "target_port": 1}\n', 2, "h2 client: worker line: not UTF-8"),
         (config_line(ClientProcess(target_port=9)) + "\n", 4, "refused"),
     ],
 )
 def test_a_worker_ends_at_its_first_error_with_one_error_line(
-    bad: str,
+    bad: str | bytes,
     code: int,
     says: str,
     capsys: pytest.CaptureFixture[str],

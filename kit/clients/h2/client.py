@@ -1,8 +1,9 @@
 """Our gRPC client on h2: exact windows, a credit policy, N streams over M connections.
 
-``run_h2(host, port, trial)`` opens the connections, warms each one up (SETTINGS
-exchange, one Ping call, a 2-message download), then runs the timed phase: a download
-(timed, or fixed-size when ``bytes_per_stream`` is set) or sequential unary Ping calls.
+``run_h2(job)`` (a ``ClientJob`` of ``protos/worker.proto``) opens the connections, warms
+each one up (SETTINGS exchange, one Ping call), primes and idles them when the job says so,
+then runs the timed phase: a download (timed, or fixed-size), sequential unary Ping calls or
+one upload.
 
 This is the thin IO shell around the sans-IO ``H2GrpcConnection``: it only moves bytes.
 One thread drives every socket through a selector; each read is fed to its connection at
@@ -23,13 +24,13 @@ from dataclasses import dataclass
 
 import h2.exceptions
 
+from kit._proto import worker_pb2 as pb
 from kit.clients.h2 import policies, pool, wire
 from kit.clients.h2.bdp import INITIAL_BDP_BYTES
 from kit.clients.h2.connection import DEFAULT_WINDOW_BYTES, Call, ConnOptions, H2GrpcConnection
 from kit.clients.h2.upload_shell import run_upload
 from kit.clients.pacing import ReadPacer, slow_streams_text
-from kit.errors import KitError, MeasurementError
-from kit.plan.trial import Trial
+from kit.errors import KitError, MeasurementError, UsageError
 from kit.plan.units import HTTP2_MAX_WINDOW_BYTES, MIB, format_bytes
 from kit.results.client import ClientResult, now_ns
 
@@ -45,22 +46,20 @@ PROBE_INTERVAL_NS = 50_000_000  # RTT probes during a static-window transfer
 NS_PER_S = 1_000_000_000
 
 
-def run_h2(host: str, port: int, trial: Trial) -> ClientResult:
-    """Run one trial's client side against ``host:port`` and return what it measured."""
+def run_h2(job: pb.ClientJob) -> ClientResult:
+    """Run one job against its target and return what it measured."""
+    work = _WORKLOADS[job.WhichOneof("work") or "download"]
+    host, port = job.target_host, job.target_port
     with _errors_mapped(f"{host}:{port}"):
-        session = Session(trial, now_ns() + int(trial.workload.timeout_s * NS_PER_S))
+        session = Session(job, now_ns() + int(job.timeout_s * NS_PER_S))
         try:
             session.connect(host, port)
-            if trial.workload.warmup:
+            if job.warmup:
                 session.warm_up()
-            if trial.workload.prime_bytes is not None:
-                session.prime(trial.workload.prime_bytes, trial.workload.idle_s)
-            workload = _WORKLOADS.get(trial.workload.kind)
-            if workload is None:
-                raise MeasurementError(
-                    f"h2 client: workload {trial.workload.kind!r} is not supported"
-                )
-            return workload(session)
+            if job.h2.prime_bytes:
+                session.prime(job.h2.prime_bytes)
+            session.idle(job.idle_s)
+            return work(session)
         finally:
             session.close()
 
@@ -86,31 +85,38 @@ def _errors_mapped(target: str) -> Iterator[None]:
         raise MeasurementError(f"h2 client: HTTP/2 protocol error with {target}: {exc!r}") from None
 
 
-def conn_options(trial: Trial) -> ConnOptions:
-    """Windows per connection: static from the trial, grpc-go's 65535 start when dynamic,
-    a model's own start (``kit.clients.h2.policies``), or, for the pool, one buffer per
-    stream to start and a connection window of 2^31-1."""
-    client = trial.client
+def conn_options(job: pb.ClientJob) -> ConnOptions:
+    """Windows per connection, by the job's receive policy: static from the job, grpc-go's
+    65535 start, a model's own start (``kit.clients.h2.policies``), or, for the pool, one
+    buffer per stream to start and a connection window of 2^31-1. A policy, credit rule or
+    frame size it does not have is a bad job (``ConnOptions`` and ``policies`` say so)."""
+    policy, windows = job.h2.policy, job.windows
+    if not policy:
+        raise UsageError("h2 client: bad job: h2 (the receive policy) is not set")
     pool_bytes = None
-    if client.window_mode == "pool":
+    model = None
+    if policy == "pool":
         stream_window, conn_window = pool.UNIT_BYTES, HTTP2_MAX_WINDOW_BYTES
-        pool_bytes = client.pool_size_bytes
-    elif client.is_model():
-        stream_window, conn_window = policies.initial_windows(client.window_mode)
-    elif client.window_mode == "dynamic" or client.window_bytes is None:
+        pool_bytes = job.h2.pool_bytes
+    elif policy == "grpc-go":
         stream_window = conn_window = INITIAL_BDP_BYTES
+    elif policy == "static":
+        if not windows.static:
+            raise UsageError("h2 client: bad job: the static policy needs static windows")
+        stream_window = windows.stream_bytes
+        conn_window = windows.conn_bytes or stream_window
     else:
-        stream_window = client.window_bytes
-        conn_window = trial.conn_window_bytes or stream_window
+        stream_window, conn_window = policies.initial_windows(policy)
+        model = policy
     return ConnOptions(
         stream_window_bytes=stream_window,
         conn_window_bytes=max(conn_window, DEFAULT_WINDOW_BYTES),
-        max_frame_bytes=client.frame_bytes,
-        credit_policy=client.threshold_policy,
-        dynamic=client.window_mode == "dynamic",
-        conn_credit=client.conn_credit,
+        max_frame_bytes=job.h2.max_frame_bytes,
+        credit_policy=job.h2.credit,  # type: ignore[arg-type]  # ConnOptions checks it
+        dynamic=policy == "grpc-go",
+        conn_credit=job.h2.conn_credit,  # type: ignore[arg-type]
         pool_bytes=pool_bytes,
-        model=client.window_mode if client.is_model() else None,
+        model=model,
     )
 
 
@@ -145,9 +151,9 @@ class _Endpoint:
 class Session:
     """The connections of one trial and the loop that drives them until a condition holds."""
 
-    def __init__(self, trial: Trial, hard_deadline_ns: int) -> None:
-        self.trial = trial
-        self.options = conn_options(trial)
+    def __init__(self, job: pb.ClientJob, hard_deadline_ns: int) -> None:
+        self.job = job
+        self.options = conn_options(job)
         self.hard_deadline_ns = hard_deadline_ns
         self.conns: list[H2GrpcConnection] = []
         self.probing = False
@@ -159,14 +165,14 @@ class Session:
 
     def connect(self, host: str, port: int) -> None:
         """Open every connection and send its preface, SETTINGS and connection window."""
-        for _ in range(self.trial.client.connections):
+        for _ in range(self.job.connections):
             sock = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S)
             endpoint = _Endpoint(sock, H2GrpcConnection(f"{host}:{port}", self.options))
             self._endpoints.append(endpoint)
             self.conns.append(endpoint.conn)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, KERNEL_RECV_BUFFER_BYTES)
-            sock.settimeout(max(1.0, self.trial.workload.timeout_s))
+            sock.settimeout(max(1.0, self.job.timeout_s))
             self._selector.register(sock, selectors.EVENT_READ, endpoint)
             endpoint.conn.initiate()
             endpoint.conn.start_policy(now_ns())
@@ -189,21 +195,26 @@ class Session:
         self.drive(lambda: all(c.settings_acked for c in self.conns))
         self.call_all(wire.PING_PATH, wire.ping_body(b"warm"))
 
-    def prime(self, size: int, idle_s: float) -> None:
-        """A download of ``size`` bytes on every connection, then ``idle_s`` with nothing in
-        flight: the timed phase starts on connections whose TCP grew its congestion window and
-        then sat idle (the kernel's slow start after idle, ``tcp_slow_start_after_idle``)."""
-        message = self.trial.workload.message_bytes
+    def prime(self, size: int) -> None:
+        """A download of ``size`` bytes on every connection: with the idle gap after it, the
+        timed phase starts on connections whose TCP grew its congestion window and then sat
+        idle (the kernel's slow start after idle, ``tcp_slow_start_after_idle``)."""
+        message = self.job.message_bytes
         count = max(1, -(-size // message))
         self.call_all(wire.DOWNLOAD_PATH, wire.download_body(count, message),
                       expected_bytes(count, message))  # fmt: skip
-        if idle_s > 0:
-            if now_ns() + int(idle_s * NS_PER_S) >= self.hard_deadline_ns:
-                raise MeasurementError(
-                    f"h2 client: the {idle_s:g} s idle gap does not fit the "
-                    f"{self.trial.workload.timeout_s:g} s timeout"
-                )
-            time.sleep(idle_s)
+
+    def idle(self, idle_s: float) -> None:
+        """``idle_s`` with no call in flight, the connections open; what arrives meanwhile
+        (a peer's PINGs, SETTINGS, a GOAWAY) is read and answered."""
+        if idle_s <= 0:
+            return
+        if now_ns() + int(idle_s * NS_PER_S) >= self.hard_deadline_ns:
+            raise MeasurementError(
+                f"h2 client: the {idle_s:g} s idle gap does not fit the "
+                f"{self.job.timeout_s:g} s timeout"
+            )
+        self.drive(lambda: False, now_ns() + int(idle_s * NS_PER_S))
 
     def call_all(self, path: str, body: bytes, expected: int | None = None) -> None:
         """One call on every connection at once; wait for all of them."""
@@ -219,7 +230,7 @@ class Session:
                 break
             if now >= self.hard_deadline_ns:
                 raise MeasurementError(
-                    f"h2 client: no result within the {self.trial.workload.timeout_s:g} s timeout"
+                    f"h2 client: no result within the {self.job.timeout_s:g} s timeout"
                 )
             for key, _ in self._selector.select(self._wait_s(now, stop_ns)):
                 self._read(key.data, now_ns())
@@ -288,20 +299,19 @@ class Session:
 
 
 def _run_download(session: Session) -> ClientResult:
-    trial = session.trial
-    workload = trial.workload
-    count = workload.messages_per_stream()
-    body = wire.download_body(count or 0, workload.message_bytes)
+    download = session.job.download
+    count = download.messages_per_stream
+    body = wire.download_body(count, session.job.message_bytes)
     t_start = now_ns()
     cpu_start = time.process_time()
     for conn in session.conns:
         conn.start_timing(t_start)
     session.start_probing(t_start)
     calls = _start_streams(session, body, t_start)
-    duration_ns = int(workload.timed_duration_s(trial.link.rtt_ms) * NS_PER_S)
+    duration_ns = int(download.timed_s * NS_PER_S)
     stop_ns = None if count else t_start + duration_ns
     # With slow readers, a fixed-size run ends when the full-speed streams are done.
-    awaited = calls[workload.slow_streams :] or calls
+    awaited = calls[download.slow_streams :] or calls
     t_end = session.drive(lambda: all(call.finished for call in awaited), stop_ns)
     cpu_s = time.process_time() - cpu_start
     session.cancel_open()
@@ -313,18 +323,20 @@ def _run_download(session: Session) -> ClientResult:
 def _start_streams(session: Session, body: bytes, t_start: int) -> list[Call]:
     """Open every stream, round-robin over the connections, then send all requests at once.
 
-    The first ``slow_streams`` are read by a paced reader (seeded by the stream's index).
+    The first ``slow_streams`` are read by a paced reader (stream i seeded ``seed + i``).
     """
     conns = session.conns
-    workload = session.trial.workload
-    count = workload.messages_per_stream()
-    expected = None if count is None else expected_bytes(count, workload.message_bytes)
-    rate = workload.read_rate_bytes_s
+    download = session.job.download
+    count = download.messages_per_stream
+    expected = expected_bytes(count, session.job.message_bytes) if count else None
+    pacing = download.pacing
     calls = []
-    for i in range(workload.streams):
+    for i in range(download.streams):
         reader = None
-        if rate is not None and i < workload.slow_streams:
-            reader = ReadPacer(rate, t_start, seed=i + 1)
+        if i < download.slow_streams:
+            reader = ReadPacer(
+                pacing.rate_bytes_s, t_start, seed=pacing.seed + i, jitter=pacing.jitter
+            )
         conn = conns[i % len(conns)]
         calls.append(conn.start_call(wire.DOWNLOAD_PATH, body, t_start, reader, expected))
     session.send_pending()
@@ -342,10 +354,10 @@ def _check_counts(calls: list[Call], expected: int) -> None:
 def _download_result(
     session: Session, calls: list[Call], t_start: int, t_end: int, cpu_s: float
 ) -> ClientResult:
-    message_bytes = session.trial.workload.message_bytes
+    message_bytes = session.job.message_bytes
     elapsed_s = (t_end - t_start) / NS_PER_S
     finish = tuple((min(c.finished_ns or t_end, t_end) - t_start) / NS_PER_S for c in calls)
-    fixed = session.trial.workload.bytes_per_stream is not None
+    fixed = session.job.download.messages_per_stream > 0
     # A timed phase is cut mid-message: counting whole messages only would under-count by up
     # to one message per stream (8% of a 1 s run at 64 KiB / 20 ms). Count the DATA bytes
     # the application read instead (gRPC framing adds 9 bytes per 256 KiB message, 0.003%).
@@ -365,7 +377,7 @@ def _download_result(
         ping_rtt_ms=_ping_rtts_ms(session),
         window_trace=_window_trace(session, t_start),
         notes=_notes(session),
-        slow_streams=session.trial.workload.slow_streams,
+        slow_streams=session.job.download.slow_streams,
         stream_peak_unread_bytes=tuple(c.peak_unread_bytes for c in calls),
         stream_window_bytes=tuple(c.peak_window_bytes for c in calls),
         peak_unread_bytes=max(c.peak_unread_bytes for c in session.conns),
@@ -378,7 +390,7 @@ def _run_unary(session: Session) -> ClientResult:
     latencies: list[float] = []
     t_start = now_ns()
     cpu_start = time.process_time()
-    for _ in range(session.trial.workload.calls):
+    for _ in range(session.job.unary.calls):
         latencies.append(_unary_call_ms(session, conn, body))
     t_end = now_ns()
     return ClientResult(
@@ -421,14 +433,14 @@ def _window_trace(session: Session, t_start: int) -> tuple[tuple[float, int], ..
 
 def _notes(session: Session) -> tuple[str, ...]:
     notes = [f"largest DATA frame {max(c.max_data_frame_bytes for c in session.conns)} B"]
-    workload = session.trial.workload
-    if workload.slow_streams and workload.read_rate_bits_s is not None:
+    download = session.job.download
+    if download.slow_streams:
         notes.append(
-            f"{slow_streams_text(workload.slow_streams)} read at {workload.read_rate_bits_s / 1e6:g} Mbit/s"
+            f"{slow_streams_text(download.slow_streams)} read at "
+            f"{download.pacing.rate_bytes_s * 8 / 1e6:g} Mbit/s"
             + (
                 "; the run ends when the full-speed streams finish (slow ones cancelled then)"
-                if workload.bytes_per_stream is not None
-                and workload.slow_streams < workload.streams
+                if download.messages_per_stream and download.slow_streams < download.streams
                 else ""
             )
         )
@@ -437,8 +449,8 @@ def _notes(session: Session) -> tuple[str, ...]:
             f"receive pool {format_bytes(session.options.pool_bytes)} per connection, "
             f"shared by the receiving streams"
         )
-    wanted = session.trial.conn_window_bytes
-    if wanted is not None and wanted < DEFAULT_WINDOW_BYTES:
+    wanted = session.job.windows.conn_bytes
+    if wanted and wanted < DEFAULT_WINDOW_BYTES:
         notes.append(
             f"connection window {wanted} B is below HTTP/2's initial {DEFAULT_WINDOW_BYTES} B, "
             f"which cannot shrink: it stays {DEFAULT_WINDOW_BYTES} B"

@@ -13,11 +13,10 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
+from kit._proto import worker_pb2 as pb
 from kit.clients.h2.connection import Call, H2GrpcConnection
 from kit.clients.h2.upload import UPLOAD_PATH, UploadSender, parse_summary, upload_message
 from kit.errors import MeasurementError
-from kit.plan.grpc_args import server_notes
-from kit.plan.trial import Trial, upload_call_timeout_s
 from kit.plan.units import format_bytes
 from kit.results.client import ClientResult, now_ns
 
@@ -30,7 +29,7 @@ NS_PER_S = 1_000_000_000
 class Session(Protocol):
     """What an upload needs of the client's session (``kit.clients.h2.client.Session``)."""
 
-    trial: Trial
+    job: pb.ClientJob
     conns: list[H2GrpcConnection]
     hard_deadline_ns: int
 
@@ -45,16 +44,16 @@ class Session(Protocol):
 
 def run_upload(session: Session) -> ClientResult:
     """One client-streaming Upload call on the first connection, as fast as credit allows."""
-    trial, conn = session.trial, session.conns[0]
-    workload = trial.workload
+    job, conn = session.job, session.conns[0]
+    upload = job.upload
     t_start = now_ns()
     cpu_start = time.process_time()
-    deadline_ns = t_start + int(upload_call_timeout_s(trial) * NS_PER_S)
+    deadline_ns = t_start + int(upload.call_timeout_s * NS_PER_S)
     session.hard_deadline_ns = min(session.hard_deadline_ns, deadline_ns)
-    fixed = workload.messages_per_stream()
-    stop_ns = None if fixed else t_start + int(workload.timed_duration_s(trial.link.rtt_ms) * 1e9)
+    fixed = upload.messages or None
+    stop_ns = None if fixed else t_start + int(upload.timed_s * NS_PER_S)
     call = conn.start_stream(UPLOAD_PATH, t_start)
-    sender = UploadSender(call.stream_id, upload_message(workload.message_bytes), fixed)
+    sender = UploadSender(call.stream_id, upload_message(job.message_bytes), fixed)
     session.start_probing(t_start)
     try:
         _send_all(session, conn, call, sender, stop_ns)
@@ -87,9 +86,8 @@ def run_upload(session: Session) -> ClientResult:
             f"waited for the server's credit {sender.waited_ns / 1e9:.2f} s of {elapsed_s:.2f} s "
             f"({sender.stalls} stalls); DATA frames up to the server's MAX_FRAME_SIZE "
             f"{conn.max_outbound_frame_bytes} B",
-            *server_notes(trial.server),
         ),
-        sent_bytes=sender.messages_started * workload.message_bytes,
+        sent_bytes=sender.messages_started * job.message_bytes,
         credit_wait_s=sender.waited_ns / 1e9,
     )
 

@@ -19,16 +19,9 @@ defaults and 64 KiB, one link, and the 64 KiB uploads. Pure planning; ``kit.plan
 from __future__ import annotations
 
 from kit.plan.campaign import Cell
+from kit.plan.programs import ClientKind, ServerKind
 from kit.plan.tables.links import LinkCase
-from kit.plan.trial import (
-    ClientConfig,
-    ClientKind,
-    Link,
-    ServerConfig,
-    ServerKind,
-    Trial,
-    Workload,
-)
+from kit.plan.trial import ClientConfig, Link, ServerConfig, Trial, Workload
 from kit.plan.units import KIB, MIB, size_spec
 
 STACKS_PREFIX = "table8-"

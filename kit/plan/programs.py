@@ -1,6 +1,9 @@
-"""Which program runs each kind of process. A new stack is one entry here: a program that
-speaks the process protocol (``docs/process-protocol.md``) and passes its conformance test
-(``tests/integration/test_conformance.py``, parametrised over these tables).
+"""Which program runs each kind of process: the one list of the kit's stacks.
+
+A new stack is one entry here: a program that speaks the process protocol
+(``docs/process-protocol.md``), decodes its job (``protos/worker.proto``) and passes its
+conformance test (``tests/integration/test_conformance.py``, parametrised over these
+tables). Every list of stacks the kit shows (``--help``, refusals, docs) comes from here.
 
 A client program marked ``worker=True`` also runs as a client worker (``--worker``: one
 trial per line of stdin), which the kit keeps for successive trials; a program without it
@@ -8,15 +11,48 @@ runs one process per trial. Every client here has workers.
 
 The stacks users run live in ``stacks/<stack>/`` and are built by ``make install``
 (``make stacks``); a stack whose toolchain is missing is not built, and starting it is
-refused with one line saying what to install.
+refused with one line saying what to install. Plain data: nothing here starts anything
+(``kit.topology.processes`` does).
 """
 
 from __future__ import annotations
 
+import os
+import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
-from kit.plan.trial import ClientKind, ServerKind
-from kit.topology.processes import Program
+ClientKind = Literal["grpcio", "h2", "grpc-go", "grpc-java", "grpc-js", "tonic"]
+ServerKind = Literal["grpcio", "grpc-go", "grpc-java", "grpc-js", "tonic"]
+
+
+@dataclass(frozen=True)
+class Program:
+    """How to start one kind of process: everything on its command line before ``--config``.
+
+    ``needs`` are files that must exist first (a built binary, a jar, installed modules);
+    ``hint`` says how to get them, for the one-line refusal when they are missing.
+    ``worker``: a client program that also runs as a client worker (``--worker``: one trial
+    per line of stdin); the kit then starts one for successive trials instead of a process
+    per trial."""
+
+    argv: tuple[str, ...]
+    needs: tuple[str, ...] = ()
+    hint: str = ""
+    worker: bool = False
+
+    @classmethod
+    def python_module(cls, module: str, worker: bool = False) -> Program:
+        return cls((sys.executable, "-m", module), worker=worker)
+
+    def missing(self) -> str | None:
+        """Why it cannot start on this machine (None: it can)."""
+        absent = [path for path in self.needs if not os.path.exists(path)]
+        if not absent:
+            return None
+        return f"{absent[0]} is missing" + (f" ({self.hint})" if self.hint else "")
+
 
 REPO = Path(__file__).resolve().parents[2]
 STACKS = REPO / "stacks"
@@ -88,3 +124,19 @@ SERVER_PROGRAMS: dict[ServerKind, Program] = {
     "tonic": _rust("server"),
 }
 PROXY_PROGRAM = Program.python_module("kit.delayline")
+
+# What a name alone does not say, for lists of stacks in help texts.
+ABOUT: dict[str, str] = {"grpcio": "C-core", "h2": "ours: exact windows, models"}
+CLIENT_KINDS: tuple[str, ...] = tuple(CLIENT_PROGRAMS)
+SERVER_KINDS: tuple[str, ...] = tuple(SERVER_PROGRAMS)
+# The stacks users run, each a client and a server program of its own (``stacks/``).
+STACK_KINDS: tuple[str, ...] = tuple(k for k, p in SERVER_PROGRAMS.items() if p.needs)
+
+
+def kinds_text(kinds: tuple[str, ...], default: str = "") -> str:
+    """``grpcio (C-core), h2 (ours: exact windows, models), grpc-go, ...`` for help texts."""
+    parts = []
+    for kind in kinds:
+        notes = [n for n in (ABOUT.get(kind, ""), "default" if kind == default else "") if n]
+        parts.append(f"{kind} ({', '.join(notes)})" if notes else kind)
+    return ", ".join(parts)

@@ -4,10 +4,12 @@ Documented for implementers in ``docs/process-protocol.md``; this module is its 
 implementation. Both sides use it: the child side (``child_main``, for the kit's own Python
 server, delay line and clients) and the driver side (``kit.topology.processes.Child``).
 
-- argv: ``<program> --config '<JSON>'``; the JSON is ``kit.results.codec.to_json`` of the
-  process's config record (``ClientProcess``, ``ServerProcess``, ``ProxyConfig``).
+- argv: ``<program> --config '<JSON>'``. For a client or server program the JSON is its job
+  (``ClientJob`` / ``ServerJob`` of ``protos/worker.proto``, built by ``kit.plan.jobs``, in
+  protobuf's canonical JSON); for the kit's own delay line, the codec's form of its
+  ``ProxyConfig``.
 - a client worker: ``<program> --worker``; its ready line says ``"worker": true``, then each
-  line of stdin is one ``ClientProcess`` JSON and gets exactly one result line (with
+  line of stdin is one ``ClientJob`` and gets exactly one result line (with
   ``"client_trial": N``, 1 = its first) or one error line, after which it exits with that
   code; stdin's end -> exit 0.
 - stdout carries protocol lines only, one JSON object each: first the ready line
@@ -33,11 +35,15 @@ import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
+
+from google.protobuf.message import Message
 
 from kit.errors import Interrupted, KitError, MeasurementError, TopologyError, UsageError
-from kit.plan.trial import Link, Workload
+from kit.plan.jobs import client_job, job_text, parse_job, server_job
+from kit.plan.processes import ClientProcess, ServerProcess
 from kit.results.codec import from_json, to_json
+from kit.results.wire import WIRE_RESULTS, result_json, result_record
 
 T = TypeVar("T")
 CONFIG_FLAG = "--config"
@@ -103,7 +109,7 @@ def ready_line(ready: Ready) -> str:
 
 
 def result_line(value: Any, client_trial: int = 0) -> str:
-    line: dict[str, Any] = {"result": to_json(value)}
+    line: dict[str, Any] = {"result": result_data(value)}
     if client_trial:
         line["client_trial"] = client_trial
     return json.dumps(line, separators=(",", ":"))
@@ -146,53 +152,31 @@ def error_for(failure: Failure) -> KitError:
 # --- the config argument -------------------------------------------------------------------
 
 
-# Link fields newer than the stacks' programs (the packet link's, rate steps): those programs
-# decode a trial's link strictly, and at their defaults these change nothing for them, so a
-# link that does not use them is sent as before; one that does is refused by the program.
-LATER_LINK_FIELDS: tuple[str, ...] = (
-    "kind",
-    "loss",
-    "loss_burst_len",
-    "queue_bytes",
-    "mtu",
-    "congestion",
-    "rate_steps",
-)
-
-
-# The workload's fields that came later still (only the h2 client reads them).
-LATER_WORKLOAD_FIELDS = ("prime_bytes", "idle_s")
-
-
-def as_sent(data: Any) -> Any:
-    """A config's JSON as it is handed to a process (the link's and the workload's later
-    fields left out at their defaults, so every stack's program reads what it always has)."""
-    trial = data.get("trial", {}) if isinstance(data, dict) else {}
-    for part, later, default in (
-        ("link", LATER_LINK_FIELDS, Link()),
-        ("workload", LATER_WORKLOAD_FIELDS, Workload()),
-    ):
-        value = trial.get(part) if isinstance(trial, dict) else None
-        if isinstance(value, dict):
-            defaults = to_json(default)
-            for name in later:
-                if name in value and value[name] == defaults[name]:
-                    del value[name]
-    return data
+def config_text(config: Any) -> str:
+    """``config`` as one line of JSON: a client's or server's job (``kit.plan.jobs``: the
+    worker contract's canonical JSON), or the codec's form of the kit's own delay line's
+    record."""
+    if isinstance(config, ClientProcess):
+        config = client_job(config)
+    elif isinstance(config, ServerProcess):
+        config = server_job(config)
+    if isinstance(config, Message):
+        return job_text(config)
+    return json.dumps(to_json(config), separators=(",", ":"))
 
 
 def config_argv(config: Any) -> list[str]:
     """The arguments that hand ``config`` to a process: ``--config '<JSON>'``."""
-    return [CONFIG_FLAG, config_line(config)]
+    return [CONFIG_FLAG, config_text(config)]
 
 
 def config_line(config: Any) -> str:
     """``config`` as a worker takes it: one line of JSON on its stdin."""
-    return json.dumps(as_sent(to_json(config)), separators=(",", ":"))
+    return config_text(config)
 
 
-def parse_config_argv(argv: Sequence[str], cls: type[T], what: str) -> T:
-    """``--config JSON`` (or ``--config=JSON``) -> a validated ``cls``; ``UsageError`` if not."""
+def parse_config_argv(argv: Sequence[str], cls: type[T], who: str) -> T:
+    """``--config JSON`` (or ``--config=JSON``) -> a ``cls``; ``UsageError`` if not."""
     args = list(argv)
     if len(args) == 1 and args[0].startswith(CONFIG_FLAG + "="):
         text = args[0][len(CONFIG_FLAG) + 1 :]
@@ -200,18 +184,35 @@ def parse_config_argv(argv: Sequence[str], cls: type[T], what: str) -> T:
         text = args[1]
     else:
         raise UsageError(
-            f"usage: {CONFIG_FLAG} '<{cls.__name__} as JSON>' (got {len(args)} argument(s))"
+            f"{who}: usage: {CONFIG_FLAG} '<{cls.__name__} as JSON>' (got {len(args)} argument(s))"
         )
-    return parse_config(text, cls, what, CONFIG_FLAG)
+    return parse_config(text, cls, who, CONFIG_FLAG)
 
 
-def parse_config(text: str, cls: type[T], what: str, source: str) -> T:
-    """One config as JSON text (``--config``'s, or a worker's line) -> a validated ``cls``."""
+def parse_config(text: str, cls: type[T], who: str, source: str) -> T:
+    """One config as JSON text (``--config``'s, or a worker's line) -> a ``cls``: a job
+    decoded by the protobuf library, or a record of the kit's own by its codec."""
+    if issubclass(cls, Message):
+        job: Any = parse_job(text, cls(), f"{who}: {source}")
+        return cast(T, job)
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise UsageError(f"{source}: not JSON ({exc})") from None
-    return from_json(cls, data, what)
+        raise UsageError(f"{who}: {source}: not JSON ({exc})") from None
+    return from_json(cls, data, who)
+
+
+def result_data(value: Any) -> Any:
+    """A final result as JSON: a client's or server's through its worker-contract message."""
+    return result_json(value) if isinstance(value, WIRE_RESULTS) else to_json(value)
+
+
+def decode_result(cls: type[T], data: Any, where: str) -> T:
+    """A result line's data as the kit's ``cls`` record (``UsageError`` if it does not fit)."""
+    if cls in WIRE_RESULTS:
+        record: Any = result_record(cls, data, where)
+        return cast(T, record)
+    return from_json(cls, data, where)
 
 
 # --- the child side (the kit's own Python processes) ----------------------------------------
@@ -244,10 +245,12 @@ def child_main(
     stack: str,
     version: str,
     argv: Sequence[str] | None = None,
+    who: str = "",
 ) -> int:
     """Run one process by the protocol: parse ``--config``, call ``body(config, ready)``,
     where ``ready(port)`` prints the ready line, then print its return value as the result
-    line. Errors become one error line and their exit code; never a traceback."""
+    line. Errors become one error line and their exit code; never a traceback. ``who`` names
+    the process in a bad config's line (``h2 client``)."""
     interrupt_on_signals()
     pid = os.getpid()
     announced = False
@@ -258,28 +261,40 @@ def child_main(
         emit(ready_line(Ready(pid=pid, port=port, stack=stack, version=version)))
 
     def run() -> None:
-        config = parse_config_argv(sys.argv[1:] if argv is None else argv, cls, cls.__name__)
+        args = sys.argv[1:] if argv is None else argv
+        config = parse_config_argv(args, cls, who or cls.__name__)
         emit(result_line(body(config, ready)))
 
     return _guarded(run, lambda: announced)
 
 
 def worker_main(
-    cls: type[T], run: Callable[[T], Any], stack: str, version: str, lines: Iterable[str]
+    cls: type[T],
+    run: Callable[[T], Any],
+    stack: str,
+    version: str,
+    lines: Iterable[bytes],
+    who: str = "",
 ) -> int:
     """A client worker by the protocol: the ready line (``"worker": true``), then for each
-    line of ``lines`` (stdin) one config, ``run(config)``, one result line numbered by its
-    trial. The first error ends it, a bad line too: one error line and its exit code (2 for
-    a bad line). The end of ``lines`` is the worker's normal end (exit 0)."""
+    line of ``lines`` (stdin's bytes) one config, ``run(config)``, one result line numbered
+    by its trial. The first error ends it, a bad line too (not UTF-8 included): one error
+    line and its exit code (2 for a bad line). The end of ``lines`` is the worker's normal
+    end (exit 0)."""
     interrupt_on_signals()
     emit(ready_line(Ready(pid=os.getpid(), stack=stack, version=version, worker=True)))
+    name = who or cls.__name__
 
     def serve() -> None:
         trials = 0
-        for text in lines:
+        for raw in lines:
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise UsageError(f"{name}: worker line: not UTF-8") from None
             if not text.strip():
                 continue
-            config = parse_config(text, cls, cls.__name__, "worker line")
+            config = parse_config(text, cls, name, "worker line")
             trials += 1
             emit(result_line(run(config), trials))
 
