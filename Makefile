@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install stacks test-stacks run test lint protos bench modelcheck tables tables-quick soak clean
+.PHONY: install stacks test-stacks run test lint docs protos bench modelcheck tables tables-quick soak clean
 
 install: $(STAMP) stacks
 
@@ -69,6 +69,14 @@ lint: install
 	$(BIN)/ruff check kit servers tests
 	$(BIN)/ruff format --check kit servers tests
 	$(BIN)/mypy --strict kit servers
+	$(MKDOCS) build --strict
+
+# The docs site from docs/ (mkdocs.yml) into site/. Its reference parts are generated from the
+# code on every build (kit/cli/docgen.py, through the hook docs/hooks/kit_docs.py); --strict
+# fails on a dead link or anchor.
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
+docs: install
+	$(MKDOCS) build --strict
 
 # Regenerate every language's protobuf/gRPC code from protos/ (committed, so installs need no
 # extra step): the service (throughput.proto) and the worker contract (worker.proto).

@@ -36,7 +36,9 @@ from kit.results.records import (
     DataTotals,
     Direction,
     DirectionSummary,
+    GoawaySeen,
     PingSeen,
+    ResetSeen,
     SettingsSeen,
     StreamSample,
     StreamWindowUpdate,
@@ -51,6 +53,8 @@ MAX_NON_DATA_FRAME_BYTES = MIB
 MAX_SETTINGS_ENTRIES = 32
 MAX_FIRST_UPDATES = 64
 MAX_PING_EVENTS = 2000
+MAX_CLOSE_EVENTS = 16  # GOAWAY and RST_STREAM frames kept whole
+MAX_DEBUG_BYTES = 64  # of a GOAWAY's debug data
 # (time, DATA bytes so far) per chunk that began DATA frames: enough to check a sender
 # against the peer's credit over the first hundreds of round trips.
 MAX_DATA_MARKS = 512
@@ -124,6 +128,7 @@ class FrameTap:
         "_data_max",
         "_frames",
         "_goaway",
+        "_goaway_events",
         "_headers",
         "_initial_window_last",
         "_lost",
@@ -133,6 +138,7 @@ class FrameTap:
         "_pings",
         "_preface_left",
         "_reason",
+        "_reset_events",
         "_resync",
         "_rst_stream",
         "_seen_first_frame",
@@ -171,6 +177,8 @@ class FrameTap:
         self._headers = 0
         self._rst_stream = 0
         self._goaway = 0
+        self._goaway_events: list[GoawaySeen] = []
+        self._reset_events: list[ResetSeen] = []
         self._initial_window_last: int | None = None
         self._lost = 0  # bytes handed over as a gap or skipped finding frames again
         self._resync = False
@@ -301,6 +309,8 @@ class FrameTap:
             headers=self._headers,
             rst_stream=self._rst_stream,
             goaway=self._goaway,
+            goaway_events=tuple(self._goaway_events),
+            reset_events=tuple(self._reset_events),
             initial_window_last=self._initial_window_last,
             not_decoded_bytes=self._lost,
             stream_samples=tuple(self._stream_samples),
@@ -429,11 +439,20 @@ class FrameTap:
             _check_headers(flags, body)
             self._headers += 1
         elif ftype == TYPE_RST_STREAM:
+            if len(body) != 4:
+                raise ValueError("Invalid RST_STREAM body.")
             self._rst_stream += 1
+            if len(self._reset_events) < MAX_CLOSE_EVENTS:
+                code = _U32.unpack_from(body, 0)[0]
+                self._reset_events.append(ResetSeen(now_ns, sid, code))
         elif ftype == TYPE_GOAWAY:
             if len(body) < 8:
                 raise ValueError("Invalid GOAWAY body.")
             self._goaway += 1
+            if len(self._goaway_events) < MAX_CLOSE_EVENTS:
+                last, code = _U32.unpack_from(body, 0)[0] & 0x7FFFFFFF, _U32.unpack_from(body, 4)[0]
+                debug = bytes(body[8 : 8 + MAX_DEBUG_BYTES]).decode("utf-8", "replace")
+                self._goaway_events.append(GoawaySeen(now_ns, last, code, debug))
 
     def _on_settings(self, ack: bool, body: memoryview, now_ns: int) -> None:
         if ack and len(body):

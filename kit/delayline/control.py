@@ -26,7 +26,7 @@ from kit.capture.tapfile import encode_tap_line
 from kit.delayline.schedule import LIVE, LiveLink
 from kit.errors import KitError, TopologyError, UsageError
 from kit.plan.processes import is_loopback_host
-from kit.plan.trial import Link
+from kit.plan.trial import Link, is_number
 from kit.plan.units import format_rate
 from kit.results.records import LinkChange
 
@@ -41,10 +41,11 @@ def link_state(link: Link, changes: int) -> dict[str, Any]:
 def changed_link(link: Link, live: LiveLink, body: dict[str, Any]) -> Link:
     """``link`` with the fields of ``body`` changed; ``UsageError`` naming what is wrong."""
     updates = dict(body)
+    for name, value in updates.items():  # JSON's true and false are not numbers
+        if not is_number(value) and not (value is None and name.startswith("rate_")):
+            raise UsageError(f"{name}: {json.dumps(value)} is not a number")
     if "rtt_ms" in updates:
         rtt = updates.pop("rtt_ms")
-        if not isinstance(rtt, (int, float)):
-            raise UsageError(f"rtt_ms: {rtt!r} is not a number")
         updates.update(delay_up_ms=rtt / 2, delay_down_ms=rtt / 2)
     if "rate_bits_s" in updates:
         rate = updates.pop("rate_bits_s")

@@ -9,8 +9,11 @@
 
 from __future__ import annotations
 
+import array
+import io
 import itertools
-from pathlib import Path
+from collections.abc import Iterator
+from typing import IO
 
 from kit.errors import UsageError
 from kit.plan.trial import MAX_RATE_STEPS, RateStep
@@ -32,29 +35,56 @@ def parse_rate_steps(text: str, option: str = "--rate-steps") -> tuple[RateStep,
 
 
 def read_trace(path: str, option: str = "--trace") -> tuple[RateStep, ...]:
+    """A mahimahi trace file -> its steps, read a line at a time with bounded memory: at most
+    ``MAX_TRACE_LINES`` deliveries of at most ``MAX_LINE_BYTES`` each (a file that is not a
+    trace, such as /dev/zero, is refused at its first overlong line, not read whole)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{option}: cannot read {path}: {getattr(exc, 'strerror', exc)}") from None
-    return trace_steps(text, option)
+        with open(path, "rb") as trace:
+            return trace_steps(trace, option)
+    except OSError as exc:
+        raise UsageError(f"{option}: cannot read {path}: {exc.strerror or exc}") from None
 
 
-def trace_steps(text: str, option: str = "--trace") -> tuple[RateStep, ...]:
-    """A mahimahi trace's text -> equal steps of the rate it delivers."""
-    stamps = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+MAX_TRACE_LINES = 10_000_000
+MAX_LINE_BYTES = 64
+
+
+def _lines(source: str | IO[bytes], option: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line, bounded in length and count."""
+    if isinstance(source, str):
+        source = io.BytesIO(source.encode())
+    for number in itertools.count(1):
+        raw = source.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            raise UsageError(
+                f"{option}: line {number} is longer than {MAX_LINE_BYTES} bytes: not a trace "
+                "(one delivery time in ms per line)"
+            )
+        if number > MAX_TRACE_LINES:
+            raise UsageError(f"{option}: more than {MAX_TRACE_LINES:,} lines; give a shorter trace")
+        try:
+            yield number, raw.decode("ascii").strip()
+        except UnicodeDecodeError:
+            raise UsageError(f"{option}: line {number} is not text") from None
+
+
+def trace_steps(source: str | IO[bytes], option: str = "--trace") -> tuple[RateStep, ...]:
+    """A mahimahi trace (its text, or a binary file) -> equal steps of the rate it delivers."""
+    stamps = array.array("q")
+    for number, line in _lines(source, option):
+        if not line:
             continue
         try:
-            stamps.append(int(line.strip()))
+            stamp = int(line)
         except ValueError:
-            raise UsageError(
-                f"{option}: line {number}: {line.strip()!r} is not a whole ms"
-            ) from None
+            raise UsageError(f"{option}: line {number}: {line!r} is not a whole ms") from None
+        if stamp < 0 or (stamps and stamp < stamps[-1]):
+            raise UsageError(f"{option}: the times must not decrease")
+        stamps.append(stamp)
     if not stamps or stamps[-1] <= 0:
         raise UsageError(f"{option}: a trace needs delivery times up to a last one above 0 ms")
-    if any(b < a for a, b in itertools.pairwise(stamps)) or stamps[0] < 0:
-        raise UsageError(f"{option}: the times must not decrease")
     period_ms = stamps[-1]
     step_ms = max(1, -(-period_ms // MAX_RATE_STEPS))
     counts = [0] * (-(-period_ms // step_ms))

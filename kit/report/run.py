@@ -17,7 +17,6 @@ from kit.analysis.cells import cpu_limit, efficiency, latency_stats, ping_rtt_ms
 from kit.analysis.intervals import intervals_of
 from kit.analysis.link import Ramp, bdp_of, mbit_s, ramp_of
 from kit.analysis.sharing import StreamSharing, stream_sharing
-from kit.plan.grpc_args import server_notes
 from kit.plan.packet import mathis_bits_s, packet_link_text
 from kit.plan.trial import Link, Trial, pool_granted_bytes
 from kit.plan.units import format_rate
@@ -124,8 +123,6 @@ def run_table(m: Measurement, verbose: bool = False, unit: str = "MiB/s") -> str
     rows += _tcp_rows(m.tcp)
     rows += _frame_rows(m.frames, trial.workload.kind == "upload", verbose, m.meta.path)
     rows += [("note", n) for n in (m.result.notes if m.result else ())]
-    if trial.workload.kind == "upload":  # the server receives: its window rules count
-        rows += [("note", n) for n in server_notes(trial.server)]
     if m.meta.keep_awake:
         rows.append(("note", "every CPU kept awake by nice-19 busy loops (--keep-awake)"))
     warning = cpu_warning(cpu_limit(m))

@@ -42,6 +42,26 @@ class PingSeen:
 
 
 @dataclass(frozen=True)
+class GoawaySeen:
+    """A GOAWAY frame: when, the last stream it lets finish, its error code and the start of
+    its debug data (``too_many_pings``)."""
+
+    t_ns: int
+    last_stream_id: int
+    error_code: int
+    debug: str = ""
+
+
+@dataclass(frozen=True)
+class ResetSeen:
+    """An RST_STREAM frame: when, which stream, its error code."""
+
+    t_ns: int
+    stream_id: int
+    error_code: int
+
+
+@dataclass(frozen=True)
 class WindowUpdates:
     """WINDOW_UPDATE frames of one layer: count, total increment, the first increments."""
 
@@ -97,6 +117,9 @@ class DirectionSummary:
     headers: int = 0
     rst_stream: int = 0
     goaway: int = 0
+    # The first GOAWAY and RST_STREAM frames themselves (at most 16 each).
+    goaway_events: tuple[GoawaySeen, ...] = ()
+    reset_events: tuple[ResetSeen, ...] = ()
     # (t_ns, DATA bytes so far), once per chunk that began DATA frames; the first 512.
     data_marks: tuple[tuple[int, int], ...] = ()
     initial_window_last: int | None = None  # the last INITIAL_WINDOW_SIZE sent (unbounded)

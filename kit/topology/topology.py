@@ -14,6 +14,7 @@ on errors and on KeyboardInterrupt; anything that went wrong while stopping is k
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import platform
 import signal
@@ -34,6 +35,7 @@ from kit.capture.summary import summarize
 from kit.capture.tapfile import link_connections, parse_tap_lines
 from kit.delayline.counter import read_count
 from kit.errors import KitError, MeasurementError, TopologyError
+from kit.plan.grpc_args import server_notes
 from kit.plan.packet import SERVER_ADDR
 from kit.plan.processes import LOOPBACK, ClientProcess, ProxyConfig, ServerProcess
 from kit.plan.programs import CLIENT_PROGRAMS, PROXY_PROGRAM, SERVER_PROGRAMS, Program
@@ -49,7 +51,7 @@ from kit.results.records import (
     TapConnection,
     TcpView,
 )
-from kit.topology import leftovers
+from kit.topology import descriptors, leftovers
 from kit.topology.awake import KeepAwake
 from kit.topology.cpu import CpuSampler, machine_load
 from kit.topology.packet import PacketPath, TcpSampler
@@ -289,6 +291,7 @@ class Topology:
         base = self._base(trial, tags)
         self._check_alive()
         self._check_programs(trial)
+        descriptors.ensure(trial)
         self._enter("start-up (server and delay line)")
         if self.keep_awake:
             self._awake.start()
@@ -398,6 +401,9 @@ class Topology:
             dead = self._dead()
             told = not dead or dead in str(exc)
             raise MeasurementError(str(exc) + ("" if told else f"; {dead}")) from None
+        if trial.workload.kind == "upload":  # the server receives: the kit says its rules
+            notes = answer.result.notes + server_notes(trial.server)
+            return dataclasses.replace(answer.result, notes=notes)
         return answer.result
 
     def _uses_worker(self, program: Program) -> bool:

@@ -26,7 +26,9 @@ from kit.results.records import (
     DataTotals,
     Direction,
     DirectionSummary,
+    GoawaySeen,
     PingSeen,
+    ResetSeen,
     SettingsSeen,
     StreamWindowUpdate,
     WindowUpdates,
@@ -82,6 +84,8 @@ def _without_times(summary: DirectionSummary) -> DirectionSummary:
         stream_window_updates=replace(stream, first_t_ns=(0,) * len(stream.first_t_ns)),
         stream_window_first=tuple(replace(u, t_ns=0) for u in summary.stream_window_first),
         ping_events=tuple(replace(p, t_ns=0) for p in summary.ping_events),
+        goaway_events=tuple(replace(g, t_ns=0) for g in summary.goaway_events),
+        reset_events=tuple(replace(r, t_ns=0) for r in summary.reset_events),
         # DATA marks are per chunk by design: only the running total is split-invariant.
         data_marks=((0, summary.data_marks[-1][1]),) if summary.data_marks else (),
         # Sampled every few ms: which totals are kept depends on the times, so each stream
@@ -266,6 +270,15 @@ def test_bad_body_rejected_by_hyperframe_gives_up() -> None:
     s = tap.summary()
     assert not s.decodable and "decoder error" in s.undecodable_reason
     assert len(s.undecodable_reason) <= 200
+
+
+def test_goaway_and_rst_stream_are_kept_with_their_codes_and_debug_data() -> None:
+    tap = FrameTap("down")
+    goaway = GoAwayFrame(0, last_stream_id=7, error_code=11, additional_data=b"too_many_pings")
+    tap.feed(_wire(SettingsFrame(0), RstStreamFrame(5, error_code=8), goaway), 42)
+    s = tap.summary()
+    assert s.goaway == 1 and s.goaway_events == (GoawaySeen(42, 7, 11, "too_many_pings"),)
+    assert s.rst_stream == 1 and s.reset_events == (ResetSeen(42, 5, 8),)
 
 
 def test_capped_lists() -> None:

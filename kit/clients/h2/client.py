@@ -16,6 +16,7 @@ process protocol's exit code 4).
 from __future__ import annotations
 
 import contextlib
+import errno
 import selectors
 import socket
 import time
@@ -80,6 +81,11 @@ def _errors_mapped(target: str) -> Iterator[None]:
     except TimeoutError:
         raise MeasurementError(f"h2 client: socket timeout talking to {target}") from None
     except OSError as exc:
+        if exc.errno == errno.EMFILE:
+            raise MeasurementError(
+                f"h2 client: too many open files (EMFILE) connecting to {target}: raise "
+                "ulimit -n or open fewer connections"
+            ) from None
         raise MeasurementError(f"h2 client: socket error talking to {target}: {exc}") from None
     except h2.exceptions.H2Error as exc:
         raise MeasurementError(f"h2 client: HTTP/2 protocol error with {target}: {exc!r}") from None
