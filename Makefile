@@ -70,6 +70,11 @@ lint: install
 	$(BIN)/ruff format --check kit servers tests
 	$(BIN)/mypy --strict kit servers
 	$(MKDOCS) build --strict
+	@for stack in grpc-go grpc-java grpc-js tonic; do \
+	    if [ -x stacks/$$stack/lint.sh ] && [ -n "$$(ls stacks/$$stack/.built stacks/$$stack/*/.built stacks/$$stack/*/*/.built 2>/dev/null)" ]; then \
+	        stacks/$$stack/lint.sh || exit 1; \
+	    fi; \
+	done
 
 # The docs site from docs/ (mkdocs.yml) into site/. Its reference parts are generated from the
 # code on every build (kit/cli/docgen.py, through the hook docs/hooks/kit_docs.py); --strict

@@ -1,8 +1,9 @@
-// The grpc-go client of the kit: `client --config '<ClientProcess as JSON>'`, one process per
-// measured cell, or `client --worker`, one trial per line of stdin, speaking
-// docs/process-protocol.md. Semantics follow the kit's reference
-// client (kit/clients/grpcio_client.py): warm-up, timed or fixed downloads over N streams
-// and M connections, slow readers, sequential unary pings, one client-streaming upload.
+// The grpc-go client of the kit: `client --config '<ClientJob as JSON>'`, one process per
+// trial, or `client --worker`, one ClientJob per line of stdin, speaking
+// docs/process-protocol.md with protos/worker.proto's messages. Semantics follow the kit's
+// reference client (kit/clients/grpcio_client.py): warm-up, an idle gap, timed or fixed
+// downloads over N streams and M connections, slow readers, sequential unary pings, one
+// client-streaming upload.
 package main
 
 import (
@@ -29,12 +30,15 @@ import (
 
 	"kit/stacks/grpc-go/internal/kit"
 	pb "kit/stacks/grpc-go/internal/throughputpb"
+	wpb "kit/stacks/grpc-go/internal/workerpb"
 )
 
 const (
-	who             = "grpc-go client"
+	who             = kit.ClientWho
+	usage           = "client --config '<ClientJob as JSON>' | client --worker"
 	maxMessageBytes = 128 * kit.MiB
-	connectTimeoutS = 10.0
+	// How long a connection may take to come up (or the trial's timeout, if shorter).
+	connectLimitS = 10.0
 )
 
 var lines kit.Lines
@@ -59,35 +63,32 @@ func main() {
 		lines.Fail(kit.SignalExit(sig), "%s: interrupted by %s", who, kit.SignalName(sig))
 	}()
 
-	if len(os.Args) == 2 && os.Args[1] == "--worker" {
+	args := os.Args[1:]
+	if len(args) == 1 && args[0] == "--worker" {
 		worker()
 	}
-	data, err := kit.ParseConfig(os.Args[1:], "ClientProcess")
+	text, err := kit.ConfigArg(args, usage)
 	if err != nil {
-		lines.Fail(kit.ExitBadConfig, "%s: %v", who, err)
+		badJob(err)
 	}
-	proc, settings := decode(data)
+	j := prepare(text, kit.ConfigSource)
 	kit.InstallCodec()
-	lines.Ready(0, "grpc-go", grpc.Version)
-	lines.Result(measure(proc, settings))
+	lines.Ready(0, false)
+	lines.Final(&wpb.ClientAnswer{Result: measure(j)})
 }
 
 // worker is `client --worker`, a client worker (docs/process-protocol.md): one trial per line
-// of stdin, each on ClientConns (TCP connections) of its own, one result line each; the first
+// of stdin, each on ClientConns (TCP connections) of its own, one answer each; the first
 // error (a bad line too) is the final line and ends it; stdin's end: exit 0.
 func worker() {
 	kit.InstallCodec()
-	lines.ReadyWorker("grpc-go", grpc.Version)
+	lines.Ready(0, true)
 	in := bufio.NewReader(os.Stdin)
 	for trial := 1; ; {
 		text, err := in.ReadString('\n')
 		if strings.TrimSpace(text) != "" {
-			data, perr := kit.ParseConfigText(text, "worker line")
-			if perr != nil {
-				lines.Fail(kit.ExitBadConfig, "%s: %v", who, perr)
-			}
-			proc, settings := decode(data)
-			lines.TrialResult(measure(proc, settings), trial)
+			j := prepare(strings.TrimRight(text, "\r\n"), kit.WorkerSource)
+			lines.Answer(measure(j), trial)
 			trial++
 		}
 		if err != nil { // io.EOF: the normal end
@@ -96,31 +97,62 @@ func worker() {
 	}
 }
 
-// decode is the trial of one config, or its error line (exit 2).
-func decode(data any) (kit.ClientProcess, *kit.Settings) {
-	proc, err := kit.DecodeClientProcess(data)
+func badJob(err error) { lines.Fail(kit.ExitBadJob, "%s: %v", who, err) }
+
+// job is a decoded ClientJob and what its windows and options make of grpc-go's dial options.
+type job struct {
+	*wpb.ClientJob
+	setup *kit.ClientSetup
+}
+
+// prepare is the job in text, or its error line (exit 2).
+func prepare(text, source string) job {
+	j, err := kit.DecodeClientJob(text, source)
 	if err != nil {
-		lines.Fail(kit.ExitBadConfig, "%s: %v", who, err)
+		badJob(err)
 	}
-	settings, err := kit.ClientSettings(proc.Trial)
+	setup, err := kit.NewClientSetup(j)
 	if err != nil {
-		lines.Fail(kit.ExitBadConfig, "%v", err)
+		badJob(err)
 	}
-	return proc, settings
+	return job{j, setup}
 }
 
 // measure runs one trial: its result, or its error line and exit code.
-func measure(proc kit.ClientProcess, settings *kit.Settings) kit.ClientResult {
-	result, err := run(proc, settings)
+func measure(j job) *wpb.ClientResult {
+	result, err := run(j)
 	if err != nil {
 		var f *failure
 		if errors.As(err, &f) {
 			lines.Fail(f.code, "%s", f.msg)
 		}
-		lines.Fail(kit.ExitFailed, "%s: %v", who, err)
+		lines.Fail(kit.ExitMeasurement, "%s: %v", who, err)
 	}
 	return result
 }
+
+// ---- limits -------------------------------------------------------------------------------
+
+// limit is a deadline and how a failure names it.
+type limit struct {
+	what string
+	s    float64
+	at   time.Time
+}
+
+func (l limit) context() (context.Context, context.CancelFunc) {
+	return context.WithDeadline(context.Background(), l.at)
+}
+
+// callFailure is a failed call's error: a deadline names the limit that fired.
+func callFailure(err error, l limit, what string) error {
+	if status.Code(err) == codes.DeadlineExceeded {
+		return fail(kit.ExitMeasurement, "%s: %s: %s of %g s ran out (%s)", who, what, l.what, l.s, kit.StatusText(err))
+	}
+	return fail(kit.ExitMeasurement, "%s: %s failed: %s", who, what, kit.StatusText(err))
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // ---- connections --------------------------------------------------------------------------
 
@@ -130,6 +162,7 @@ type channel struct {
 	tap     *kit.Tap
 	mu      sync.Mutex
 	lastErr error
+	dials   int // TCP connections made: more than one when grpc-go dialled again
 }
 
 func (ch *channel) dialError() error {
@@ -140,13 +173,16 @@ func (ch *channel) dialError() error {
 
 // dial makes one grpc.ClientConn: one TCP connection of its own (grpc-go never shares a
 // transport between ClientConns), dialled by us so its frames can be tapped.
-func dial(target string, settings *kit.Settings, clock *kit.Clock) (*channel, error) {
+func dial(target string, setup *kit.ClientSetup, clock *kit.Clock) (*channel, error) {
 	ch := &channel{tap: kit.NewTap(clock)}
 	dialer := func(ctx context.Context, addr string) (net.Conn, error) {
 		var d net.Dialer
 		c, err := d.DialContext(ctx, "tcp", addr)
 		ch.mu.Lock()
 		ch.lastErr = err
+		if err == nil {
+			ch.dials++
+		}
 		ch.mu.Unlock()
 		if err != nil {
 			return nil, err
@@ -159,13 +195,24 @@ func dial(target string, settings *kit.Settings, clock *kit.Clock) (*channel, er
 		grpc.WithContextDialer(dialer),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageBytes), grpc.MaxCallSendMsgSize(maxMessageBytes)),
 	}
-	opts = append(opts, settings.DialOptions()...)
+	opts = append(opts, setup.Dial...) // the job's windows and options, after the kit's own
 	cc, err := grpc.NewClient("passthrough:///"+target, opts...)
 	if err != nil {
 		return nil, fail(kit.ExitMeasurement, "%s: cannot make a channel to %s: %v", who, target, err)
 	}
 	ch.cc, ch.client = cc, pb.NewThroughputClient(cc)
 	return ch, nil
+}
+
+// why words a dial error; file descriptors running out are named as such.
+func why(err error) string {
+	switch {
+	case errors.Is(err, syscall.EMFILE):
+		return "too many open files (EMFILE)"
+	case errors.Is(err, syscall.ENFILE):
+		return "too many open files in the system (ENFILE)"
+	}
+	return err.Error()
 }
 
 func (ch *channel) waitReady(target string, waitS float64) error {
@@ -178,90 +225,108 @@ func (ch *channel) waitReady(target string, waitS float64) error {
 			return nil
 		}
 		if !ch.cc.WaitForStateChange(ctx, state) {
-			why := ""
+			because := ""
 			if err := ch.dialError(); err != nil {
-				why = fmt.Sprintf(" (%v)", err)
+				because = fmt.Sprintf(" (%s)", why(err))
 			}
-			return fail(kit.ExitMeasurement, "%s: cannot reach %s within %g s%s; is the server running?", who, target, waitS, why)
+			return fail(kit.ExitMeasurement, "%s: cannot reach %s within %g s%s; is the server running?", who, target, waitS, because)
 		}
 	}
 }
 
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-
 // ---- the run ------------------------------------------------------------------------------
 
-func run(proc kit.ClientProcess, settings *kit.Settings) (kit.ClientResult, error) {
-	clock := kit.NewClock()
-	trial := proc.Trial
-	w := trial.Workload
-	target := kit.HostPort(proc.TargetHost, proc.TargetPort)
-	// One deadline for connecting, warming and the workload.
-	deadline := time.Now().Add(seconds(w.TimeoutS))
-	left := func() float64 { return max(0.05, time.Until(deadline).Seconds()) }
+type runner struct {
+	job      job
+	clock    *kit.Clock
+	channels []*channel
+	trial    limit // the whole trial: connecting, warm-up, idle gap, work
+	beganNS  int64
+}
 
-	count := min(trial.Client.Connections, w.Streams)
-	channels := make([]*channel, count)
+func run(j job) (*wpb.ClientResult, error) {
+	clock := kit.NewClock()
+	began := time.Now()
+	r := &runner{job: j, clock: clock, beganNS: clock.Now(),
+		trial: limit{what: "the trial's timeout_s", s: j.GetTimeoutS(), at: began.Add(seconds(j.GetTimeoutS()))}}
+	target := kit.HostPort(j.GetTargetHost(), j.GetTargetPort())
+
+	r.channels = make([]*channel, max(1, int(j.GetConnections())))
 	defer func() {
-		for _, ch := range channels {
+		for _, ch := range r.channels {
 			if ch != nil {
 				ch.cc.Close()
 			}
 		}
 	}()
-	for i := range channels {
-		ch, err := dial(target, settings, clock)
+	for i := range r.channels {
+		ch, err := dial(target, j.setup, clock)
 		if err != nil {
-			return kit.ClientResult{}, err
+			return nil, err
 		}
-		channels[i] = ch
+		r.channels[i] = ch
 	}
-	waitS := min(connectTimeoutS, w.TimeoutS) // the overall deadline starts now
-	errs := make([]error, count)
+	waitS := min(connectLimitS, j.GetTimeoutS())
+	errs := make([]error, len(r.channels))
 	var wg sync.WaitGroup
-	for i, ch := range channels {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = ch.waitReady(target, waitS) }()
+	for i, ch := range r.channels {
+		wg.Go(func() { errs[i] = ch.waitReady(target, waitS) })
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return kit.ClientResult{}, firstErr(errs)
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
-	if w.Warmup { // the reference study's warm-up: one Ping per connection, nothing else
-		for _, ch := range channels {
-			ctx, cancel := context.WithTimeout(context.Background(), seconds(left()))
+	if j.GetWarmup() { // the reference study's warm-up: one Ping per connection, nothing else
+		for _, ch := range r.channels {
+			ctx, cancel := r.trial.context()
 			_, err := ch.client.Ping(ctx, &pb.PingRequest{Payload: []byte("warm")})
 			cancel()
 			if err != nil {
-				return kit.ClientResult{}, fail(kit.ExitMeasurement, "%s: warm-up ping: %s", who, kit.StatusText(err))
+				return nil, callFailure(err, r.trial, "warm-up ping")
 			}
 		}
 	}
-	trial.Workload.TimeoutS = max(1.0, left()) // the workload gets what is left
-	r := &runner{trial: trial, settings: settings, clock: clock, channels: channels}
-	switch w.Kind {
-	case "unary":
-		return r.unary()
-	case "upload":
-		return r.upload()
+	if idle := seconds(j.GetIdleS()); idle > 0 { // every connection open, no call on it
+		time.Sleep(min(idle, max(0, time.Until(r.trial.at))))
 	}
-	return r.download()
+	var res *wpb.ClientResult
+	var err error
+	switch work := j.GetWork().(type) {
+	case *wpb.ClientJob_Unary:
+		res, err = r.unary(work.Unary)
+	case *wpb.ClientJob_Upload:
+		res, err = r.upload(work.Upload)
+	case *wpb.ClientJob_Download:
+		res, err = r.download(work.Download)
+	default:
+		return nil, fail(kit.ExitBadJob, "%s: bad job: no work", who) // DecodeClientJob refuses it first
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Notes = append(res.Notes, r.connectionNotes()...)
+	return res, nil
 }
 
-func firstErr(errs []error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
+// connectionNotes say when a server closed a connection (GOAWAY: a keepalive policy's
+// too_many_pings, say) and grpc-go dialled it again.
+func (r *runner) connectionNotes() []string {
+	var notes []string
+	for i, ch := range r.channels {
+		ch.mu.Lock()
+		dials := ch.dials
+		ch.mu.Unlock()
+		for _, g := range ch.tap.GoAways() {
+			notes = append(notes, fmt.Sprintf("connection %d: the server sent GOAWAY %s %q %.1f s into the trial",
+				i+1, g.CodeName(), g.Debug, float64(g.AtNS-r.beganNS)/1e9))
+		}
+		if dials > 1 {
+			notes = append(notes, fmt.Sprintf("connection %d: grpc-go dialled it again (%d TCP connections in all)", i+1, dials))
 		}
 	}
-	return nil
-}
-
-type runner struct {
-	trial    kit.Trial
-	settings *kit.Settings
-	clock    *kit.Clock
-	channels []*channel
+	return notes
 }
 
 func (r *runner) startTaps(now int64) {
@@ -276,11 +341,13 @@ func (r *runner) stopTaps() {
 	}
 }
 
+func newResult() *wpb.ClientResult { return &wpb.ClientResult{Client: kit.Stack} }
+
 // ---- download -----------------------------------------------------------------------------
 
 type tally struct {
-	messages int64
-	bytes    int64
+	messages uint64
+	bytes    uint64
 	lastNS   int64
 	err      error
 	pacer    *kit.ReadPacer
@@ -288,11 +355,9 @@ type tally struct {
 
 type download struct {
 	r         *runner
-	startNS   int64
-	endNS     int64 // the timed phase's end (timed runs)
-	fixed     int64 // messages per stream (fixed runs), else 0
+	endNS     int64  // the timed phase's end (timed runs)
+	fixed     uint64 // messages per stream (fixed runs), else 0
 	msgBytes  int
-	timeout   time.Duration
 	stop      chan struct{} // closed when every full-speed stream is done (slow readers stop)
 	fastLeft  atomic.Int64
 	stopOnce  sync.Once
@@ -300,22 +365,18 @@ type download struct {
 	streamsWG sync.WaitGroup
 }
 
-func (r *runner) download() (kit.ClientResult, error) {
-	w := r.trial.Workload
-	fixed := w.MessagesPerStream()
-	durationS := w.TimeoutS
-	if fixed == 0 {
-		durationS = w.TimedDurationS(r.trial.Link.RTTms())
-	}
+func (r *runner) download(w *wpb.Download) (*wpb.ClientResult, error) {
+	msgBytes := int(r.job.GetMessageBytes())
 	cpu0 := kit.CPUSeconds()
 	start := r.clock.Now()
 	r.startTaps(start)
-	d := &download{r: r, startNS: start, endNS: start + int64(durationS*1e9), fixed: fixed,
-		msgBytes: w.MessageBytes, timeout: seconds(w.TimeoutS), stop: make(chan struct{})}
-	for i := 0; i < w.Streams; i++ {
+	d := &download{r: r, endNS: start + int64(w.GetTimedS()*1e9), fixed: w.GetMessagesPerStream(),
+		msgBytes: msgBytes, stop: make(chan struct{})}
+	pacing := w.GetPacing()
+	for i := range int(w.GetStreams()) {
 		t := &tally{}
-		if w.ReadRateBitsS != nil && i < w.SlowStreams {
-			t.pacer = kit.NewReadPacer(*w.ReadRateBitsS/8, start, uint32(i+1), w.MessageBytes)
+		if i < int(w.GetSlowStreams()) {
+			t.pacer = kit.NewReadPacer(pacing.GetRateBytesS(), pacing.GetJitter(), pacing.GetSeed()+uint64(i), start, msgBytes)
 		} else {
 			d.fastLeft.Add(1)
 		}
@@ -329,21 +390,21 @@ func (r *runner) download() (kit.ClientResult, error) {
 	go func() { d.streamsWG.Wait(); close(finished) }()
 	select {
 	case <-finished:
-	case <-time.After(d.timeout + 5*time.Second):
-		return kit.ClientResult{}, fail(kit.ExitMeasurement, "%s: download failed: timed out", who)
+	case <-time.After(time.Until(r.trial.at) + 5*time.Second): // the calls' deadline did not end them
+		return nil, fail(kit.ExitMeasurement, "%s: download: %s of %g s ran out, and the streams did not end", who, r.trial.what, r.trial.s)
 	}
 	cpu := kit.CPUSeconds() - cpu0
 	r.stopTaps()
 	for _, t := range d.tallies {
 		if t.err != nil {
-			return kit.ClientResult{}, fail(kit.ExitMeasurement, "%s: download failed: %s", who, kit.StatusText(t.err))
+			return nil, callFailure(t.err, r.trial, "download")
 		}
 	}
-	res := kit.NewClientResult()
+	res := newResult()
 	// The last stream's last message ends the timed phase; with slow readers in a fixed
 	// run, the last full-speed stream's.
 	ends := d.tallies
-	if fixed != 0 {
+	if d.fixed != 0 {
 		var fast []*tally
 		for _, t := range d.tallies {
 			if t.pacer == nil {
@@ -365,14 +426,14 @@ func (r *runner) download() (kit.ClientResult, error) {
 		res.StreamFinishS = append(res.StreamFinishS, float64(t.lastNS-start)/1e9)
 	}
 	res.ElapsedS = float64(last-start) / 1e9
-	res.TStartNS, res.TEndNS = start, last
-	res.CPUS = cpu
-	res.SlowStreams = w.SlowStreams
-	res.Notes = append(r.windowNotes(), slowNotes(w)...)
-	if !r.settings.Static() {
+	res.TStartNs, res.TEndNs = start, last
+	res.CpuS = cpu
+	res.SlowStreams = w.GetSlowStreams()
+	res.Notes = append(r.windowNotes(), slowNotes(w, msgBytes)...)
+	if !r.job.setup.Static {
 		res.WindowTrace = r.windowTrace(start)
 	}
-	res.PingRTTms = r.pingRTTs()
+	res.PingRttMs = r.pingRTTs()
 	return res, nil
 }
 
@@ -386,9 +447,9 @@ func (d *download) stream(ch *channel, t *tally) {
 			d.stopOnce.Do(func() { close(d.stop) })
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), d.timeout)
+	ctx, cancel := d.r.trial.context()
 	defer cancel() // cancels the call (RST_STREAM) when the stream stops early
-	req := &pb.DownloadRequest{MessageCount: uint64(d.fixed), MessageBytes: uint32(d.msgBytes)}
+	req := &pb.DownloadRequest{MessageCount: d.fixed, MessageBytes: uint32(d.msgBytes)}
 	st, err := ch.client.Download(ctx, req)
 	if err != nil {
 		t.err = err
@@ -406,7 +467,7 @@ func (d *download) stream(ch *channel, t *tally) {
 		}
 		now := d.r.clock.Now()
 		t.messages++
-		t.bytes += int64(m.Payload)
+		t.bytes += uint64(m.Payload)
 		t.lastNS = now // a stream's finish: its last message, or when a slow reader was stopped
 		if d.fixed == 0 && now >= d.endNS {
 			return
@@ -443,122 +504,149 @@ func (d *download) pacedStop(t *tally) bool {
 	}
 }
 
-func slowNotes(w kit.Workload) []string {
-	if w.SlowStreams == 0 || w.ReadRateBitsS == nil {
+func slowNotes(w *wpb.Download, msgBytes int) []string {
+	rate := w.GetPacing().GetRateBytesS() * 8
+	if w.GetSlowStreams() == 0 || rate <= 0 {
 		return nil
 	}
-	rate := *w.ReadRateBitsS
 	return []string{fmt.Sprintf("streams 1..%d read one message per %.0f ms (%g Mbit/s); grpc-go holds what "+
-		"they have not read, up to the stream window (not counted here)", w.SlowStreams,
-		float64(w.MessageBytes)*8/rate*1000, rate/1e6)}
+		"they have not read, up to the stream window (not counted here)", w.GetSlowStreams(),
+		float64(msgBytes)*8/rate*1000, rate/1e6)}
 }
 
-// windowTrace is every connection's stream-window steps, (ms since the timed start, bytes).
-func (r *runner) windowTrace(start int64) [][2]float64 {
+// windowTrace is every connection's stream-window steps (its SETTINGS INITIAL_WINDOW_SIZE
+// frames, read off its socket), in ms since the timed start.
+func (r *runner) windowTrace(start int64) []*wpb.WindowStep {
 	var steps []kit.WindowStep
 	for _, ch := range r.channels {
 		steps = append(steps, ch.tap.Steps()...)
 	}
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].AtNS < steps[j].AtNS })
-	out := [][2]float64{}
+	out := make([]*wpb.WindowStep, 0, len(steps))
 	for _, s := range steps {
-		out = append(out, [2]float64{float64(s.AtNS-start) / 1e6, float64(s.Window)})
+		out = append(out, &wpb.WindowStep{AtMs: float64(s.AtNS-start) / 1e6, WindowBytes: uint64(s.Window)})
 	}
 	return out
 }
 
 func (r *runner) pingRTTs() []float64 {
-	out := []float64{}
+	var out []float64
 	for _, ch := range r.channels {
 		out = append(out, ch.tap.PingRTTs()...)
 	}
 	return out
 }
 
-// windowNotes say what was applied, in grpc-go's terms.
+// windowNotes say what the client applied, in grpc-go's terms.
 func (r *runner) windowNotes() []string {
-	calls := r.settings.Calls()
-	c := r.trial.Client
-	if c.WindowMode == "static" {
-		notes := []string{fmt.Sprintf("grpc-go %s: %s; BDP estimator off; credit goes back a quarter "+
-			"window at a time (stream: as read, connection: as received)", grpc.Version, strings.Join(calls, ", "))}
-		w := c.WindowBytes.V
-		conn, _ := r.settings.Get("InitialConnWindowSize")
-		if msg := int64(r.trial.Workload.MessageBytes); msg > w/2 && conn.Int > w {
+	s := r.job.setup
+	calls := strings.Join(s.Calls, ", ")
+	var notes []string
+	switch {
+	case s.Static:
+		notes = append(notes, fmt.Sprintf("grpc-go %s: %s; BDP estimator off; credit goes back a quarter "+
+			"window at a time (stream: as read, connection: as received)", grpc.Version, calls))
+	case s.WindowOption:
+		notes = append(notes, fmt.Sprintf("grpc-go %s: %s; BDP estimator off (in grpc-go %s a "+
+			"WithInitialWindowSize or WithInitialConnWindowSize option turns it off; a later grpc-go may "+
+			"leave it on: the window trace shows what ran)", grpc.Version, calls, grpc.Version))
+	default:
+		text := fmt.Sprintf("grpc-go %s defaults: BDP estimator on (stream and connection windows start at "+
+			"65535 B and grow, up to 16 MiB)", grpc.Version)
+		if calls != "" {
+			text += "; " + calls
+		}
+		notes = append(notes, text)
+	}
+	if s.Static || s.WindowOption {
+		stream, conn := windowOr65535(s.StreamWindow), windowOr65535(s.ConnWindow)
+		if msg := int64(r.job.GetMessageBytes()); msg > stream/2 && conn > stream {
 			notes = append(notes, fmt.Sprintf("grpc-go grants a stream extra credit for a message being read "+
 				"that its window cannot cover (transport inFlow.maybeAdjust): with %s messages and a %s "+
 				"connection window, a static %s stream window can exceed window/RTT",
-				kit.FormatBytes(float64(msg)), kit.FormatBytes(float64(conn.Int)), kit.FormatBytes(float64(w))))
+				kit.FormatBytes(float64(msg)), kit.FormatBytes(float64(conn)), kit.FormatBytes(float64(stream))))
 		}
-		return notes
 	}
-	if r.settings.Static() {
-		return []string{fmt.Sprintf("grpc-go %s: %s; BDP estimator off (a window option turns it off)",
-			grpc.Version, strings.Join(calls, ", "))}
+	return append(notes, r.keepaliveNotes()...)
+}
+
+func windowOr65535(w int64) int64 {
+	if w == 0 {
+		return 65535
 	}
-	text := fmt.Sprintf("grpc-go %s defaults: BDP estimator on (stream and connection windows start at "+
-		"65535 B and grow, up to 16 MiB)", grpc.Version)
-	if len(calls) > 0 {
-		text += "; " + strings.Join(calls, ", ")
+	return w
+}
+
+func (r *runner) keepaliveNotes() []string {
+	s := r.job.setup
+	switch {
+	case !s.KeepaliveRaised:
+		return nil
+	case s.KeepaliveAsked == 0:
+		return []string{fmt.Sprintf("grpc-go %s sets a keepalive Time not given to its minimum of %s "+
+			"(grpc.WithKeepaliveParams): keepalive is on", grpc.Version, kit.KeepaliveMinTime)}
 	}
-	return []string{text}
+	return []string{fmt.Sprintf("grpc-go %s raises a keepalive Time of %d ms to its minimum of %s "+
+		"(grpc.WithKeepaliveParams)", grpc.Version, s.KeepaliveAsked.Milliseconds(), kit.KeepaliveMinTime)}
 }
 
 // ---- unary --------------------------------------------------------------------------------
 
-func (r *runner) unary() (kit.ClientResult, error) {
-	w := r.trial.Workload
+func (r *runner) unary(w *wpb.Unary) (*wpb.ClientResult, error) {
 	ch := r.channels[0]
 	req := &pb.PingRequest{Payload: []byte(strings.Repeat("x", 16))}
-	latencies := make([]float64, 0, w.Calls)
+	latencies := make([]float64, 0, w.GetCalls())
 	cpu0 := kit.CPUSeconds()
 	start := r.clock.Now()
 	r.startTaps(start)
-	for i := 0; i < w.Calls; i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), seconds(w.TimeoutS))
+	for range w.GetCalls() {
+		ctx, cancel := r.trial.context()
 		t0 := r.clock.Now()
 		_, err := ch.client.Ping(ctx, req)
 		t1 := r.clock.Now()
 		cancel()
 		if err != nil {
-			return kit.ClientResult{}, fail(kit.ExitMeasurement, "%s: %s", who, kit.StatusText(err))
+			return nil, callFailure(err, r.trial, "unary ping")
 		}
 		latencies = append(latencies, float64(t1-t0)/1e6)
 	}
 	end := r.clock.Now()
 	r.stopTaps()
-	res := kit.NewClientResult()
-	res.Messages = int64(len(latencies))
+	res := newResult()
+	res.Messages = uint64(len(latencies))
 	res.ElapsedS = float64(end-start) / 1e9
-	res.TStartNS, res.TEndNS = start, end
-	res.CPUS = kit.CPUSeconds() - cpu0
-	res.LatenciesMS = latencies
-	res.Notes = r.windowNotes()[:1]
+	res.TStartNs, res.TEndNs = start, end
+	res.CpuS = kit.CPUSeconds() - cpu0
+	res.LatenciesMs = latencies
+	res.Notes = append(r.windowNotes()[:1], r.keepaliveNotes()...)
 	return res, nil
 }
 
 // ---- upload -------------------------------------------------------------------------------
 
-// upload is one client-streaming call: send until the deadline (or bytes_per_stream), then
+// upload is one client-streaming call: send until timed_s (or `messages` messages), then
 // half-close; the server's summary says what it received, and its arrival ends the phase.
-func (r *runner) upload() (kit.ClientResult, error) {
-	w := r.trial.Workload
-	ch := r.channels[0]
-	raw := &kit.Raw{Bytes: kit.EncodeChunk(w.MessageBytes)}
-	limit := w.MessagesPerStream()
-	callTimeoutS := r.trial.UploadCallTimeoutS()
+func (r *runner) upload(w *wpb.Upload) (*wpb.ClientResult, error) {
+	msgBytes := int(r.job.GetMessageBytes())
+	raw := &kit.Raw{Bytes: kit.EncodeChunk(msgBytes)}
+	limitN := w.GetMessages()
 	cpu0 := kit.CPUSeconds()
 	start := r.clock.Now()
+	began := time.Now()
 	r.startTaps(start)
-	deadline := start + int64(w.TimedDurationS(r.trial.Link.RTTms())*1e9)
-	ctx, cancel := context.WithTimeout(context.Background(), seconds(callTimeoutS))
-	defer cancel()
-	st, err := ch.client.Upload(ctx)
-	if err != nil {
-		return kit.ClientResult{}, r.uploadError(err, callTimeoutS)
+	deadline := start + int64(w.GetTimedS()*1e9)
+	call := limit{what: "the upload's call_timeout_s", s: w.GetCallTimeoutS(), at: began.Add(seconds(w.GetCallTimeoutS()))}
+	if r.trial.at.Before(call.at) {
+		call = r.trial
 	}
-	var sent int64
-	for (limit == 0 && r.clock.Now() < deadline) || (limit != 0 && sent < limit) {
+	ctx, cancel := call.context()
+	defer cancel()
+	st, err := r.channels[0].client.Upload(ctx)
+	if err != nil {
+		return nil, callFailure(err, call, "upload")
+	}
+	var sent uint64
+	for (limitN == 0 && r.clock.Now() < deadline) || (limitN != 0 && sent < limitN) {
 		if err := st.SendMsg(raw); err != nil {
 			break // the call ended: CloseAndRecv says how
 		}
@@ -568,43 +656,20 @@ func (r *runner) upload() (kit.ClientResult, error) {
 	end := r.clock.Now()
 	r.stopTaps()
 	if err != nil {
-		return kit.ClientResult{}, r.uploadError(err, callTimeoutS)
+		return nil, callFailure(err, call, "upload")
 	}
-	res := kit.NewClientResult()
-	res.Bytes = int64(summary.PayloadBytes)
-	res.Messages = int64(summary.Messages)
+	res := newResult()
+	res.Bytes = summary.GetPayloadBytes()
+	res.Messages = summary.GetMessages()
 	res.ElapsedS = float64(end-start) / 1e9
-	res.TStartNS, res.TEndNS = start, end
-	res.StreamBytes = []int64{res.Bytes}
+	res.TStartNs, res.TEndNs = start, end
+	res.StreamBytes = []uint64{res.Bytes}
 	res.StreamFinishS = []float64{res.ElapsedS}
-	res.CPUS = kit.CPUSeconds() - cpu0
-	res.SentBytes = sent * int64(w.MessageBytes)
-	res.Notes = uploadNotes(r.trial)
+	res.CpuS = kit.CPUSeconds() - cpu0
+	res.SentBytes = sent * uint64(msgBytes)
+	if calls := r.job.setup.Calls; len(calls) > 0 { // the server receives: its window is the kit's to note
+		res.Notes = append([]string{fmt.Sprintf("grpc-go %s: %s", grpc.Version, strings.Join(calls, ", "))},
+			r.keepaliveNotes()...)
+	}
 	return res, nil
-}
-
-func (r *runner) uploadError(err error, timeoutS float64) error {
-	if status.Code(err) == codes.DeadlineExceeded {
-		return fail(kit.ExitMeasurement, "%s: the server stopped taking the upload (no summary within %g s)", who, timeoutS)
-	}
-	return fail(kit.ExitMeasurement, "%s: upload failed: %s", who, kit.StatusText(err))
-}
-
-const ccoreServerNote = "grpcio server (C-core) receives uploads: it grants each stream extra credit of " +
-	"min(bytes missing of the message being read, 1 MiB), so a static server window can exceed window/RTT"
-
-// uploadNotes: the server receives, so its window is what the notes describe.
-func uploadNotes(t kit.Trial) []string {
-	notes := []string{}
-	switch t.Server.Kind {
-	case "grpc-go":
-		// The server's connection window is its stream window (an upload is one stream), so
-		// its extra credit for a message being read (inFlow.maybeAdjust) cannot show here.
-		notes = append(notes, kit.ServerWindowNote(t.Server))
-	case "grpcio":
-		if t.Server.WindowMode != "dynamic" {
-			notes = append(notes, ccoreServerNote)
-		}
-	}
-	return notes
 }

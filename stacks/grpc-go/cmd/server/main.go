@@ -1,11 +1,12 @@
-// The grpc-go server of the kit: `server --config '<ServerProcess as JSON>'`, speaking
-// docs/process-protocol.md, with the semantics of the kit's reference server
-// (servers/grpcio_server.py): Download streams message_count messages of message_bytes
-// bytes of 0x5a (0: until cancelled), built once and reused; Ping echoes; Upload counts.
+// The grpc-go server of the kit: `server --config '<ServerJob as JSON>'`, speaking
+// docs/process-protocol.md with protos/worker.proto's messages, with the semantics and limits
+// of the kit's reference server (servers/grpcio_server.py): Download streams message_count
+// messages of message_bytes bytes of 0x5a (0: until cancelled) within a budget of what the
+// calls hold together, each message built once per size and shared up to a size; Ping
+// echoes; Upload counts.
 package main
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +14,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"sync"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -24,14 +25,13 @@ import (
 
 	"kit/stacks/grpc-go/internal/kit"
 	pb "kit/stacks/grpc-go/internal/throughputpb"
+	wpb "kit/stacks/grpc-go/internal/workerpb"
 )
 
 const (
-	who             = "grpc-go server"
+	who             = kit.ServerWho
+	usage           = "server --config '<ServerJob as JSON>'"
 	maxMessageBytes = 128 * kit.MiB
-	maxDownloadMsg  = kit.MaxWorkloadMessage
-	maxEchoBytes    = kit.MiB
-	cacheMaxBytes   = 64 * kit.MiB
 	graceful        = 500 * time.Millisecond
 )
 
@@ -42,42 +42,45 @@ func main() {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 
-	data, err := kit.ParseConfig(os.Args[1:], "ServerProcess")
+	text, err := kit.ConfigArg(os.Args[1:], usage)
 	if err != nil {
-		lines.Fail(kit.ExitBadConfig, "%s: %v", who, err)
+		lines.Fail(kit.ExitBadJob, "%s: %v", who, err)
 	}
-	proc, err := kit.DecodeServerProcess(data)
+	job, err := kit.DecodeServerJob(text, kit.ConfigSource)
 	if err != nil {
-		lines.Fail(kit.ExitBadConfig, "%s: %v", who, err)
+		lines.Fail(kit.ExitBadJob, "%s: %v", who, err)
 	}
-	settings, err := kit.ServerSettings(proc.Config)
+	setup, err := kit.NewServerSetup(job)
 	if err != nil {
-		lines.Fail(kit.ExitBadConfig, "%v", err)
+		lines.Fail(kit.ExitBadJob, "%s: %v", who, err)
 	}
 	kit.InstallCodec()
 
-	address := kit.HostPort(proc.ListenHost, proc.ListenPort)
+	address := kit.HostPort(job.GetListenHost(), job.GetListenPort())
 	// Go's listeners set SO_REUSEADDR only, never SO_REUSEPORT: a port in use fails here.
 	lis, err := net.Listen("tcp", address)
 	if err != nil {
 		hint := ""
-		if proc.ListenPort != 0 {
+		if job.GetListenPort() != 0 {
 			hint = "; is the port in use?"
 		}
 		lines.Fail(kit.ExitCannotStart, "%s: cannot listen on %s (%v)%s", who, address, err, hint)
 	}
-	if !kit.IsLoopbackHost(proc.ListenHost) {
+	if !kit.IsLoopbackHost(job.GetListenHost()) {
 		fmt.Fprintf(os.Stderr, "WARNING: the server listens on %s, which is NOT a loopback address: "+
-			"anyone who can reach this host can connect to it.\n", proc.ListenHost)
+			"anyone who can reach this host can connect to it.\n", job.GetListenHost())
+	}
+	if len(setup.Calls) > 0 {
+		fmt.Fprintf(os.Stderr, "%s %s: %s\n", who, grpc.Version, strings.Join(setup.Calls, ", "))
 	}
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMessageBytes), grpc.MaxSendMsgSize(maxMessageBytes)}
-	opts = append(opts, settings.ServerOptions()...)
+	opts = append(opts, setup.Options...) // the job's windows, stream limit and options after
 	server := grpc.NewServer(opts...)
-	svc := &service{chunks: newChunkCache(cacheMaxBytes)}
+	svc := newService(job)
 	pb.RegisterThroughputServer(server, svc)
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(lis) }()
-	lines.Ready(lis.Addr().(*net.TCPAddr).Port, "grpc-go", grpc.Version)
+	lines.Ready(lis.Addr().(*net.TCPAddr).Port, false)
 
 	select {
 	case <-signals:
@@ -96,24 +99,47 @@ func main() {
 		case <-time.After(300 * time.Millisecond):
 		}
 	}
-	lines.Result(kit.ServerResult{RPCs: svc.rpcs.Load()})
+	lines.Final(&wpb.ServerAnswer{Result: &wpb.ServerResult{Rpcs: svc.rpcs.Load(), Refused: svc.budget.Refused()}})
 }
 
 type service struct {
 	pb.UnimplementedThroughputServer
-	rpcs   atomic.Int64
-	chunks *chunkCache
+	rpcs       atomic.Uint64
+	budget     *kit.Budget
+	messages   *kit.MessageCache
+	maxMessage uint64
+	maxEcho    uint64
+}
+
+func newService(job *wpb.ServerJob) *service {
+	return &service{
+		budget:     kit.NewBudget(job.GetDownloadBudgetBytes(), job.GetSharedMessageMaxBytes()),
+		messages:   kit.NewMessageCache(job.GetMessageCacheBytes(), job.GetSharedMessageMaxBytes()),
+		maxMessage: job.GetMaxMessageBytes(),
+		maxEcho:    job.GetMaxEchoBytes(),
+	}
 }
 
 func (s *service) Download(req *pb.DownloadRequest, stream pb.Throughput_DownloadServer) error {
 	s.rpcs.Add(1)
-	if req.MessageBytes > maxDownloadMsg {
+	if uint64(req.GetMessageBytes()) > s.maxMessage {
 		return status.Errorf(codes.InvalidArgument, "message_bytes %d is above this server's maximum %d",
-			req.MessageBytes, maxDownloadMsg)
+			req.GetMessageBytes(), s.maxMessage)
 	}
-	raw := &kit.Raw{Bytes: s.chunks.get(max(1, int(req.MessageBytes)))}
+	size := max(1, int(req.GetMessageBytes()))
+	charge := s.budget.Charge(uint64(size))
+	ok, held := s.budget.Take(charge)
+	if !ok {
+		return status.Errorf(codes.ResourceExhausted, "this download would hold %s; the server's calls already "+
+			"hold %s of its %s maximum", kit.FormatBytes(float64(charge)), kit.FormatBytes(float64(held)),
+			kit.FormatBytes(float64(s.budget.Max())))
+	}
+	// The handler returns however the call ends (done, cancelled, failed, client gone: a
+	// blocked SendMsg returns then), and the charge goes back with it.
+	defer s.budget.Release(charge)
+	raw := &kit.Raw{Bytes: s.messages.Get(size)} // one []byte, sent as it is by every call
 	ctx := stream.Context()
-	for sent := uint64(0); req.MessageCount == 0 || sent < req.MessageCount; sent++ {
+	for sent := uint64(0); req.GetMessageCount() == 0 || sent < req.GetMessageCount(); sent++ {
 		if err := stream.SendMsg(raw); err != nil {
 			return err
 		}
@@ -126,11 +152,11 @@ func (s *service) Download(req *pb.DownloadRequest, stream pb.Throughput_Downloa
 
 func (s *service) Ping(_ context.Context, req *pb.PingRequest) (*pb.PingReply, error) {
 	s.rpcs.Add(1)
-	if len(req.Payload) > maxEchoBytes {
+	if uint64(len(req.GetPayload())) > s.maxEcho {
 		return nil, status.Errorf(codes.InvalidArgument, "ping payload of %d bytes is above the echo maximum %d",
-			len(req.Payload), maxEchoBytes)
+			len(req.GetPayload()), s.maxEcho)
 	}
-	return &pb.PingReply{Payload: req.Payload}, nil
+	return &pb.PingReply{Payload: req.GetPayload()}, nil
 }
 
 func (s *service) Upload(stream pb.Throughput_UploadServer) error {
@@ -149,50 +175,4 @@ func (s *service) Upload(stream pb.Throughput_UploadServer) error {
 		payload += uint64(m.Payload)
 	}
 	return stream.SendAndClose(&pb.UploadSummary{Messages: messages, PayloadBytes: payload})
-}
-
-// chunkCache keeps serialised download messages by size, least recently used out first,
-// bounded in bytes; a message above a quarter of the bound is built per call, never kept.
-type chunkCache struct {
-	mu       sync.Mutex
-	maxBytes int
-	bytes    int
-	order    *list.List // of int sizes, most recent at the front
-	items    map[int]*list.Element
-	chunks   map[int][]byte
-}
-
-func newChunkCache(maxBytes int) *chunkCache {
-	return &chunkCache{maxBytes: maxBytes, order: list.New(), items: map[int]*list.Element{}, chunks: map[int][]byte{}}
-}
-
-func (c *chunkCache) get(size int) []byte {
-	c.mu.Lock()
-	if b, ok := c.chunks[size]; ok {
-		c.order.MoveToFront(c.items[size])
-		c.mu.Unlock()
-		return b
-	}
-	c.mu.Unlock()
-	b := kit.EncodeChunk(size)
-	if len(b) > c.maxBytes/4 {
-		return b
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if old, ok := c.chunks[size]; ok {
-		return old
-	}
-	c.chunks[size] = b
-	c.items[size] = c.order.PushFront(size)
-	c.bytes += len(b)
-	for c.bytes > c.maxBytes {
-		e := c.order.Back()
-		old := e.Value.(int)
-		c.order.Remove(e)
-		c.bytes -= len(c.chunks[old])
-		delete(c.chunks, old)
-		delete(c.items, old)
-	}
-	return b
 }

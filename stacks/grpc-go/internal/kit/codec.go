@@ -7,7 +7,6 @@ import (
 	_ "google.golang.org/grpc/encoding/proto" // registers "proto" first; Install wraps it
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 
 	"kit/stacks/grpc-go/internal/throughputpb"
 )
@@ -28,15 +27,15 @@ type Counted struct {
 	Payload int
 }
 
-// EncodeChunk is Chunk{payload: size bytes of 0x5a} serialised.
+// EncodeChunk is Chunk{payload: size bytes of 0x5a} serialised, written straight into one
+// buffer of its exact size (field 1, its length, the payload): no payload copy to marshal.
 func EncodeChunk(size int) []byte {
-	payload := make([]byte, size)
+	head := protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.BytesType), uint64(size))
+	b := make([]byte, len(head)+size)
+	copy(b, head)
+	payload := b[len(head):]
 	for i := range payload {
 		payload[i] = 0x5a
-	}
-	b, err := proto.Marshal(&throughputpb.Chunk{Payload: payload})
-	if err != nil {
-		panic(err)
 	}
 	return b
 }

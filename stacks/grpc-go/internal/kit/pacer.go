@@ -2,10 +2,11 @@ package kit
 
 import "math"
 
-// ReadPacer is kit/clients/pacing.py's ReadPacer, read for read: a slow reader takes one
-// chunk per chunk_bytes/rate seconds, each gap stretched by a seeded uniform factor in
-// [1-J, 1+J]. The random numbers are Python's (random.Random(seed), Mersenne Twister), so a
-// grpc-go slow stream reads at the same instants as the kit's Python clients'.
+// ReadPacer is kit/clients/pacing.py's ReadPacer, read for read (the job's ReadPacing): a
+// slow reader takes one chunk per chunk_bytes/rate seconds, each gap stretched by a seeded
+// uniform factor in [1-J, 1+J]. The random numbers are Python's (random.Random(seed),
+// Mersenne Twister), so a grpc-go slow stream reads at the same instants as the kit's
+// Python clients'.
 type ReadPacer struct {
 	ChunkBytes int
 	Jitter     float64
@@ -14,8 +15,8 @@ type ReadPacer struct {
 	DueNS      int64
 }
 
-func NewReadPacer(rateBytesS float64, startNS int64, seed uint32, chunkBytes int) *ReadPacer {
-	p := &ReadPacer{ChunkBytes: chunkBytes, Jitter: 0.5, gapNS: float64(chunkBytes) / rateBytesS * 1e9,
+func NewReadPacer(rateBytesS, jitter float64, seed uint64, startNS int64, chunkBytes int) *ReadPacer {
+	p := &ReadPacer{ChunkBytes: chunkBytes, Jitter: jitter, gapNS: float64(chunkBytes) / rateBytesS * 1e9,
 		rng: newPyRandom(seed)}
 	p.DueNS = startNS + p.gap()
 	return p
@@ -35,16 +36,19 @@ func (p *ReadPacer) Take(now int64, waiting int) int {
 	return min(p.ChunkBytes, waiting)
 }
 
-// pyRandom is CPython's random.Random seeded with a small int: MT19937, init_by_array.
+// pyRandom is CPython's random.Random seeded with an int >= 0: MT19937, init_by_array.
 type pyRandom struct {
 	mt  [624]uint32
 	idx int
 }
 
-func newPyRandom(seed uint32) *pyRandom {
+func newPyRandom(seed uint64) *pyRandom {
 	r := &pyRandom{}
 	r.initGenrand(19650218)
-	key := []uint32{seed} // CPython: the absolute value's 32-bit words; 0 is one word 0
+	key := []uint32{uint32(seed)} // CPython: the value's 32-bit words, low first; 0 is one word 0
+	if high := uint32(seed >> 32); high != 0 {
+		key = append(key, high)
+	}
 	i, j := 1, 0
 	k := max(624, len(key))
 	for ; k > 0; k-- {

@@ -1,3 +1,7 @@
+// Package kit is the kit's side of the two grpc-go programs: the process protocol
+// (docs/process-protocol.md) with its lines printed from protos/worker.proto's messages, the
+// jobs decoded by protojson (job.go), grpc-go's option table (options.go), the server's
+// download budget, the bulk codec, the read pacer and the client's frame tap.
 package kit
 
 import (
@@ -12,110 +16,89 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	wpb "kit/stacks/grpc-go/internal/workerpb"
 )
 
 // Exit codes of the process protocol.
 const (
 	ExitOK          = 0
 	ExitFailed      = 1
-	ExitBadConfig   = 2
+	ExitBadJob      = 2
 	ExitCannotStart = 3
 	ExitMeasurement = 4
 )
 
-const configFlag = "--config"
+// Stack is the ready line's stack; the version is grpc.Version, read from the linked library.
+const Stack = "grpc-go"
 
-// ConfigText is the JSON of `--config JSON` or `--config=JSON`.
-func ConfigText(args []string, record string) (string, error) {
-	switch {
-	case len(args) == 1 && strings.HasPrefix(args[0], configFlag+"="):
-		return args[0][len(configFlag)+1:], nil
-	case len(args) == 2 && args[0] == configFlag:
-		return args[1], nil
-	}
-	return "", usage("usage: %s '<%s as JSON>' (got %d argument(s))", configFlag, record, len(args))
-}
-
-// ParseConfig reads the argument's JSON (a UsageError when it is not JSON).
-func ParseConfig(args []string, record string) (any, error) {
-	text, err := ConfigText(args, record)
-	if err != nil {
-		return nil, err
-	}
-	return ParseConfigText(text, configFlag)
-}
-
-// ParseConfigText reads one config's JSON (--config's, or a worker's line); source names it
-// in the UsageError when it is not JSON.
-func ParseConfigText(text, source string) (any, error) {
-	data, err := ParseJSON(text)
-	if err != nil {
-		return nil, usage("%s: not JSON (%v)", source, err)
-	}
-	return data, nil
-}
-
-// Lines writes protocol lines: at most one final line, ever, and nothing after it (a client
-// worker writes a result line per trial before it).
+// Lines writes protocol lines, one JSON object each, printed by protojson from the .proto's
+// messages with its field names: at most one final line, ever, and nothing after it (a client
+// worker writes an answer per trial before it).
 type Lines struct {
 	mu    sync.Mutex
 	final bool
 }
 
-func (l *Lines) write(v any) bool {
+var lineFormat = protojson.MarshalOptions{UseProtoNames: true}
+
+// LineText is one protocol line: protojson's output compacted (protojson varies its
+// whitespace from build to build, on purpose) and a newline.
+func LineText(m proto.Message) []byte {
+	b, err := lineFormat.Marshal(m)
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf) // one line, with its newline; no HTML escaping of < > &
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err == nil {
+		err = json.Compact(&buf, b)
+	}
+	if err != nil {
 		buf.Reset()
-		buf.WriteString(`{"error": "cannot encode a protocol line", "exit_code": 1}` + "\n")
+		buf.WriteString(`{"error":"cannot print a protocol line","exit_code":1}`)
 	}
-	_, werr := os.Stdout.Write(buf.Bytes()) // unbuffered: each line goes out at once
-	return werr == nil
+	buf.WriteByte('\n')
+	return buf.Bytes()
 }
 
-// Ready prints the ready line.
-func (l *Lines) Ready(port int, stack, version string) {
+func (l *Lines) write(m proto.Message) {
+	_, _ = os.Stdout.Write(LineText(m)) // unbuffered: each line goes out at once
+}
+
+// Ready prints the ready line: port is where a server listens (0 for a client); worker says
+// that a client reads one job per line of stdin.
+func (l *Lines) Ready(port int, worker bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.final {
 		return
 	}
-	l.write(map[string]any{"ready": true, "pid": os.Getpid(), "port": port, "stack": stack, "version": version})
+	l.write(&wpb.Ready{Ready: true, Pid: uint32(os.Getpid()), Port: uint32(port), Stack: Stack,
+		Version: grpc.Version, Worker: worker})
 }
 
-// ReadyWorker prints a client worker's ready line (it says "worker": true).
-func (l *Lines) ReadyWorker(stack, version string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.final {
-		return
-	}
-	l.write(map[string]any{"ready": true, "pid": os.Getpid(), "port": 0, "stack": stack, "version": version, "worker": true})
-}
-
-// TrialResult prints a client worker's result line for its trial number trial (1 = its
-// first): not a final line, more trials may follow.
-func (l *Lines) TrialResult(result any, trial int) {
+// Answer prints a client worker's answer for its trial number trial (1: its first): not a
+// final line, more trials may follow.
+func (l *Lines) Answer(result *wpb.ClientResult, trial int) {
 	l.mu.Lock()
 	if l.final {
 		l.mu.Unlock()
 		select {} // a signal's final line came first: its os.Exit is under way
 	}
 	defer l.mu.Unlock()
-	l.write(map[string]any{"result": result, "client_trial": trial})
+	l.write(&wpb.ClientAnswer{Result: result, ClientTrial: uint32(trial)})
 }
 
-// Result prints the result line and exits 0 (unless a final line was already printed, in
-// which case the process is on its way out anyway).
-func (l *Lines) Result(result any) {
+// Final prints a final result line (a ClientAnswer or a ServerAnswer) and exits 0, unless a
+// final line was already printed, in which case the process is on its way out anyway.
+func (l *Lines) Final(answer proto.Message) {
 	l.mu.Lock()
 	if l.final {
 		l.mu.Unlock()
 		select {} // the other final line's os.Exit is under way
 	}
 	l.final = true
-	l.write(map[string]any{"result": result})
+	l.write(answer)
 	os.Exit(ExitOK)
 }
 
@@ -127,12 +110,17 @@ func (l *Lines) Fail(code int, format string, args ...any) {
 		select {}
 	}
 	l.final = true
-	msg := strings.Join(strings.Fields(fmt.Sprintf(format, args...)), " ")
-	if msg == "" {
-		msg = "failed"
-	}
-	l.write(map[string]any{"error": msg, "exit_code": code})
+	l.write(&wpb.Failure{Error: OneLine(fmt.Sprintf(format, args...)), ExitCode: int32(code)})
 	os.Exit(code)
+}
+
+// OneLine is text with every run of white space (newlines, protojson's non-breaking spaces)
+// made one space.
+func OneLine(text string) string {
+	if msg := strings.Join(strings.Fields(text), " "); msg != "" {
+		return msg
+	}
+	return "failed"
 }
 
 // SignalName is SIGTERM / SIGINT as Python names them.
@@ -187,12 +175,16 @@ func CPUSeconds() float64 {
 	return tv(ru.Utime) + tv(ru.Stime)
 }
 
-func isLoopbackIP(host string) bool {
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
+// HostPort joins a host and port, bracketing an IPv6 host.
+func HostPort(host string, port uint32) string {
+	return net.JoinHostPort(strings.Trim(host, "[]"), fmt.Sprint(port))
 }
 
-// HostPort joins a host and port, bracketing an IPv6 host.
-func HostPort(host string, port int) string {
-	return net.JoinHostPort(strings.Trim(host, "[]"), fmt.Sprint(port))
+// IsLoopbackHost: localhost or a loopback IP literal.
+func IsLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
 }

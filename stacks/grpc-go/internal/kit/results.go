@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 
@@ -8,38 +9,10 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// ClientResult is kit/results/client.py's ClientResult: only fields that exist there (the
-// kit's decoder refuses others); the ones left out keep their defaults.
-type ClientResult struct {
-	Client        string       `json:"client"`
-	Bytes         int64        `json:"bytes"`
-	Messages      int64        `json:"messages"`
-	ElapsedS      float64      `json:"elapsed_s"`
-	TStartNS      int64        `json:"t_start_ns"`
-	TEndNS        int64        `json:"t_end_ns"`
-	StreamBytes   []int64      `json:"stream_bytes"`
-	StreamFinishS []float64    `json:"stream_finish_s"`
-	CPUS          float64      `json:"cpu_s"`
-	PingRTTms     []float64    `json:"ping_rtt_ms"`
-	LatenciesMS   []float64    `json:"latencies_ms"`
-	WindowTrace   [][2]float64 `json:"window_trace"`
-	Notes         []string     `json:"notes"`
-	SentBytes     int64        `json:"sent_bytes"`
-	SlowStreams   int          `json:"slow_streams"`
-}
-
-// NewClientResult has every list empty, not null (a tuple in the kit's records).
-func NewClientResult() ClientResult {
-	return ClientResult{
-		Client: "grpc-go", StreamBytes: []int64{}, StreamFinishS: []float64{}, PingRTTms: []float64{},
-		LatenciesMS: []float64{}, WindowTrace: [][2]float64{}, Notes: []string{},
-	}
-}
-
-// ServerResult is kit/results/server.py's ServerResult.
-type ServerResult struct {
-	RPCs int64 `json:"rpcs"`
-}
+const (
+	KiB = 1024
+	MiB = 1024 * 1024
+)
 
 // StatusText is an RPC error as the kit's Python clients word it: "UNAVAILABLE: details".
 func StatusText(err error) string {
@@ -64,4 +37,19 @@ func CodeName(c codes.Code) string {
 		b.WriteRune(unicode.ToUpper(r))
 	}
 	return b.String()
+}
+
+// FormatBytes writes a size for people as the kit does (kit.plan.units.format_bytes):
+// 64 KiB, 1.5 MiB, 1000 B.
+func FormatBytes(n float64) string {
+	for _, u := range []struct {
+		name string
+		size float64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size {
+			s := strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", n/u.size), "0"), ".")
+			return s + " " + u.name
+		}
+	}
+	return fmt.Sprintf("%.0f B", n)
 }

@@ -2,26 +2,50 @@ package kit
 
 import (
 	"encoding/binary"
+	"fmt"
 	"net"
 	"sync"
 )
 
 // A client connection's HTTP/2 frames, read off the socket as grpc-go writes and reads
-// them (headers only; payloads are skipped, except SETTINGS and PING, which are tiny): what
+// them (headers only; payloads are skipped, except SETTINGS and PING, which are tiny, and a
+// GOAWAY's code and the start of its debug data): what
 // grpc-go advertises (its BDP estimator's window steps are SETTINGS INITIAL_WINDOW_SIZE plus
-// a connection WINDOW_UPDATE) and how long its PINGs take to come back. grpc-go's API does
+// a connection WINDOW_UPDATE), how long its PINGs take to come back and why a server closed
+// the connection. grpc-go's API does
 // not expose either, and this costs a few comparisons per frame.
 
 const (
 	frameData         = 0x0
 	frameSettings     = 0x4
 	framePing         = 0x6
+	frameGoAway       = 0x7
 	frameWindowUpdate = 0x8
 	flagAck           = 0x1
 	settingInitialWin = 0x4
 	clientPrefaceLen  = 24
 	captureMax        = 256
 )
+
+// GoAway is a GOAWAY frame the server sent, at CLOCK_MONOTONIC ns.
+type GoAway struct {
+	AtNS  int64
+	Code  uint32
+	Debug string
+}
+
+// http2Codes are HTTP/2's error codes by number (RFC 9113, section 7).
+var http2Codes = []string{"NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR",
+	"SETTINGS_TIMEOUT", "STREAM_CLOSED", "FRAME_SIZE_ERROR", "REFUSED_STREAM", "CANCEL",
+	"COMPRESSION_ERROR", "CONNECT_ERROR", "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED"}
+
+// CodeName is the error code's name (ENHANCE_YOUR_CALM), or its number.
+func (g GoAway) CodeName() string {
+	if int(g.Code) < len(http2Codes) {
+		return http2Codes[g.Code]
+	}
+	return fmt.Sprintf("0x%x", g.Code)
+}
 
 // WindowStep is one stream window the client advertised, at CLOCK_MONOTONIC ns.
 type WindowStep struct {
@@ -37,6 +61,8 @@ type Tap struct {
 	steps       []WindowStep
 	pingSent    map[[8]byte]int64
 	pingRTTs    []float64 // ms
+	pingsSent   int       // PINGs (not acks) the client sent in the timed phase
+	goAways     []GoAway  // every GOAWAY the server sent, timed phase or not
 	recording   bool
 	maxDataSeen int
 }
@@ -53,6 +79,7 @@ func (t *Tap) Start(now int64) {
 	t.recording = true
 	t.steps = append(t.steps[:0], WindowStep{AtNS: now, Window: t.window})
 	t.pingRTTs = t.pingRTTs[:0]
+	t.pingsSent = 0
 }
 
 // Stop ends the timed phase.
@@ -73,6 +100,21 @@ func (t *Tap) PingRTTs() []float64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return append([]float64(nil), t.pingRTTs...)
+}
+
+// GoAways are the GOAWAY frames the server sent on this channel's connections.
+func (t *Tap) GoAways() []GoAway {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]GoAway(nil), t.goAways...)
+}
+
+// PingsSent is how many PINGs (not acks) the client sent in the timed phase: grpc-go's BDP
+// estimator's and its keepalive's.
+func (t *Tap) PingsSent() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.pingsSent
 }
 
 // MaxDataFrame is the largest DATA frame the peer sent on this connection.
@@ -101,6 +143,9 @@ func (t *Tap) sent(typ, flags byte, stream uint32, payload []byte, length int) {
 		copy(data[:], payload)
 		t.mu.Lock()
 		t.pingSent[data] = t.clock.Now()
+		if t.recording {
+			t.pingsSent++
+		}
 		t.mu.Unlock()
 	}
 }
@@ -118,6 +163,11 @@ func (t *Tap) received(typ, flags byte, stream uint32, payload []byte, length in
 				t.pingRTTs = append(t.pingRTTs, float64(now-at)/1e6)
 			}
 		}
+		t.mu.Unlock()
+	case typ == frameGoAway && len(payload) >= 8:
+		g := GoAway{AtNS: t.clock.Now(), Code: binary.BigEndian.Uint32(payload[4:8]), Debug: string(payload[8:])}
+		t.mu.Lock()
+		t.goAways = append(t.goAways, g)
 		t.mu.Unlock()
 	case typ == frameData:
 		if length > t.maxDataSeen { // only the reader goroutine writes it
@@ -157,7 +207,8 @@ func (s *scanner) feed(p []byte) {
 			}
 			s.length = int(s.hdr[0])<<16 | int(s.hdr[1])<<8 | int(s.hdr[2])
 			typ := s.hdr[3]
-			s.capture = (typ == frameSettings || typ == framePing) && s.length <= captureMax
+			// GOAWAY: its code and the start of its debug data.
+			s.capture = (typ == frameSettings || typ == framePing) && s.length <= captureMax || typ == frameGoAway
 			s.buf = s.buf[:0]
 			s.left = s.length
 			if s.left == 0 {
@@ -166,8 +217,8 @@ func (s *scanner) feed(p []byte) {
 			continue
 		}
 		n := min(s.left, len(p))
-		if s.capture {
-			s.buf = append(s.buf, p[:n]...)
+		if s.capture && len(s.buf) < captureMax {
+			s.buf = append(s.buf, p[:min(n, captureMax-len(s.buf))]...)
 		}
 		s.left -= n
 		p = p[n:]
