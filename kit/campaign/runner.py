@@ -162,6 +162,19 @@ def run_tags(spec: CampaignSpec, run: ScheduledRun[Cell]) -> RunTags:
     )
 
 
+def _batches(pending: Sequence[Pending]) -> list[list[Pending]]:
+    """One run at a time, except a together campaign's runs of one round: all at once."""
+    batches: list[list[Pending]] = []
+    for spec, run in pending:
+        last = batches[-1][-1] if batches else None
+        same = last is not None and last[0] is spec and last[1].round_index == run.round_index
+        if spec.together and same:
+            batches[-1].append((spec, run))
+        else:
+            batches.append([(spec, run)])
+    return batches
+
+
 def run_campaigns(
     specs: Sequence[CampaignSpec],
     records_path: Path,
@@ -181,15 +194,21 @@ def run_campaigns(
     pending = pending_runs(specs, records_path, resume, skip)
     bar = Progress(pending)
     with topology_factory() as topo:
-        for spec, run in pending:
+        for batch in _batches(pending):
+            spec, first = batch[0]
             if progress is not None:
-                progress(bar.line(spec, run))
+                progress(bar.line(spec, first))
             started = time.monotonic()
-            measurement = topo.measure(run.cell.trial, tags=run_tags(spec, run))
-            append_record(records_path, measurement)
-            bar.finish(spec, run, time.monotonic() - started)
-            if on_record is not None:
-                on_record(measurement)
+            if spec.together:
+                cells = [(run.cell.trial, run_tags(spec, run)) for _, run in batch]
+                measurements = topo.measure_together(cells)
+            else:
+                measurements = [topo.measure(first.cell.trial, tags=run_tags(spec, first))]
+            for (spec, run), measurement in zip(batch, measurements, strict=True):
+                append_record(records_path, measurement)
+                bar.finish(spec, run, (time.monotonic() - started) / len(batch))
+                if on_record is not None:
+                    on_record(measurement)
     return CampaignOutcome(
         measurements=tuple(campaign_records(records_path, [s.name for s in specs])),
         cells_run=bar.done,

@@ -51,9 +51,11 @@ from kit.results.records import (
     DeliveryTrace,
     DirectionSummary,
     FrameSummary,
+    GoawaySeen,
     LinkConnection,
     PingRtt,
     PingRtts,
+    ResetSeen,
     SettingsSeen,
     SideFrames,
     StreamSample,
@@ -65,6 +67,7 @@ from kit.results.records import (
 )
 
 FIRST_CONN_WINDOW_UPDATES = 10
+MAX_CLOSES = 16  # GOAWAY and RST_STREAM frames kept per side
 RTT_DIGITS = 3
 INITIAL_WINDOW_SIZE = "INITIAL_WINDOW_SIZE"
 DEFAULT_INITIAL_WINDOW = 65_535  # RFC 9113: the stream window until SETTINGS says otherwise
@@ -106,6 +109,7 @@ def summarize(
         server=_side([c.down for c in ordered]),
         window_final_bytes=_window_final(ups[0]) if ups else None,
         conn_window_start_bytes=_conn_window_start(ordered[0]) if ordered else None,
+        opened_ns=ordered[0].opened_ns if ordered else 0,
         peak_queued_bytes_down=max((side.peak_queued_bytes for side in sides), default=0),
         delivered_down=merge_traces([side.delivered for side in sides]),
         not_decoded_bytes=sum(c.up.not_decoded_bytes + c.down.not_decoded_bytes for c in ordered),
@@ -129,7 +133,13 @@ def _side(sent: Sequence[DirectionSummary]) -> SideFrames:
         ),
         pings_sent=sum(d.pings for d in sent),
         window_growth=_window_growth(sent[0]) if sent else (),
+        goaways=tuple(sorted((g for d in sent for g in d.goaway_events), key=_t))[:MAX_CLOSES],
+        resets=tuple(sorted((r for d in sent for r in d.reset_events), key=_t))[:MAX_CLOSES],
     )
+
+
+def _t(event: GoawaySeen | ResetSeen) -> int:
+    return event.t_ns
 
 
 def _window_final(up: DirectionSummary) -> int | None:

@@ -36,6 +36,9 @@ class CampaignSpec:
     control_key: str
     rounds: int = 3
     seed: int = 1
+    # Each round's cells run at once (``Topology.measure_together``): for cells that mostly
+    # wait, such as connections left idle for keepalive rules to act.
+    together: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or ":" in self.name:

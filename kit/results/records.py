@@ -304,6 +304,9 @@ class SideFrames:
     conn_window_updates: WindowUpdates = WindowUpdates()
     stream_window_updates: WindowUpdates = WindowUpdates()
     pings_sent: int = 0
+    # Its GOAWAY and RST_STREAM frames, all connections, in time order (the first 16 each).
+    goaways: tuple[GoawaySeen, ...] = ()
+    resets: tuple[ResetSeen, ...] = ()
     window_growth: tuple[WindowStep, ...] = ()
 
 
@@ -333,6 +336,8 @@ class FrameSummary:
     stream_windows: tuple[StreamWindowPoint, ...] = ()
     # The connection window the client opened before any DATA (65535 + its early updates).
     conn_window_start_bytes: int | None = None
+    # When the first connection was opened (CLOCK_MONOTONIC ns; 0: unknown).
+    opened_ns: int = 0
 
 
 # --- the record of one trial ---------------------------------------------------------------

@@ -27,14 +27,19 @@ def needed(trial: Trial) -> int:
 
 def ensure(trial: Trial) -> None:
     """Raise the soft limit to what ``trial`` needs, or refuse it (``UsageError``)."""
-    want = needed(trial)
+    ensure_count(needed(trial), trial.client.connections)
+
+
+def ensure_count(want: int, connections: int | None = None) -> None:
+    """Raise the soft limit to ``want`` descriptors, or refuse (``UsageError``)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY or want <= soft:
         return
     if hard != resource.RLIM_INFINITY and want > hard:
+        what = f"{connections} connection(s)" if connections is not None else "these trials"
         raise UsageError(
-            f"--connections: {trial.client.connections} connection(s) need about {want} file "
-            f"descriptors per process, and this shell allows {hard} (ulimit -n); raise it "
-            f"(ulimit -n {want}) or use fewer connections"
+            f"--connections: {what} need about {want} file descriptors per process, and this "
+            f"shell allows {hard} (ulimit -n); raise it (ulimit -n {want}) or use fewer "
+            "connections"
         )
     resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))

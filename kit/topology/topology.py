@@ -23,7 +23,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -147,7 +147,7 @@ class Topology:
         self._warmed: set[tuple[ServerConfig, Link]] = set()
         self._servers: dict[ServerConfig, Child] = {}
         self._client_stacks: dict[str, str] = {}  # client kind -> what its ready line said
-        self._proxies: dict[tuple[ServerConfig, Link], _Proxy] = {}
+        self._proxies: dict[tuple[ServerConfig, Link, int], _Proxy] = {}
         self._packets: dict[tuple[ServerConfig, Link], tuple[PacketPath, _Proxy]] = {}
         self._children: list[Child] = []
         # One client worker per client program that has them, for every cell (workers=False:
@@ -205,8 +205,10 @@ class Topology:
             self._servers[config] = self._track(spawn("server", program, process))
         return self._servers[config]
 
-    def proxy(self, config: ServerConfig, link: Link) -> _Proxy:
-        key = (config, link)
+    def proxy(self, config: ServerConfig, link: Link, lane: int = 0) -> _Proxy:
+        """The delay line for ``config`` and ``link`` (started once); trials measured together
+        each have a lane of their own, so that each has a tap of its own."""
+        key = (config, link, lane)
         if key not in self._proxies:
             upstream_host, upstream_port = self._upstream(config)
             tap_path = self.workdir / f"tap-{len(self._proxies)}.jsonl"
@@ -328,6 +330,57 @@ class Topology:
             frames=self._frames(proxy, since, trial) if proxy else None,
             meta=replace(base.meta, machine=machine),
         )
+
+    def measure_together(self, cells: Sequence[tuple[Trial, RunTags | None]]) -> list[Measurement]:
+        """Run several trials at once: for trials that mostly wait (connections left idle for
+        keepalive rules to act), which one after another would take minutes each.
+
+        Each trial goes through a delay line of its own (its tap tells its frames apart) to a
+        server shared by the trials with the same server config; every client is a process
+        of its own, started together. No warm-up and no CPU figures: the trials share the
+        machine by design, so their throughput is not the point."""
+        trials = [trial for trial, _ in cells]
+        for trial in trials:
+            self._check_alive()
+            self._check_programs(trial)
+        descriptors.ensure_count(sum(descriptors.needed(t) for t in trials))
+        self._enter("start-up (servers and delay lines)")
+        proxies = [self.proxy(t.server, t.link, lane=i + 1) for i, t in enumerate(trials)]
+        since = now_ns()
+        self._enter("the trials, together")
+        clients: list[Child] = []
+        try:
+            for trial, proxy in zip(trials, proxies, strict=True):
+                process = ClientProcess(target_port=proxy.child.port, trial=trial)
+                program = CLIENT_PROGRAMS[trial.client.kind]
+                clients.append(Child.start("client", program, process))
+            records = [
+                self._together_record(self._base(trial, tags), child)
+                for (trial, tags), child in zip(cells, clients, strict=True)
+            ]
+        finally:
+            for child in clients:
+                child.close()
+        self._enter("collecting the frame summaries")
+        return [
+            replace(record, frames=self._frames(proxy, since, record.trial))
+            for record, proxy in zip(records, proxies, strict=True)
+        ]
+
+    def _together_record(self, base: Measurement, child: Child) -> Measurement:
+        trial = base.trial
+        self._client_run = (False, 1)
+        try:
+            result = child.result(
+                ClientResult, trial.workload.timeout_s + self.client_grace_s, abandon=self._dead
+            )
+        except KitError as exc:
+            return replace(base, error=str(exc), meta=self._what_ran(base.meta, trial))
+        finally:
+            if child.ready is not None:
+                self._client_stacks[trial.client.kind] = child.ready.label
+        meta = self._what_ran(base.meta, trial)
+        return replace(base, status="ok", result=result, meta=meta)
 
     def _route(self, trial: Trial) -> _Route:
         """Where the client goes for ``trial`` (and in which namespace it starts)."""

@@ -1,0 +1,138 @@
+"""Pure: table 11, who hangs up on whom, from each pair's records.
+
+A pair hung up when either side sent a GOAWAY with an error code (a server's
+``ENHANCE_YOUR_CALM "too_many_pings"`` is the usual one) or reset a stream with anything but
+CANCEL (a client cancels its streams when the timed phase ends: that is no failure); it
+failed when the client could not finish its download. The first failing second is counted
+from the first connection's open (the delay line's tap saw both).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from kit.plan.tables.pairs import pair_of
+from kit.results.records import GoawaySeen, Measurement, ResetSeen
+
+# RFC 9113, section 7.
+ERROR_CODES: dict[int, str] = {
+    0x0: "NO_ERROR",
+    0x1: "PROTOCOL_ERROR",
+    0x2: "INTERNAL_ERROR",
+    0x3: "FLOW_CONTROL_ERROR",
+    0x4: "SETTINGS_TIMEOUT",
+    0x5: "STREAM_CLOSED",
+    0x6: "FRAME_SIZE_ERROR",
+    0x7: "REFUSED_STREAM",
+    0x8: "CANCEL",
+    0x9: "COMPRESSION_ERROR",
+    0xA: "CONNECT_ERROR",
+    0xB: "ENHANCE_YOUR_CALM",
+    0xC: "INADEQUATE_SECURITY",
+    0xD: "HTTP_1_1_REQUIRED",
+}
+CANCEL = 0x8
+NO_ERROR = 0x0
+
+
+def code_name(code: int) -> str:
+    return ERROR_CODES.get(code, f"0x{code:x}")
+
+
+@dataclass(frozen=True)
+class HangUp:
+    """The first failing frame of a pair: who sent it, what, its code, when (s after open)."""
+
+    sender: str  # "client" | "server"
+    frame: str  # "GOAWAY" | "RST_STREAM"
+    code: str
+    debug: str
+    at_s: float | None
+
+
+@dataclass(frozen=True)
+class PairOutcome:
+    """One pair's run: did the download finish, who hung up first and how, the PINGs each
+    way (the client's and the server's, acks not counted), and what ran."""
+
+    setting: str
+    client: str
+    server: str
+    completed: bool
+    error: str
+    hang_up: HangUp | None
+    resets: int
+    client_pings: int
+    server_pings: int
+    runs: int = 1
+    client_stack: str = ""
+    server_stack: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.completed and self.hang_up is None
+
+
+def outcome(m: Measurement) -> PairOutcome:
+    setting, client, server = pair_of(m.trial)
+    frames = m.frames
+    hang_up = None
+    resets = client_pings = server_pings = 0
+    if frames is not None:
+        opened = frames.opened_ns
+        found = [
+            *(_goaway("client", g, opened) for g in frames.client.goaways if g.error_code),
+            *(_goaway("server", g, opened) for g in frames.server.goaways if g.error_code),
+            *(_reset("client", r, opened) for r in frames.client.resets if r.error_code != CANCEL),
+            *(_reset("server", r, opened) for r in frames.server.resets if r.error_code != CANCEL),
+        ]
+        if found:
+            hang_up = min(found, key=lambda pair: pair[0])[1]
+        resets = sum(1 for _, h in found if h.frame == "RST_STREAM")
+        client_pings, server_pings = frames.client.pings_sent, frames.server.pings_sent
+    return PairOutcome(
+        setting=setting,
+        client=client,
+        server=server,
+        completed=m.status == "ok",
+        error=m.error,
+        hang_up=hang_up,
+        resets=resets,
+        client_pings=client_pings,
+        server_pings=server_pings,
+        client_stack=m.meta.client_stack,
+        server_stack=m.meta.server_stack,
+    )
+
+
+def _seconds(t_ns: int, opened_ns: int) -> float | None:
+    return (t_ns - opened_ns) / 1e9 if opened_ns else None
+
+
+def _goaway(sender: str, g: GoawaySeen, opened_ns: int) -> tuple[int, HangUp]:
+    hang = HangUp(sender, "GOAWAY", code_name(g.error_code), g.debug, _seconds(g.t_ns, opened_ns))
+    return g.t_ns, hang
+
+
+def _reset(sender: str, r: ResetSeen, opened_ns: int) -> tuple[int, HangUp]:
+    hang = HangUp(sender, "RST_STREAM", code_name(r.error_code), "", _seconds(r.t_ns, opened_ns))
+    return r.t_ns, hang
+
+
+def pair_outcomes(measurements: Iterable[Measurement]) -> list[PairOutcome]:
+    """One outcome per pair (setting, client, server), in the order first seen: the worst of
+    its runs (a hang-up or failure in any run is the pair's), with how many runs there were."""
+    by_pair: dict[tuple[str, str, str], list[PairOutcome]] = {}
+    for m in measurements:
+        o = outcome(m)
+        by_pair.setdefault((o.setting, o.client, o.server), []).append(o)
+    return [_worst(runs) for runs in by_pair.values()]
+
+
+def _worst(runs: Sequence[PairOutcome]) -> PairOutcome:
+    failed = [r for r in runs if not r.completed]
+    hung = [r for r in runs if r.hang_up is not None]
+    worst = (failed or hung or list(runs))[0]
+    return dataclasses.replace(worst, runs=len(runs))
