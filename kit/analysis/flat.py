@@ -109,6 +109,10 @@ SERIES: frozenset[str] = frozenset(
         "frames_stream_window_updates_first_t_ns",
         "frames_server_conn_window_updates_first_t_ns",
         "frames_server_stream_window_updates_first_t_ns",
+        # GOAWAY and RST_STREAM frames as events (the counts are frames_*_goaway columns).
+        "frames_opened_ns",
+        "frames_goaways",
+        "frames_resets",
     }
 )
 # Reflected columns that repeat a headline or derived one (the same value), only with

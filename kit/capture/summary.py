@@ -42,6 +42,7 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from kit.capture.tapfile import tap_connections
 from kit.quantile import percentile
@@ -67,7 +68,8 @@ from kit.results.records import (
 )
 
 FIRST_CONN_WINDOW_UPDATES = 10
-MAX_CLOSES = 16  # GOAWAY and RST_STREAM frames kept per side
+MAX_CLOSES = 16  # GOAWAY and RST_STREAM frames kept
+SENDERS = ("client", "server")  # the client sends "up", the server "down"
 RTT_DIGITS = 3
 INITIAL_WINDOW_SIZE = "INITIAL_WINDOW_SIZE"
 DEFAULT_INITIAL_WINDOW = 65_535  # RFC 9113: the stream window until SETTINGS says otherwise
@@ -110,6 +112,8 @@ def summarize(
         window_final_bytes=_window_final(ups[0]) if ups else None,
         conn_window_start_bytes=_conn_window_start(ordered[0]) if ordered else None,
         opened_ns=ordered[0].opened_ns if ordered else 0,
+        goaways=_closes(ordered)[0],
+        resets=_closes(ordered)[1],
         peak_queued_bytes_down=max((side.peak_queued_bytes for side in sides), default=0),
         delivered_down=merge_traces([side.delivered for side in sides]),
         not_decoded_bytes=sum(c.up.not_decoded_bytes + c.down.not_decoded_bytes for c in ordered),
@@ -133,13 +137,20 @@ def _side(sent: Sequence[DirectionSummary]) -> SideFrames:
         ),
         pings_sent=sum(d.pings for d in sent),
         window_growth=_window_growth(sent[0]) if sent else (),
-        goaways=tuple(sorted((g for d in sent for g in d.goaway_events), key=_t))[:MAX_CLOSES],
-        resets=tuple(sorted((r for d in sent for r in d.reset_events), key=_t))[:MAX_CLOSES],
     )
 
 
-def _t(event: GoawaySeen | ResetSeen) -> int:
-    return event.t_ns
+def _closes(
+    ordered: Sequence[TapConnection],
+) -> tuple[tuple[GoawaySeen, ...], tuple[ResetSeen, ...]]:
+    """Every GOAWAY and RST_STREAM of both endpoints, named by sender, in time order."""
+    sides = [(side, c.up if side == "client" else c.down) for c in ordered for side in SENDERS]
+    goaways = [replace(g, sender=side) for side, d in sides for g in d.goaway_events]
+    resets = [replace(r, sender=side) for side, d in sides for r in d.reset_events]
+    return (
+        tuple(sorted(goaways, key=lambda g: g.t_ns))[:MAX_CLOSES],
+        tuple(sorted(resets, key=lambda r: r.t_ns))[:MAX_CLOSES],
+    )
 
 
 def _window_final(up: DirectionSummary) -> int | None:

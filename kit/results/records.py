@@ -50,6 +50,7 @@ class GoawaySeen:
     last_stream_id: int
     error_code: int
     debug: str = ""
+    sender: str = ""  # "client" | "server" in a frame summary ("" in a direction's)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class ResetSeen:
     t_ns: int
     stream_id: int
     error_code: int
+    sender: str = ""  # "client" | "server" in a frame summary ("" in a direction's)
 
 
 @dataclass(frozen=True)
@@ -304,9 +306,6 @@ class SideFrames:
     conn_window_updates: WindowUpdates = WindowUpdates()
     stream_window_updates: WindowUpdates = WindowUpdates()
     pings_sent: int = 0
-    # Its GOAWAY and RST_STREAM frames, all connections, in time order (the first 16 each).
-    goaways: tuple[GoawaySeen, ...] = ()
-    resets: tuple[ResetSeen, ...] = ()
     window_growth: tuple[WindowStep, ...] = ()
 
 
@@ -338,6 +337,9 @@ class FrameSummary:
     conn_window_start_bytes: int | None = None
     # When the first connection was opened (CLOCK_MONOTONIC ns; 0: unknown).
     opened_ns: int = 0
+    # Every GOAWAY and RST_STREAM frame of either endpoint, in time order (the first 16 each).
+    goaways: tuple[GoawaySeen, ...] = ()
+    resets: tuple[ResetSeen, ...] = ()
 
 
 # --- the record of one trial ---------------------------------------------------------------

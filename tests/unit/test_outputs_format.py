@@ -99,7 +99,12 @@ FRAME_COLUMNS_OF_FLAT_SCHEMA_1 = [
     "frames_stream_windows",
 ]
 # Frame columns added since, after them (a new column never moves an old one).
-FRAME_COLUMNS_ADDED = ["frames_conn_window_start_bytes"]
+FRAME_COLUMNS_ADDED = [
+    "frames_conn_window_start_bytes",
+    "frames_opened_ns",
+    "frames_goaways",
+    "frames_resets",
+]
 
 
 def test_the_frame_columns_keep_their_names_and_order() -> None:

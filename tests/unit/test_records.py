@@ -159,7 +159,12 @@ SCHEMA_2_SIDES = {
 
 
 # Fields of the frame summary added after schema 2, with the default an older record reads as.
-NEWER_THAN_SCHEMA_2: dict[str, object] = {"conn_window_start_bytes": None}
+NEWER_THAN_SCHEMA_2: dict[str, object] = {
+    "conn_window_start_bytes": None,
+    "opened_ns": 0,
+    "goaways": [],
+    "resets": [],
+}
 
 
 def test_schema_2_frame_summaries_read_as_one_record_per_endpoint() -> None:

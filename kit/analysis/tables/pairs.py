@@ -83,10 +83,8 @@ def outcome(m: Measurement) -> PairOutcome:
     if frames is not None:
         opened = frames.opened_ns
         found = [
-            *(_goaway("client", g, opened) for g in frames.client.goaways if g.error_code),
-            *(_goaway("server", g, opened) for g in frames.server.goaways if g.error_code),
-            *(_reset("client", r, opened) for r in frames.client.resets if r.error_code != CANCEL),
-            *(_reset("server", r, opened) for r in frames.server.resets if r.error_code != CANCEL),
+            *(_goaway(g, opened) for g in frames.goaways if g.error_code != NO_ERROR),
+            *(_reset(r, opened) for r in frames.resets if r.error_code != CANCEL),
         ]
         if found:
             hang_up = min(found, key=lambda pair: pair[0])[1]
@@ -111,14 +109,14 @@ def _seconds(t_ns: int, opened_ns: int) -> float | None:
     return (t_ns - opened_ns) / 1e9 if opened_ns else None
 
 
-def _goaway(sender: str, g: GoawaySeen, opened_ns: int) -> tuple[int, HangUp]:
-    hang = HangUp(sender, "GOAWAY", code_name(g.error_code), g.debug, _seconds(g.t_ns, opened_ns))
-    return g.t_ns, hang
+def _goaway(g: GoawaySeen, opened_ns: int) -> tuple[int, HangUp]:
+    at = _seconds(g.t_ns, opened_ns)
+    return g.t_ns, HangUp(g.sender, "GOAWAY", code_name(g.error_code), g.debug, at)
 
 
-def _reset(sender: str, r: ResetSeen, opened_ns: int) -> tuple[int, HangUp]:
-    hang = HangUp(sender, "RST_STREAM", code_name(r.error_code), "", _seconds(r.t_ns, opened_ns))
-    return r.t_ns, hang
+def _reset(r: ResetSeen, opened_ns: int) -> tuple[int, HangUp]:
+    at = _seconds(r.t_ns, opened_ns)
+    return r.t_ns, HangUp(r.sender, "RST_STREAM", code_name(r.error_code), "", at)
 
 
 def pair_outcomes(measurements: Iterable[Measurement]) -> list[PairOutcome]:
