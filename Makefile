@@ -42,9 +42,10 @@ $(TONIC_STAMP): $(wildcard stacks/tonic/Cargo.* stacks/tonic/*.rs stacks/tonic/*
 	@if command -v cargo >/dev/null; then stacks/tonic/build.sh && touch $@; \
 	else echo "tonic: not built: install Rust 1.88+ with cargo (https://rustup.rs) and run make stacks"; fi
 
-# The stacks' own unit tests (Go's and Node's; grpc-java is covered by the kit's tests).
+# The stacks' own unit tests.
 test-stacks: stacks
 	@if [ -f $(GO_STAMP) ]; then cd stacks/grpc-go && go test -count=1 ./...; fi
+	@if [ -f $(JAVA_STAMP) ]; then stacks/grpc-java/test.sh; fi
 	@if [ -f $(JS_STAMP) ]; then cd stacks/grpc-js && node --test --test-reporter=dot test/; fi
 	@if [ -f $(TONIC_STAMP) ]; then cd stacks/tonic && cargo test -q --release --locked --lib; fi
 

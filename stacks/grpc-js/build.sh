@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the kit's grpc-js programs: the pinned packages of package-lock.json into
-# node_modules/ (git-ignored). Needs Node 20+ and npm, and the npm registry.
+# node_modules/ (git-ignored). Needs Node 20+ and npm, and the npm registry. The job decoder
+# (lib/worker_pb.js) is generated code, committed: regen.sh remakes it, the build does not.
 # --ignore-scripts: nothing here is native; protobufjs's postinstall (a version check of its
 # own CLI) is not needed.
 set -euo pipefail
@@ -12,5 +13,5 @@ if [ "$major" -lt 20 ]; then
     exit 3
 fi
 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-node -e 'require("@grpc/grpc-js")' # the programs load it
+node -e 'require("@grpc/grpc-js"); require("./lib/worker_pb")' # the programs load them
 echo "grpc-js: @grpc/grpc-js $(node -p 'require("@grpc/grpc-js/package.json").version') on Node $(node --version)"

@@ -1,16 +1,16 @@
 'use strict';
-// The kit's grpc-js client: node client.js --config '<ClientProcess as JSON>' (or --worker:
-// one trial per line of stdin).
-// The process protocol (docs/process-protocol.md): a ready line once the config is valid,
-// then one result line (a ClientResult, kit/results/client.py) or one error line.
-// Semantics are the kit's grpcio client's (kit/clients/grpcio_client.py), except the
-// warm-up: exactly one Ping per connection.
+// The kit's grpc-js client: node client.js --config '<ClientJob JSON>' (protos/worker.proto),
+// or --worker: one ClientJob per line of stdin.
+// The process protocol (docs/process-protocol.md): a ready line once the job is decoded, then
+// one ClientAnswer line or one Failure line. It connects `connections` channels, warms each
+// with one Ping, keeps them idle for idle_s, then runs the job's work; timeout_s bounds it all.
 
 const protocol = require('./lib/protocol');
-const { KitError, EXIT_BAD_CONFIG, EXIT_MEASUREMENT, EXIT_FAILED, EXIT_CANNOT_START } = protocol;
+const { KitError, EXIT_BAD_JOB, EXIT_MEASUREMENT, EXIT_FAILED, EXIT_CANNOT_START } = protocol;
 
 const STACK = 'grpc-js';
 const WHO = 'grpc-js client';
+const USAGE = "usage: client.js --config '<ClientJob as JSON>' | client.js --worker";
 let announced = false;
 
 for (const sig of ['SIGTERM', 'SIGINT']) {
@@ -20,110 +20,84 @@ for (const sig of ['SIGTERM', 'SIGINT']) {
 }
 process.on('uncaughtException', (err) => {
   const code = err instanceof KitError ? err.exitCode : announced ? EXIT_FAILED : EXIT_CANNOT_START;
-  protocol.failure(err instanceof KitError ? err.message : `${WHO}: ${err && err.stack ? err.stack : err}`, code);
+  protocol.failure(err instanceof KitError ? err.message : `${WHO}: ${err && err.message ? err.message : err}`, code);
 });
 process.on('unhandledRejection', (err) => {
   throw err;
 });
 
-const config = require('./lib/config');
-const { CLIENT_OPTIONS, CLIENT_REFUSED, checkOptions } = require('./lib/options');
+const pb = require('./lib/worker_pb');
+const { UsageError, jobFromArgv, jobFromLine, byteLines } = require('./lib/job');
+const { channelOptions, written } = require('./lib/options');
 const { ReadPacer } = require('./lib/pacing');
 
-const MIB = config.MIB;
-const MAX_MESSAGE_BYTES = 128 * MIB;
-const CONNECT_TIMEOUT_S = 10.0;
+const CONNECT_TIMEOUT_S = 10.0; // the most one connection may take, within the trial's timeout
+const WHY_PROBE_MS = 250; // after a failed connect: a call without waitForReady, for the reason
 const NODE_DEFAULT_WINDOW = 65535;
+const FIELD_HEADER_BYTES = 16; // a Chunk's tag and length varint beside its payload
+const MAX_TIMER_MS = 2 ** 31 - 1; // setTimeout's largest delay
 const UPLOAD_IN_FLIGHT = 1; // messages handed to grpc-js and not yet written into HTTP/2 (more only adds tail)
 
 const now = () => process.hrtime.bigint(); // uv_hrtime: CLOCK_MONOTONIC on Linux
 const nsToS = (ns) => Number(ns) / 1e9;
 const sToNs = (s) => BigInt(Math.round(s * 1e9));
+const secondsText = (s) => String(Number(s.toPrecision(3)));
 
-function bad(message) {
-  return new KitError(`${WHO}: ${message}`, EXIT_BAD_CONFIG);
-}
 function failed(message) {
   return new KitError(`${WHO}: ${message}`, EXIT_MEASUREMENT);
 }
 
-// --- what the trial asks of grpc-js ----------------------------------------------------------
+// --- what the job asks of grpc-js ------------------------------------------------------------
 
-function plan(trial) {
-  const c = trial.client;
-  if (c.kind !== STACK) throw bad(`trial.client.kind is ${config.pyRepr(c.kind)}; this program is the grpc-js client`);
-  if (c.window_mode !== 'static' && c.window_mode !== 'dynamic') {
-    throw bad(`window mode ${c.window_mode}: grpc-js is static or dynamic`);
+// The grpc-js channel options for every connection (the job's, then its options) and the
+// notes that say what was applied. Errors are UsageErrors (a job it cannot act on).
+function plan(job, version) {
+  if (job.h2) throw new UsageError("bad job: h2 is the kit's h2 client's receive policy; grpc-js has its own");
+  const work = job.work;
+  if (work.case === 'download' && work.value.streams === 0) throw new UsageError('bad job: a download on 0 streams');
+  if (work.case === 'download' && work.value.slowStreams > 0 && !(work.value.pacing && work.value.pacing.rateBytesS > 0)) {
+    throw new UsageError('bad job: slow streams without a read rate (download.pacing.rate_bytes_s)');
   }
-  if (c.credit_policy !== null) {
-    throw bad(
-      `credit_policy ${config.pyRepr(c.credit_policy)} is the kit's h2 client's; ` +
-        'grpc-js (Node http2, nghttp2) returns credit its own way'
-    );
-  }
-  if (c.max_frame_bytes !== null) {
-    throw bad(
-      `max_frame_bytes is the kit's h2 client's; grpc-js has no option for SETTINGS_MAX_FRAME_SIZE ` +
-        '(it advertises Node\'s default, 16384)'
-    );
-  }
-  if (c.pool_bytes !== null) throw bad("pool_bytes is the kit's h2 client's receive pool");
-  if (c.conn_credit !== 'receipt') throw bad(`conn_credit ${c.conn_credit} is the kit's h2 client's`);
-  const options = checkOptions(c.channel_options, CLIENT_OPTIONS, CLIENT_REFUSED);
-  const fcw = options['grpc-node.flow_control_window'];
-  if (c.window_mode === 'dynamic' && fcw !== undefined) {
-    throw bad(
-      "option 'grpc-node.flow_control_window' sets a static window: use window_mode static with " +
-        `window_bytes ${fcw} (dynamic is grpc-js as shipped)`
-    );
-  }
-  if (c.window_mode === 'static' && fcw !== undefined && fcw !== c.window_bytes) {
-    throw bad(
-      `option 'grpc-node.flow_control_window'=${fcw} contradicts the static window ${c.window_bytes} ` +
-        '(the kit applies the window through that option)'
-    );
-  }
-  if (c.conn_window_bytes !== null && !(c.window_mode === 'static' && c.conn_window_bytes === c.window_bytes)) {
-    throw bad(
-      `conn_window_bytes ${c.conn_window_bytes}: grpc-js sets the connection window only together with ` +
-        'the stream window, to the same value (grpc-node.flow_control_window); it cannot be set separately'
-    );
-  }
-  if (c.window_mode === 'static') options['grpc-node.flow_control_window'] = c.window_bytes;
-  return options;
-}
-
-function streamsPerConnection(trial) {
-  return Math.max(1, Math.ceil(trial.workload.streams / trial.client.connections));
+  const user = channelOptions('client', job.options);
+  const base = {
+    // grpc-js's default is 4 MiB: the job's messages (and a Ping's reply) must fit.
+    'grpc.max_receive_message_length': Math.max(job.messageBytes, 64) + FIELD_HEADER_BYTES,
+  };
+  const windows = job.windows;
+  if (windows && windows.static) base['grpc-node.flow_control_window'] = windows.streamBytes;
+  const options = { ...base, ...user };
+  return { options, notes: notes(job, version, options, user) };
 }
 
 const CREDIT_NOTE =
   'Node http2 (nghttp2) returns credit only in steps of half a window or more, one WINDOW_UPDATE at a time: ' +
   'up to half the window stays unreturned, expect about 0.5-0.6 x window/RTT';
 
-function notes(trial, version, extra) {
-  const c = trial.client;
-  const w = trial.workload;
+function notes(job, version, options, user) {
   const out = [];
-  if (w.kind === 'upload') {
-    const s = trial.server;
-    const size = s.window_bytes !== null ? ` ${s.window_bytes}` : '';
-    out.push(
-      `grpc-js ${version} upload: the server's receive window governs it (server ${s.kind} ${s.window_mode}${size}); ` +
-        'grpc-js takes up to 1 MiB of messages ahead of HTTP/2 (grpc.per_rpc_retry_buffer_size, retries on or off): ' +
-        'the call ends up to 1 MiB of sending after its deadline'
-    );
-  } else if (c.window_mode === 'static') {
-    const W = c.window_bytes;
+  const work = job.work;
+  if (work.case === 'upload') {
+    const buffer = options['grpc.per_rpc_retry_buffer_size'];
+    if (buffer === 0) {
+      out.push(`grpc-js ${version} upload: one outstanding write; grpc.per_rpc_retry_buffer_size 0: each write waits for HTTP/2`);
+    } else {
+      const ahead = buffer === undefined ? '1 MiB (its default)' : `${buffer} bytes`;
+      out.push(
+        `grpc-js ${version} upload: one outstanding write; grpc-js takes up to ${ahead} of messages ahead of HTTP/2 ` +
+          '(grpc.per_rpc_retry_buffer_size, retries on or off): the call ends up to that much sending after its deadline'
+      );
+    }
+  } else if (options['grpc-node.flow_control_window'] !== undefined) {
+    const W = options['grpc-node.flow_control_window'];
+    const connWindow = Math.max(W, NODE_DEFAULT_WINDOW);
     const conn = W > NODE_DEFAULT_WINDOW ? `connection window ${W} (session.setLocalWindowSize)` : 'connection window 65535 (raised only above 65535)';
     out.push(`grpc-js ${version}: grpc-node.flow_control_window=${W}: SETTINGS_INITIAL_WINDOW_SIZE ${W}, ${conn}; no BDP estimator`);
-    const spc = Math.min(streamsPerConnection(trial), w.streams);
-    let second = CREDIT_NOTE;
-    if (spc > 1) {
-      const rule = Math.min(W * spc, config.HTTP2_MAX_WINDOW_BYTES);
-      second = `the connection window cannot be set apart: ${Math.max(W, NODE_DEFAULT_WINDOW)}, not ${W} x ${spc} streams = ${rule}; ${CREDIT_NOTE}`;
+    const asked = job.windows && job.windows.static ? job.windows.connBytes : 0;
+    if (asked && asked !== connWindow) {
+      out.push(`the connection window cannot be set apart in grpc-js: ${connWindow}, not the job's ${asked}; ${CREDIT_NOTE}`);
+    } else {
+      out.push(CREDIT_NOTE);
     }
-    out.push(second);
   } else {
     out.push(
       `grpc-js ${version} as shipped (Node ${process.versions.node}): stream and connection windows 65535, ` +
@@ -131,148 +105,193 @@ function notes(trial, version, extra) {
     );
     out.push(CREDIT_NOTE);
   }
-  const user = c.channel_options.map(([k, v]) => `${k}=${v}`);
-  if (user.length) out.push(`channel options: ${user.join(', ')}`);
-  return out.concat(extra || []);
+  for (const [key, value] of Object.entries(user)) out.push(written('client', key, value));
+  if (work.case === 'download' && work.value.slowStreams > 0) {
+    const d = work.value;
+    const bitsS = d.pacing.rateBytesS * 8;
+    const which = d.slowStreams === 1 ? 'stream 1' : `streams 1..${d.slowStreams}`;
+    out.push(
+      `${which} read one message per ${((job.messageBytes / d.pacing.rateBytesS) * 1000).toFixed(0)} ms ` +
+        `(${Number((bitsS / 1e6).toPrecision(6))} Mbit/s); grpc-js holds what they have not read (its stream buffer, ` +
+        'up to 16 messages, and the window; not counted here)'
+    );
+  }
+  return out;
 }
 
-// --- channels --------------------------------------------------------------------------------
-
-function channelOptions(options, index) {
-  return {
-    // Each channel its own subchannel pool, and a distinct option besides: grpc-js shares a
-    // subchannel (one TCP connection) between channels with the same target and options.
-    'grpc.use_local_subchannel_pool': 1,
-    'kit.channel_index': index,
-    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-    ...options,
-  };
-}
+// --- calls -----------------------------------------------------------------------------------
 
 function deadlineIn(s) {
   return new Date(Date.now() + Math.max(1, Math.round(s * 1000)));
 }
 
-function statusText(grpc, err) {
-  const name = Object.keys(grpc.status).find((k) => grpc.status[k] === err.code) || String(err.code);
-  return `${name}: ${err.details || err.message}`;
+function statusName(grpc, code) {
+  return Object.keys(grpc.status).find((k) => grpc.status[k] === code) || String(code);
 }
 
-function connect(grpc, target, options, index, waitS) {
-  const client = new grpc.Client(target, grpc.credentials.createInsecure(), channelOptions(options, index));
-  return new Promise((resolve, reject) => {
-    client.waitForReady(deadlineIn(waitS), (err) => {
-      if (err) {
-        client.close();
-        reject(failed(`cannot reach ${target} within ${waitS} s`));
-      } else {
-        resolve(client);
-      }
-    });
-  });
+// A failed call in one line; a DEADLINE_EXCEEDED names the limit that set the deadline.
+function callError(grpc, err, what, limit) {
+  if (err.code === grpc.status.DEADLINE_EXCEEDED && limit) {
+    return `${what}: DEADLINE_EXCEEDED: the call's deadline, ${limit}, passed`;
+  }
+  return `${what}: ${statusName(grpc, err.code)}: ${err.details || err.message}`;
 }
 
-function ping(grpc, wire, client, payload, timeoutS) {
-  return new Promise((resolve, reject) => {
+// Why a channel is not ready, from a call that does not wait for it: grpc-js fails it at once
+// with the last connection error (or the resolver's), or it is still connecting.
+function whyNotReady(grpc, wire, client) {
+  return new Promise((resolve) => {
     client.makeUnaryRequest(
       wire.PATHS.Ping,
       wire.identity,
       wire.identity,
-      payload,
-      { deadline: deadlineIn(timeoutS) },
-      (err, reply) => (err ? reject(failed(statusText(grpc, err))) : resolve(reply))
+      wire.encodePayload(Buffer.from('why')),
+      { deadline: new Date(Date.now() + WHY_PROBE_MS) },
+      (err) => {
+        if (!err) return resolve('it answered only just now');
+        if (err.code === grpc.status.DEADLINE_EXCEEDED) return resolve('still connecting: no answer');
+        return resolve(connectionError(String(err.details || err.message)));
+      }
+    );
+  });
+}
+
+const ERRNO_TEXT = {
+  EMFILE: 'too many open files (EMFILE)',
+  ENFILE: 'too many open files in the system (ENFILE)',
+  ECONNREFUSED: 'connection refused (ECONNREFUSED)',
+  ECONNRESET: 'connection reset (ECONNRESET)',
+  EHOSTUNREACH: 'host unreachable (EHOSTUNREACH)',
+  ENETUNREACH: 'network unreachable (ENETUNREACH)',
+  ETIMEDOUT: 'connection timed out (ETIMEDOUT)',
+  EADDRNOTAVAIL: 'no local address for it (EADDRNOTAVAIL)',
+};
+
+// grpc-js's "No connection established. Last error: Error: connect ECONNREFUSED 127.0.0.1:9.
+// Resolution note: " as "connection refused (ECONNREFUSED): connect ECONNREFUSED 127.0.0.1:9".
+function connectionError(details) {
+  const last = /Last error: (?:Error: )?(.*?)\.?(?: Resolution note: .*)?$/.exec(details);
+  const text = last ? last[1] : details.replace(/\.? Resolution note: $/, '');
+  const errno = /\b(E[A-Z]+)\b/.exec(text);
+  return errno && ERRNO_TEXT[errno[1]] ? `${ERRNO_TEXT[errno[1]]}: ${text}` : text;
+}
+
+function connect(grpc, wire, target, options, index, waitS, waitLimit) {
+  // Each channel its own subchannel pool, and a distinct option besides: grpc-js shares a
+  // subchannel (one TCP connection) between channels with the same target and options.
+  const channel = { ...options, 'grpc.use_local_subchannel_pool': 1, 'kit.channel_index': index };
+  const client = new grpc.Client(target, grpc.credentials.createInsecure(), channel);
+  return new Promise((resolve, reject) => {
+    client.waitForReady(deadlineIn(waitS), (err) => {
+      if (!err) return resolve(client);
+      whyNotReady(grpc, wire, client).then((why) => {
+        client.close();
+        reject(failed(`cannot reach ${target} within ${secondsText(waitS)} s, ${waitLimit} (${why}); is the server running?`));
+      });
+    });
+  });
+}
+
+function ping(grpc, wire, client, payload, deadline, what, limit) {
+  return new Promise((resolve, reject) => {
+    client.makeUnaryRequest(wire.PATHS.Ping, wire.identity, wire.identity, payload, { deadline }, (err, reply) =>
+      err ? reject(failed(callError(grpc, err, what, limit))) : resolve(reply)
     );
   });
 }
 
 // --- download --------------------------------------------------------------------------------
 
-function download(grpc, wire, clients, trial, version) {
-  const w = trial.workload;
-  const rttMs = trial.link.delay_up_ms + trial.link.delay_down_ms;
-  const fixed = config.messagesPerStream(w);
-  const durationS = fixed ? w.timeout_s : config.timedDurationS(w, rttMs);
-  const request = wire.encodeDownloadRequest({ messageCount: fixed || 0, messageBytes: w.message_bytes });
-  const rate = w.read_rate_bits_s === null ? null : w.read_rate_bits_s / 8;
+// Streams round-robin over the channels. Timed (messages_per_stream 0): every stream reads
+// until timed_s after the timed start, when a timer stops whatever still runs (a paused slow
+// reader too). Fixed: each stream asks for messages_per_stream messages; the last full-speed
+// stream's last message ends the timed phase and stops the slow readers.
+function download(grpc, wire, clients, job, workS, limit, runNotes) {
+  const d = job.work.value;
+  const messageBytes = job.messageBytes;
+  const fixed = Number(d.messagesPerStream);
+  const request = wire.encodeDownloadRequest({ messageCount: fixed, messageBytes });
   const tallies = [];
   return new Promise((resolve, reject) => {
     const cpu0 = process.cpuUsage();
     const start = now();
-    const deadline = start + sToNs(durationS);
-    let pending = w.streams;
+    const timedEnd = start + sToNs(d.timedS);
+    const deadline = deadlineIn(workS);
+    let pending = d.streams;
     let fastPending = 0;
-    const watchdog = setTimeout(() => reject(failed('download timed out')), (w.timeout_s + 5) * 1000);
+    let phaseTimer = null;
+
+    const stopAll = (which) => {
+      for (const t of tallies) if (!t.done && which(t)) t.stop();
+    };
 
     const allDone = () => {
-      clearTimeout(watchdog);
+      if (phaseTimer) clearTimeout(phaseTimer);
       const cpu = process.cpuUsage(cpu0);
       const errors = tallies.filter((t) => t.error).map((t) => t.error);
-      if (errors.length) return reject(failed(`download failed: ${errors[0]}`));
+      if (errors.length) return reject(failed(errors[0]));
       const fast = tallies.filter((t) => t.pacer === null);
       const timing = fixed && fast.length ? fast : tallies;
       const endNs = timing.reduce((m, t) => (t.finishNs > m ? t.finishNs : m), start);
-      const messages = tallies.reduce((n, t) => n + t.messages, 0);
-      const extra = [];
-      if (w.slow_streams) {
-        extra.push(
-          `streams 1..${w.slow_streams} read one message per ${((w.message_bytes * 8) / w.read_rate_bits_s * 1000).toFixed(0)} ms ` +
-            `(${w.read_rate_bits_s / 1e6} Mbit/s); grpc-js holds what they have not read (its stream buffer, up to 16 messages, ` +
-            'and the window; not counted here)'
-        );
-      }
       resolve({
         client: STACK,
-        bytes: tallies.reduce((n, t) => n + t.bytes, 0),
-        messages,
-        elapsed_s: nsToS(endNs - start),
-        t_start_ns: start,
-        t_end_ns: endNs,
-        stream_bytes: tallies.map((t) => t.bytes),
-        stream_finish_s: tallies.map((t) => nsToS(t.finishNs - start)),
-        cpu_s: (cpu.user + cpu.system) / 1e6,
-        notes: notes(trial, version, extra),
-        slow_streams: w.slow_streams,
+        bytes: BigInt(tallies.reduce((n, t) => n + t.bytes, 0)),
+        messages: BigInt(tallies.reduce((n, t) => n + t.messages, 0)),
+        elapsedS: nsToS(endNs - start),
+        tStartNs: start,
+        tEndNs: endNs,
+        streamBytes: tallies.map((t) => BigInt(t.bytes)),
+        streamFinishS: tallies.map((t) => nsToS(t.finishNs - start)),
+        cpuS: (cpu.user + cpu.system) / 1e6,
+        notes: runNotes,
+        slowStreams: d.slowStreams,
       });
     };
 
-    const stopSlowReaders = () => {
-      for (const t of tallies) if (t.pacer !== null && !t.done) t.stop();
-    };
+    if (!fixed) {
+      phaseTimer = setTimeout(() => {
+        phaseTimer = null;
+        stopAll(() => true);
+      }, Math.min(MAX_TIMER_MS, Math.ceil(d.timedS * 1000)));
+    }
 
-    for (let i = 0; i < w.streams; i += 1) {
+    for (let i = 0; i < d.streams; i += 1) {
       const client = clients[i % clients.length];
+      const slow = i < d.slowStreams;
       const t = {
         messages: 0,
         bytes: 0,
         finishNs: start,
         error: '',
-        pacer: rate !== null && i < w.slow_streams ? new ReadPacer(rate, start, i + 1, w.message_bytes) : null,
+        pacer: slow ? new ReadPacer(d.pacing.rateBytesS, start, d.pacing.seed + BigInt(i), messageBytes, d.pacing.jitter) : null,
         done: false,
         ended: false,
         timer: null,
+        stop: null,
       };
-      if (t.pacer === null) fastPending += 1;
+      if (!slow) fastPending += 1;
       tallies.push(t);
-      const call = client.makeServerStreamRequest(wire.PATHS.Download, wire.identity, wire.identity, request, {
-        deadline: deadlineIn(w.timeout_s),
-      });
+      const what = `Download stream ${i + 1} of ${d.streams}`;
+      const call = client.makeServerStreamRequest(wire.PATHS.Download, wire.identity, wire.identity, request, { deadline });
       const finish = () => {
         if (t.done) return;
         t.done = true;
         if (t.timer) clearTimeout(t.timer);
+        t.timer = null;
         if (!t.ended) {
           t.ended = true;
           call.cancel();
         }
+        if (t.error) stopAll(() => true); // a failed stream fails the run: stop the others now
         if (t.pacer === null) {
           fastPending -= 1;
-          if (fastPending === 0 && fixed) stopSlowReaders();
+          if (fastPending === 0) stopAll(() => true); // only slow readers are left
         }
         pending -= 1;
         if (pending === 0) allDone();
       };
       t.stop = () => {
+        if (t.done) return;
         t.finishNs = now();
         finish();
       };
@@ -286,7 +305,7 @@ function download(grpc, wire, clients, trial, version) {
           t.ended = true; // the server ends the call itself: no RST_STREAM from us
           return finish();
         }
-        if (!fixed && at >= deadline) return finish();
+        if (!fixed && at >= timedEnd) return finish();
         if (t.pacer === null) return;
         // A slow reader: the next message is read at its due time (grpc-js buffers meanwhile).
         const waitNs = t.pacer.dueNs - at;
@@ -294,23 +313,26 @@ function download(grpc, wire, clients, trial, version) {
           call.pause();
           t.timer = setTimeout(() => {
             t.timer = null;
-            t.pacer.take(now() > t.pacer.dueNs ? now() : t.pacer.dueNs, w.message_bytes);
-            if (!t.done) call.resume();
-          }, Math.ceil(Number(waitNs) / 1e6));
+            if (t.done) return;
+            const woke = now();
+            t.pacer.take(woke > t.pacer.dueNs ? woke : t.pacer.dueNs, messageBytes);
+            call.resume();
+          }, Math.min(MAX_TIMER_MS, Math.ceil(Number(waitNs) / 1e6)));
         } else {
-          t.pacer.take(at, w.message_bytes);
+          t.pacer.take(at, messageBytes);
         }
       });
       call.on('error', (err) => {
         if (t.done) return;
         t.ended = true;
-        t.error = statusText(grpc, err);
+        t.error = callError(grpc, err, what, limit);
+        if (t.messages === 0) t.error += ' before its first message (did the call start? the server may allow fewer concurrent streams)';
         finish();
       });
       call.on('end', () => {
         if (t.done) return;
         t.ended = true;
-        if (fixed && t.messages < fixed) t.error = `the stream ended after ${t.messages} of ${fixed} messages`;
+        if (fixed && t.messages < fixed) t.error = `${what}: the stream ended after ${t.messages} of ${fixed} messages`;
         finish();
       });
     }
@@ -319,43 +341,46 @@ function download(grpc, wire, clients, trial, version) {
 
 // --- unary -----------------------------------------------------------------------------------
 
-async function unary(grpc, wire, client, trial, version) {
+async function unary(grpc, wire, client, job, workS, limit, runNotes) {
   const payload = wire.encodePayload(Buffer.alloc(16, 'x'));
+  const calls = job.work.value.calls;
+  const deadline = deadlineIn(workS);
   const latencies = [];
   const cpu0 = process.cpuUsage();
   const start = now();
-  for (let i = 0; i < trial.workload.calls; i += 1) {
+  for (let i = 0; i < calls; i += 1) {
     const t0 = now();
-    await ping(grpc, wire, client, payload, trial.workload.timeout_s);
+    await ping(grpc, wire, client, payload, deadline, `Ping call ${i + 1} of ${calls}`, limit);
     latencies.push(Number(now() - t0) / 1e6);
   }
   const end = now();
   const cpu = process.cpuUsage(cpu0);
   return {
     client: STACK,
-    messages: latencies.length,
-    elapsed_s: nsToS(end - start),
-    t_start_ns: start,
-    t_end_ns: end,
-    cpu_s: (cpu.user + cpu.system) / 1e6,
-    latencies_ms: latencies,
-    notes: notes(trial, version),
+    messages: BigInt(latencies.length),
+    elapsedS: nsToS(end - start),
+    tStartNs: start,
+    tEndNs: end,
+    cpuS: (cpu.user + cpu.system) / 1e6,
+    latenciesMs: latencies,
+    notes: runNotes,
   };
 }
 
 // --- upload ----------------------------------------------------------------------------------
 
-function upload(grpc, wire, client, trial, version) {
-  const w = trial.workload;
-  const chunk = wire.chunk(w.message_bytes);
-  const limit = config.messagesPerStream(w);
-  const rttMs = trial.link.delay_up_ms + trial.link.delay_down_ms;
-  const durationS = config.timedDurationS(w, rttMs);
-  const callTimeoutS = config.uploadCallTimeoutS(trial);
+// One client-streaming call: write until timed_s after the timed start (or `messages`
+// messages), one outstanding write at a time, then half-close and wait for the summary. The
+// call's deadline is call_timeout_s after the timed start.
+function upload(grpc, wire, client, job, runNotes) {
+  const u = job.work.value;
+  const messageBytes = job.messageBytes;
+  const chunk = wire.chunk(messageBytes);
+  const limit = Number(u.messages);
   return new Promise((resolve, reject) => {
     const cpu0 = process.cpuUsage();
     const start = now();
-    const deadline = start + sToNs(durationS);
+    const timedEnd = start + sToNs(u.timedS);
     let sent = 0;
     let inFlight = 0;
     let ended = false;
@@ -364,35 +389,38 @@ function upload(grpc, wire, client, trial, version) {
       wire.PATHS.Upload,
       wire.identity,
       wire.identity,
-      { deadline: deadlineIn(callTimeoutS) },
+      { deadline: deadlineIn(u.callTimeoutS) },
       (err, reply) => {
         const end = now();
         if (timer) clearTimeout(timer);
         if (err) {
           if (err.code === grpc.status.DEADLINE_EXCEEDED) {
-            return reject(failed(`the server stopped taking the upload (no summary within ${callTimeoutS} s)`));
+            return reject(
+              failed(`Upload: DEADLINE_EXCEEDED: the server stopped taking the upload (no summary within the call's ` +
+                `${secondsText(u.callTimeoutS)} s, upload.call_timeout_s)`)
+            );
           }
-          return reject(failed(statusText(grpc, err)));
+          return reject(failed(callError(grpc, err, 'Upload', null)));
         }
         const summary = wire.decodeUploadSummary(reply);
         const cpu = process.cpuUsage(cpu0);
         resolve({
           client: STACK,
-          bytes: summary.payloadBytes,
-          messages: summary.messages,
-          elapsed_s: nsToS(end - start),
-          t_start_ns: start,
-          t_end_ns: end,
-          stream_bytes: [summary.payloadBytes],
-          stream_finish_s: [nsToS(end - start)],
-          cpu_s: (cpu.user + cpu.system) / 1e6,
-          notes: notes(trial, version),
-          sent_bytes: sent * w.message_bytes,
+          bytes: BigInt(summary.payloadBytes),
+          messages: BigInt(summary.messages),
+          elapsedS: nsToS(end - start),
+          tStartNs: start,
+          tEndNs: end,
+          streamBytes: [BigInt(summary.payloadBytes)],
+          streamFinishS: [nsToS(end - start)],
+          cpuS: (cpu.user + cpu.system) / 1e6,
+          notes: runNotes,
+          sentBytes: BigInt(sent) * BigInt(messageBytes),
         });
       }
     );
     call.on('error', () => {}); // the callback above reports it
-    const more = () => (limit === null ? now() < deadline : sent < limit);
+    const more = () => (limit ? sent < limit : now() < timedEnd);
     const halfClose = () => {
       if (!ended) {
         ended = true;
@@ -410,63 +438,84 @@ function upload(grpc, wire, client, trial, version) {
       }
       if (!ended && !more()) halfClose();
     };
-    if (limit === null) timer = setTimeout(halfClose, durationS * 1000);
+    if (!limit) timer = setTimeout(halfClose, Math.min(MAX_TIMER_MS, Math.ceil(u.timedS * 1000)));
     pump();
   });
 }
 
 // --- the run ---------------------------------------------------------------------------------
 
-async function run(processConfig, options, version) {
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function run(job, planned) {
   const grpc = require('@grpc/grpc-js');
   const wire = require('./lib/wire');
-  const trial = processConfig.trial;
-  const host = processConfig.target_host;
-  const target = host.includes(':') && !host.startsWith('[') ? `[${host}]:${processConfig.target_port}` : `${host}:${processConfig.target_port}`;
+  const host = job.targetHost;
+  const target = host.includes(':') ? `[${host}]:${job.targetPort}` : `${host}:${job.targetPort}`;
   const started = Date.now();
-  const leftS = () => Math.max(0.05, trial.workload.timeout_s - (Date.now() - started) / 1000);
-  const count = Math.min(trial.client.connections, trial.workload.streams);
-  const waitS = Math.min(CONNECT_TIMEOUT_S, leftS());
+  const timeoutS = job.timeoutS;
+  const trialLimit = `the trial's timeout_s of ${secondsText(timeoutS)} s`;
+  const leftS = () => timeoutS - (Date.now() - started) / 1000;
+  const work = job.work.case;
+  const streams = work === 'download' ? job.work.value.streams : 1;
+  const count = Math.max(1, Math.min(job.connections, streams));
+  const waitS = Math.max(0.05, Math.min(CONNECT_TIMEOUT_S, leftS()));
+  const waitLimit = waitS < leftS() ? "the client's connect limit" : trialLimit;
   const clients = [];
   try {
     const connecting = [];
-    for (let i = 0; i < count; i += 1) connecting.push(connect(grpc, target, options, i, waitS));
+    for (let i = 0; i < count; i += 1) connecting.push(connect(grpc, wire, target, planned.options, i, waitS, waitLimit));
     const settled = await Promise.allSettled(connecting);
     for (const s of settled) if (s.status === 'fulfilled') clients.push(s.value);
     const failure = settled.find((s) => s.status === 'rejected');
     if (failure) throw failure.reason;
-    if (trial.workload.warmup) {
+    const trialDeadline = new Date(started + timeoutS * 1000);
+    if (job.warmup) {
       const warm = wire.encodePayload(Buffer.from('warm'));
-      for (const client of clients) await ping(grpc, wire, client, warm, leftS());
+      for (let i = 0; i < clients.length; i += 1) {
+        await ping(grpc, wire, clients[i], warm, trialDeadline, `warm-up Ping on connection ${i + 1}`, trialLimit);
+      }
     }
-    const remaining = { ...trial, workload: { ...trial.workload, timeout_s: Math.max(1.0, leftS()) } };
-    if (remaining.workload.kind === 'unary') return await unary(grpc, wire, clients[0], remaining, version);
-    if (remaining.workload.kind === 'upload') return await upload(grpc, wire, clients[0], remaining, version);
-    return await download(grpc, wire, clients, remaining, version);
+    if (job.idleS > 0) {
+      if (job.idleS >= leftS()) {
+        await sleep(Math.max(0, leftS() * 1000));
+        throw failed(`the idle gap of ${secondsText(job.idleS)} s (idle_s) ran past ${trialLimit}`);
+      }
+      await sleep(job.idleS * 1000);
+    }
+    // The work gets what is left of the trial's timeout (at least a second, as grpcio's).
+    const workS = Math.max(1.0, leftS());
+    const limit = `what was left of ${trialLimit} (${secondsText(workS)} s)`;
+    if (work === 'unary') return await unary(grpc, wire, clients[0], job, workS, limit, planned.notes);
+    if (work === 'upload') return await upload(grpc, wire, clients[0], job, planned.notes);
+    return await download(grpc, wire, clients, job, workS, limit, planned.notes);
   } finally {
     for (const client of clients) client.close();
   }
 }
 
-// node client.js --worker: a client worker (docs/process-protocol.md). One trial per line of
-// stdin, each on channels (TCP connections) of its own, one result line each; the first error
+function grpcVersion() {
+  return require('@grpc/grpc-js/package.json').version;
+}
+
+// node client.js --worker: a client worker (docs/process-protocol.md). One job per line of
+// stdin, each on channels (TCP connections) of its own, one answer line each; the first error
 // (a bad line too) is the final line and ends it; stdin's end: exit 0.
 async function worker() {
-  const version = require('@grpc/grpc-js/package.json').version;
-  protocol.ready(0, STACK, version, true);
+  const v = grpcVersion();
+  protocol.ready(0, STACK, v, true);
   announced = true;
-  const lines = require('readline').createInterface({ input: process.stdin, crlfDelay: Infinity });
   let trials = 0;
   try {
-    for await (const line of lines) {
-      if (!line.trim()) continue;
-      const processConfig = config.parseConfig(line, config.ClientProcess, 'worker line');
-      const result = await run(processConfig, plan(processConfig.trial), version);
+    for await (const bytes of byteLines(process.stdin)) {
+      const job = jobFromLine(bytes, pb.ClientJobSchema);
+      if (job === null) continue;
+      const result = await run(job, plan(job, v));
       trials += 1;
-      protocol.trialResult(result, trials);
+      protocol.clientAnswer(result, trials);
     }
   } catch (err) {
-    if (err instanceof config.UsageError) return protocol.failure(`${WHO}: ${err.message}`, EXIT_BAD_CONFIG);
+    if (err instanceof UsageError) return protocol.failure(`${WHO}: ${err.message}`, EXIT_BAD_JOB);
     if (err instanceof KitError) return protocol.failure(err.message, err.exitCode);
     return protocol.failure(`${WHO}: ${err && err.message ? err.message : err}`, EXIT_FAILED);
   }
@@ -474,22 +523,22 @@ async function worker() {
 }
 
 function main() {
-  if (process.argv.length === 3 && process.argv[2] === '--worker') return worker();
-  let processConfig;
-  let options;
+  const args = process.argv.slice(2);
+  if (args.length === 1 && args[0] === '--worker') return worker();
+  let job;
+  let planned;
+  const v = grpcVersion();
   try {
-    processConfig = config.parseConfigArgv(process.argv.slice(2), config.ClientProcess);
-    options = plan(processConfig.trial);
+    job = jobFromArgv(args, pb.ClientJobSchema, USAGE);
+    planned = plan(job, v);
   } catch (err) {
-    if (err instanceof config.UsageError) return protocol.failure(`${WHO}: ${err.message}`, EXIT_BAD_CONFIG);
-    if (err instanceof KitError) return protocol.failure(err.message, err.exitCode);
+    if (err instanceof UsageError) return protocol.failure(`${WHO}: ${err.message}`, EXIT_BAD_JOB);
     throw err;
   }
-  const version = require('@grpc/grpc-js/package.json').version;
-  protocol.ready(0, STACK, version);
+  protocol.ready(0, STACK, v);
   announced = true;
-  run(processConfig, options, version).then(
-    (result) => protocol.result(result),
+  return run(job, planned).then(
+    (result) => protocol.clientAnswer(result, 0),
     (err) => {
       if (err instanceof KitError) return protocol.failure(err.message, err.exitCode);
       return protocol.failure(`${WHO}: ${err && err.message ? err.message : err}`, EXIT_FAILED);

@@ -1,14 +1,21 @@
 'use strict';
-// The kit's grpc-js server: node server.js --config '<ServerProcess as JSON>'.
+// The kit's grpc-js server: node server.js --config '<ServerJob JSON>' (protos/worker.proto).
 // The process protocol (docs/process-protocol.md): a ready line once it listens; SIGTERM or
-// SIGINT stop it (tryShutdown, forceShutdown after a short grace), then its result line
-// ({"rpcs": N}) and exit 0. Semantics are the kit's grpcio server's (servers/grpcio_server.py).
+// SIGINT stop it (tryShutdown, forceShutdown after a short grace), then its ServerAnswer
+// ({"result": {"rpcs": N, "refused": M}}) and exit 0. It keeps the limits of the job, as the
+// grpcio server does (servers/grpcio_server.py): the download budget, messages shared per
+// size, the largest download message and echo, SETTINGS_MAX_CONCURRENT_STREAMS.
 
 const protocol = require('./lib/protocol');
-const { KitError, EXIT_BAD_CONFIG, EXIT_CANNOT_START, EXIT_FAILED } = protocol;
+const { KitError, EXIT_BAD_JOB, EXIT_CANNOT_START, EXIT_FAILED } = protocol;
 
 const STACK = 'grpc-js';
 const WHO = 'grpc-js server';
+const USAGE = "usage: server.js --config '<ServerJob as JSON>'";
+const GRACE_MS = 300; // tryShutdown's grace before forceShutdown (stop within a second)
+// A Chunk's or PingRequest's field header (tag and length varint) beside its payload.
+const FIELD_HEADER_BYTES = 16;
+
 let announced = false;
 // SIGTERM/SIGINT: the server's normal end. Before it listens there is nothing to stop.
 let stop = null;
@@ -18,36 +25,39 @@ for (const sig of ['SIGTERM', 'SIGINT']) {
     if (stopRequested) return;
     stopRequested = true;
     if (stop) stop();
-    else protocol.result({ rpcs: 0 });
+    else protocol.serverAnswer({});
   });
 }
 
 process.on('uncaughtException', (err) => {
   const code = err instanceof KitError ? err.exitCode : announced ? EXIT_FAILED : EXIT_CANNOT_START;
-  protocol.failure(err instanceof KitError ? err.message : `${WHO}: ${err && err.stack ? err.stack : err}`, code);
+  protocol.failure(err instanceof KitError ? err.message : `${WHO}: ${err && err.message ? err.message : err}`, code);
 });
 process.on('unhandledRejection', (err) => {
   throw err;
 });
 
-const config = require('./lib/config');
-const { SERVER_OPTIONS, SERVER_REFUSED, checkOptions } = require('./lib/options');
+const pb = require('./lib/worker_pb');
+const { UsageError, jobFromArgv } = require('./lib/job');
+const { channelOptions } = require('./lib/options');
+const { DownloadBudget, MessageCache } = require('./lib/budget');
 
-const MIB = config.MIB;
-const MAX_MESSAGE_BYTES = 128 * MIB;
-const MAX_DOWNLOAD_MESSAGE_BYTES = config.MAX_WORKLOAD_MESSAGE_BYTES;
-const MAX_ECHO_BYTES = MIB;
-const CACHE_MAX_BYTES = 64 * MIB;
-const GRACE_MS = 300; // tryShutdown's grace before forceShutdown (stop within a second)
-
-function plan(processConfig) {
-  const c = processConfig.config;
-  const bad = (m) => new KitError(`${WHO}: ${m}`, EXIT_BAD_CONFIG);
-  if (c.kind !== STACK) throw bad(`config.kind is ${config.pyRepr(c.kind)}; this program is the grpc-js server`);
-  if (c.window_mode !== 'static' && c.window_mode !== 'dynamic') {
-    throw bad(`window mode ${c.window_mode}: the grpc-js server is static or dynamic`);
+// What grpc-js is handed: the job's limits, then the job's options (they win).
+function serverOptions(job) {
+  const base = {
+    // grpc-js's default is 4 MiB: the largest upload message and echo the job allows.
+    'grpc.max_receive_message_length': Math.max(Number(job.maxMessageBytes), Number(job.maxEchoBytes)) + FIELD_HEADER_BYTES,
+    'grpc.max_send_message_length': -1,
+  };
+  if (job.maxConcurrentStreams) base['grpc.max_concurrent_streams'] = job.maxConcurrentStreams;
+  const options = { ...base, ...channelOptions('server', job.options) };
+  if (options['grpc.max_concurrent_streams'] === 0) {
+    throw new UsageError(
+      "option 'grpc.max_concurrent_streams' is 0: SETTINGS_MAX_CONCURRENT_STREAMS 0 lets no call start " +
+        '(clients would wait for their deadline)'
+    );
   }
-  return checkOptions(c.channel_options, SERVER_OPTIONS, SERVER_REFUSED);
+  return options;
 }
 
 // grpc-js 1.14's Server has no receive-window option (its client has
@@ -56,55 +66,36 @@ function plan(processConfig) {
 // (transport.ts): SETTINGS_INITIAL_WINDOW_SIZE in the server's settings, and the connection
 // window per session (session.setLocalWindowSize). grpc-js creates its http2 server with
 // http2.createServer(options) when it binds: that is where the settings go in.
-function applyStaticWindow(http2, windowBytes) {
+function applyStaticWindow(http2, streamBytes, connBytes) {
   const create = http2.createServer;
   http2.createServer = function createServer(options, ...rest) {
-    const settings = { ...(options && options.settings), initialWindowSize: windowBytes };
+    const settings = { ...(options && options.settings), initialWindowSize: streamBytes };
     const server = create.call(this, { ...options, settings }, ...rest);
     server.on('session', (session) => {
       try {
-        session.setLocalWindowSize(windowBytes);
+        session.setLocalWindowSize(connBytes);
       } catch (err) {
-        process.stderr.write(`${WHO}: setLocalWindowSize(${windowBytes}) failed: ${err.message}\n`);
+        process.stderr.write(`${WHO}: setLocalWindowSize(${connBytes}) failed: ${err.message}\n`);
       }
     });
     return server;
   };
 }
 
-class ChunkCache {
-  // Serialized download messages by size, least recently used first out, bounded in bytes.
-  constructor(wire, maxBytes) {
-    this.wire = wire;
-    this.maxBytes = maxBytes;
-    this.chunks = new Map();
-    this.bytes = 0;
+function sizeText(n) {
+  for (const [unit, size] of [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]]) {
+    if (n >= size) return `${Number((n / size).toFixed(2))} ${unit}`;
   }
-
-  get(size) {
-    const hit = this.chunks.get(size);
-    if (hit) {
-      this.chunks.delete(size);
-      this.chunks.set(size, hit);
-      return hit;
-    }
-    const chunk = this.wire.chunk(size);
-    if (chunk.length <= this.maxBytes / 4) {
-      this.chunks.set(size, chunk);
-      this.bytes += chunk.length;
-      while (this.bytes > this.maxBytes) {
-        const [oldSize, old] = this.chunks.entries().next().value;
-        this.chunks.delete(oldSize);
-        this.bytes -= old.length;
-      }
-    }
-    return chunk;
-  }
+  return `${n} B`;
 }
 
-function handlers(grpc, wire, counter) {
-  const cache = new ChunkCache(wire, CACHE_MAX_BYTES);
-  const invalid = (details) => ({ code: grpc.status.INVALID_ARGUMENT, details });
+function handlers(grpc, wire, job, counter) {
+  const maxMessageBytes = Number(job.maxMessageBytes);
+  const maxEchoBytes = Number(job.maxEchoBytes);
+  const budget = new DownloadBudget(Number(job.downloadBudgetBytes), Number(job.sharedMessageMaxBytes));
+  const cache = new MessageCache(Number(job.messageCacheBytes), budget.sharedMaxBytes, wire.chunk);
+  counter.budget = budget;
+  const fail = (code, details) => ({ code, details });
   return {
     Download(call) {
       counter.rpcs += 1;
@@ -112,29 +103,40 @@ function handlers(grpc, wire, counter) {
       try {
         request = wire.decodeDownloadRequest(call.request);
       } catch (err) {
-        call.emit('error', invalid(`DownloadRequest: ${err.message}`));
+        call.emit('error', fail(grpc.status.INVALID_ARGUMENT, `DownloadRequest: ${err.message}`));
         return;
       }
-      if (request.messageBytes > MAX_DOWNLOAD_MESSAGE_BYTES) {
-        call.emit(
-          'error',
-          invalid(`message_bytes ${request.messageBytes} is above this server's maximum ${MAX_DOWNLOAD_MESSAGE_BYTES}`)
-        );
+      if (request.messageBytes > maxMessageBytes) {
+        const details = `message_bytes ${request.messageBytes} is above this server's maximum ${maxMessageBytes}`;
+        call.emit('error', fail(grpc.status.INVALID_ARGUMENT, details));
         return;
       }
-      const chunk = cache.get(Math.max(1, request.messageBytes));
-      let remaining = request.messageCount || Infinity;
+      const size = Math.max(1, request.messageBytes);
+      const heldBefore = budget.held;
+      const release = budget.take(size);
+      if (release === null) {
+        const details =
+          `this download would hold ${sizeText(budget.charge(size))}; the server's calls already hold ` +
+          `${sizeText(heldBefore)} of its ${sizeText(budget.maxBytes)} budget (download_budget_bytes)`;
+        call.emit('error', fail(grpc.status.RESOURCE_EXHAUSTED, details));
+        return;
+      }
       let stopped = false;
-      call.on('cancelled', () => {
+      const ended = () => {
         stopped = true;
-      });
-      call.on('error', () => {
-        stopped = true;
-      });
+        release();
+      };
+      // However it ends: sent and finished, cancelled by the client or its connection, failed.
+      for (const event of ['finish', 'close', 'cancelled', 'error']) call.once(event, ended);
+      const message = size <= budget.sharedMaxBytes ? cache.get(size) : wire.chunk(size);
+      let remaining = request.messageCount || Infinity;
+      // Backpressure: grpc-js serializes one message at a time (a copy with the gRPC frame
+      // header) and takes the next when HTTP/2 has taken it; write() says false once its queue
+      // (of references to the one message) is full, and 'drain' says when to go on.
       const pump = () => {
         while (!stopped && remaining > 0) {
           remaining -= 1;
-          if (!call.write(chunk)) {
+          if (!call.write(message)) {
             if (remaining > 0) call.once('drain', pump);
             else call.end();
             return;
@@ -151,11 +153,12 @@ function handlers(grpc, wire, counter) {
       try {
         payload = wire.decodePayload(call.request);
       } catch (err) {
-        callback(invalid(`PingRequest: ${err.message}`));
+        callback(fail(grpc.status.INVALID_ARGUMENT, `PingRequest: ${err.message}`));
         return;
       }
-      if (payload.length > MAX_ECHO_BYTES) {
-        callback(invalid(`ping payload of ${payload.length} bytes is above the echo maximum ${MAX_ECHO_BYTES}`));
+      if (payload.length > maxEchoBytes) {
+        const details = `ping payload of ${payload.length} bytes is above the echo maximum ${maxEchoBytes}`;
+        callback(fail(grpc.status.INVALID_ARGUMENT, details));
         return;
       }
       callback(null, wire.encodePayload(payload));
@@ -173,7 +176,7 @@ function handlers(grpc, wire, counter) {
           messages += 1;
         } catch (err) {
           failed = true;
-          callback(invalid(`Chunk: ${err.message}`));
+          callback(fail(grpc.status.INVALID_ARGUMENT, `Chunk: ${err.message}`));
         }
       });
       call.on('end', () => {
@@ -185,7 +188,7 @@ function handlers(grpc, wire, counter) {
 }
 
 function startupWarning(host) {
-  const loopback = host === 'localhost' || /^127\./.test(host) || host === '::1' || host === '[::1]';
+  const loopback = host === 'localhost' || /^127\./.test(host) || host === '::1';
   if (!loopback) {
     process.stderr.write(
       `WARNING: the server listens on ${host}, which is NOT a loopback address: ` +
@@ -194,37 +197,33 @@ function startupWarning(host) {
   }
 }
 
-function serve(processConfig, options, version) {
+function serve(job, options, version) {
   const http2 = require('http2');
-  const c = processConfig.config;
-  if (c.window_mode === 'static') {
-    applyStaticWindow(http2, c.window_bytes);
+  const windows = job.windows;
+  if (windows && windows.static) {
+    const conn = windows.connBytes || windows.streamBytes;
+    applyStaticWindow(http2, windows.streamBytes, conn);
     process.stderr.write(
-      `${WHO}: static receive window ${c.window_bytes}: node:http2 settings.initialWindowSize and ` +
-        'session.setLocalWindowSize under grpc-js (its Server has no window option)\n'
+      `${WHO}: static receive windows: stream ${windows.streamBytes} (node:http2 settings.initialWindowSize), ` +
+        `connection ${conn} (session.setLocalWindowSize), under grpc-js (its Server has no window option)\n`
     );
   }
   const grpc = require('@grpc/grpc-js');
   const wire = require('./lib/wire');
-  const counter = { rpcs: 0 };
-  const server = new grpc.Server({
-    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-    ...options,
-  });
-  server.addService(wire.SERVICE_DEFINITION, handlers(grpc, wire, counter));
-  const host = processConfig.listen_host;
-  const port = processConfig.listen_port;
-  const address = host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`;
+  const counter = { rpcs: 0, budget: null };
+  const server = new grpc.Server(options);
+  server.addService(wire.SERVICE_DEFINITION, handlers(grpc, wire, job, counter));
+  const host = job.listenHost;
+  const address = host.includes(':') ? `[${host}]:${job.listenPort}` : `${host}:${job.listenPort}`;
   startupWarning(host);
   server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, bound) => {
     if (err || !bound) {
-      const hint = port ? '; is the port in use?' : '';
+      const hint = job.listenPort ? '; is the port in use?' : '';
       protocol.failure(`${WHO}: cannot listen on ${address} (${err ? err.message : 'no port bound'})${hint}`, EXIT_CANNOT_START);
       return;
     }
     stop = () => {
-      const done = () => protocol.result({ rpcs: counter.rpcs });
+      const done = () => protocol.serverAnswer({ rpcs: BigInt(counter.rpcs), refused: BigInt(counter.budget.refused) });
       const force = setTimeout(() => {
         server.forceShutdown();
         done();
@@ -241,18 +240,17 @@ function serve(processConfig, options, version) {
 }
 
 function main() {
-  let processConfig;
+  let job;
   let options;
   try {
-    processConfig = config.parseConfigArgv(process.argv.slice(2), config.ServerProcess);
-    options = plan(processConfig);
+    job = jobFromArgv(process.argv.slice(2), pb.ServerJobSchema, USAGE);
+    options = serverOptions(job);
   } catch (err) {
-    if (err instanceof config.UsageError) return protocol.failure(`${WHO}: ${err.message}`, EXIT_BAD_CONFIG);
-    if (err instanceof KitError) return protocol.failure(err.message, err.exitCode);
+    if (err instanceof UsageError) return protocol.failure(`${WHO}: ${err.message}`, EXIT_BAD_JOB);
     throw err;
   }
   const version = require('@grpc/grpc-js/package.json').version;
-  serve(processConfig, options, version);
+  serve(job, options, version);
 }
 
 main();

@@ -1,67 +1,68 @@
 'use strict';
-// The grpc-js knobs the kit accepts in channel_options, by their grpc-js names (where each is
-// read: node_modules/@grpc/grpc-js/src/..., see README.md). Anything else is refused: a
-// misspelt or unknown key would be ignored by grpc-js without a word.
+// The job's named options (Option in protos/worker.proto) -> grpc-js channel options, by their
+// grpc-js names: each is one key of the options object a program hands grpc-js
+// (`new grpc.Client(target, credentials, {KEY: VALUE})` on the client,
+// `new grpc.Server({KEY: VALUE})` on the server), applied after what the job itself sets.
+// Every grpc-js channel option takes an integer. Ranges are the kit's
+// (kit/plan/stack_options.py); where grpc-js reads each key is in README.md.
+// A name not listed is refused: grpc-js ignores an unknown key without a word.
 
-const { UsageError, HTTP2_MAX_WINDOW_BYTES, pyRepr } = require('./config');
+const { UsageError } = require('./job');
 
-const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+const BOTH = [
+  'grpc-node.max_session_memory',
+  'grpc.enable_channelz',
+  'grpc.keepalive_time_ms',
+  'grpc.keepalive_timeout_ms',
+  'grpc.max_receive_message_length',
+  'grpc.max_send_message_length',
+];
 
-// name -> [low, high, what it does]
-const CLIENT_OPTIONS = {
-  'grpc-node.flow_control_window': [
-    1,
-    HTTP2_MAX_WINDOW_BYTES,
-    'the stream window (SETTINGS_INITIAL_WINDOW_SIZE) and, above 65535, the connection window',
-  ],
-  'grpc-node.max_session_memory': [1, MAX_SAFE, 'Node http2 maxSessionMemory (MB); grpc-js default: no limit'],
-  'grpc.max_receive_message_length': [-1, HTTP2_MAX_WINDOW_BYTES, 'largest message received (-1: no limit)'],
-  'grpc.max_send_message_length': [-1, HTTP2_MAX_WINDOW_BYTES, 'largest message sent (-1: no limit)'],
-  'grpc.enable_retries': [0, 1, 'the retry layer (1, the default)'],
-  'grpc.per_rpc_retry_buffer_size': [
-    0,
-    HTTP2_MAX_WINDOW_BYTES,
-    'bytes of a call\'s messages the retry layer takes ahead of HTTP/2 (default 1 MiB, retries on or off)',
-  ],
-  'grpc.enable_channelz': [0, 1, 'channelz accounting (1, the default)'],
+const TABLES = {
+  client: new Set([
+    ...BOTH,
+    'grpc-node.flow_control_window',
+    'grpc.enable_retries',
+    'grpc.keepalive_permit_without_calls',
+    'grpc.per_rpc_retry_buffer_size',
+  ]),
+  server: new Set([...BOTH, 'grpc.max_concurrent_streams']),
 };
 
-const SERVER_OPTIONS = {
-  'grpc-node.max_session_memory': [1, MAX_SAFE, 'Node http2 maxSessionMemory (MB); grpc-js default: no limit'],
-  'grpc.max_receive_message_length': [-1, HTTP2_MAX_WINDOW_BYTES, 'largest message received (-1: no limit)'],
-  'grpc.max_send_message_length': [-1, HTTP2_MAX_WINDOW_BYTES, 'largest message sent (-1: no limit)'],
-  'grpc.max_concurrent_streams': [0, 2 ** 32 - 1, 'SETTINGS_MAX_CONCURRENT_STREAMS'],
-  'grpc.enable_channelz': [0, 1, 'channelz accounting (1, the default)'],
+// Keys grpc-js has, but that the program sets itself or that its side does not read.
+const REFUSED = {
+  client: {
+    'grpc.use_local_subchannel_pool': 'the program sets it (1) so that each connection is a TCP connection of its own',
+  },
+  server: {
+    'grpc-node.flow_control_window':
+      "grpc-js's Server does not read it (only its client transport does); the server's receive window is the job's windows",
+  },
 };
 
-// Keys that exist in grpc-js but that the kit sets itself or that a side does not read.
-const CLIENT_REFUSED = {
-  'grpc.use_local_subchannel_pool': 'the kit sets it (1) so that each connection is a TCP connection of its own',
-};
-const SERVER_REFUSED = {
-  'grpc-node.flow_control_window':
-    "grpc-js 1.14's Server does not read it (only the client transport does); " +
-    'the server receive window is set with window_mode static',
-};
+// How the program writes an applied option in its notes.
+function written(side, key, value) {
+  const call = side === 'client' ? 'new grpc.Client(target, credentials, {...})' : 'new grpc.Server({...})';
+  return `${call} with '${key}': ${value}`;
+}
 
-// Errors are UsageErrors; the program puts its name in front ("grpc-js client: option ...").
-function checkOptions(options, table, refused) {
+// The job's options for `side` ('client' or 'server') as a grpc-js options object, in order
+// (a later one of the same name wins, as in grpc-js). Errors are UsageErrors ("option ...").
+function channelOptions(side, options) {
+  const table = TABLES[side];
+  const refused = REFUSED[side];
   const out = {};
-  for (const [key, value] of options) {
-    if (key in refused) throw new UsageError(`option '${key}': ${refused[key]}`);
-    if (!(key in table)) {
-      throw new UsageError(`option '${key}' is not one of ${Object.keys(table).join(', ')}`);
+  for (const option of options) {
+    const key = option.name;
+    if (Object.prototype.hasOwnProperty.call(refused, key)) throw new UsageError(`option '${key}': ${refused[key]}`);
+    if (!table.has(key)) throw new UsageError(`option '${key}' is not one of ${[...table].sort().join(', ')}`);
+    if (option.value.case !== 'int') {
+      const given = option.value.case === undefined ? 'an option with no value' : `a ${option.value.case}`;
+      throw new UsageError(`option '${key}' takes an integer (int), not ${given}`);
     }
-    const [low, high] = table[key];
-    if (!Number.isInteger(value) || value < low || value > high) {
-      throw new UsageError(`option '${key}' takes an integer in ${low}..${high}, not ${pyRepr(value)}`);
-    }
-    if (key in out && out[key] !== value) {
-      throw new UsageError(`option '${key}' is given twice (${out[key]}, ${value})`);
-    }
-    out[key] = value;
+    out[key] = Number(option.value.value);
   }
   return out;
 }
 
-module.exports = { CLIENT_OPTIONS, SERVER_OPTIONS, CLIENT_REFUSED, SERVER_REFUSED, checkOptions };
+module.exports = { TABLES, REFUSED, channelOptions, written };

@@ -104,9 +104,15 @@ function payloadLength(buf) {
   return decodePayload(buf).length;
 }
 
-// A Chunk of ``size`` bytes of 0x5a, serialized once.
+// A Chunk of ``size`` bytes of 0x5a, serialized: one allocation of exactly its length.
 function chunk(size) {
-  return encodePayload(Buffer.alloc(size, 0x5a));
+  if (size === 0) return Buffer.alloc(0);
+  const head = 1 + varintLength(size);
+  const out = Buffer.allocUnsafe(head + size);
+  out[0] = 0x0a;
+  writeVarint(out, 1, size);
+  out.fill(0x5a, head);
+  return out;
 }
 
 function encodeTwoVarints(a, b) {

@@ -1,38 +1,60 @@
-//! tonic's knobs for flow control and throughput, by the names tonic gives them
-//! (`tonic::transport::Endpoint` and `tonic::transport::Server` methods; see the README's
-//! table), and what a config sets through them.
+//! tonic's knobs, by the names tonic gives them (`tonic::transport::Endpoint` and
+//! `tonic::transport::Server` methods; the README's table says what each does), and what a
+//! job sets through them: its windows first, then its options in order (a later one wins).
+//! No ranges here: the kit checks values (kit/plan/stack_options.py); a value is refused only
+//! when it is of the wrong variant for its knob or does not fit the type tonic's call takes.
 
-use crate::config::{ClientConfig, OptValue, Options, ServerConfig, Trial, HTTP2_MAX_WINDOW};
+use std::time::Duration;
+
+use crate::pb::worker::{option, Option as JobOption, Windows};
 use crate::protocol::format_bytes;
 use crate::{H2_VERSION, HYPER_VERSION, TONIC_VERSION};
 
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
-    Window,  // u32 1..2^31-1
-    Frame,   // u32 16384..2^24-1
-    Bool,    // 0/1, true/false
-    Streams, // u32 1..2^32-1
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Knob {
+    StreamWindow,
+    ConnWindow,
+    Adaptive,
+    MaxFrame,
+    NoDelay,
+    MaxStreams,
+    KeepAliveInterval,
+    KeepAliveTimeout,
+    KeepAliveWhileIdle,
 }
 
-const CLIENT_KNOBS: &[(&str, Kind)] = &[
-    ("http2_adaptive_window", Kind::Bool),
-    ("initial_connection_window_size", Kind::Window),
-    ("initial_stream_window_size", Kind::Window),
-    ("max_frame_size", Kind::Frame),
-    ("tcp_nodelay", Kind::Bool),
+/// Client options: name -> knob (`Endpoint::<name>`), sorted by name.
+const CLIENT_KNOBS: &[(&str, Knob)] = &[
+    ("http2_adaptive_window", Knob::Adaptive),
+    ("http2_keep_alive_interval", Knob::KeepAliveInterval),
+    ("initial_connection_window_size", Knob::ConnWindow),
+    ("initial_stream_window_size", Knob::StreamWindow),
+    ("keep_alive_timeout", Knob::KeepAliveTimeout),
+    ("keep_alive_while_idle", Knob::KeepAliveWhileIdle),
+    ("max_frame_size", Knob::MaxFrame),
+    ("tcp_nodelay", Knob::NoDelay),
 ];
 
-const SERVER_KNOBS: &[(&str, Kind)] = &[
-    ("http2_adaptive_window", Kind::Bool),
-    ("initial_connection_window_size", Kind::Window),
-    ("initial_stream_window_size", Kind::Window),
-    ("max_concurrent_streams", Kind::Streams),
-    ("max_frame_size", Kind::Frame),
-    ("tcp_nodelay", Kind::Bool),
+/// Server options: name -> knob (`Server::<name>`; tcp_nodelay: `TcpIncoming::with_nodelay`).
+const SERVER_KNOBS: &[(&str, Knob)] = &[
+    ("http2_adaptive_window", Knob::Adaptive),
+    ("http2_keepalive_interval", Knob::KeepAliveInterval),
+    ("http2_keepalive_timeout", Knob::KeepAliveTimeout),
+    ("initial_connection_window_size", Knob::ConnWindow),
+    ("initial_stream_window_size", Knob::StreamWindow),
+    ("max_concurrent_streams", Knob::MaxStreams),
+    ("max_frame_size", Knob::MaxFrame),
+    ("tcp_nodelay", Knob::NoDelay),
 ];
 
-/// What tonic is told, in the order it is told (each a call on the Endpoint or the Server).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Side {
+    Client,
+    Server,
+}
+
+/// What tonic is told, and each call as written (for the notes), in the order first told.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Settings {
     pub stream_window: Option<u32>,
     pub conn_window: Option<u32>,
@@ -40,7 +62,10 @@ pub struct Settings {
     pub max_frame: Option<u32>,
     pub nodelay: Option<bool>,
     pub max_streams: Option<u32>,
-    /// The kit's static window (not a named option).
+    pub keep_alive_interval: Option<Duration>,
+    pub keep_alive_timeout: Option<Duration>,
+    pub keep_alive_while_idle: Option<bool>,
+    /// The job's windows were static.
     pub static_window: bool,
     calls: Vec<(String, String)>,
 }
@@ -73,206 +98,151 @@ impl Settings {
     }
 }
 
-fn names(table: &[(&str, Kind)]) -> String {
-    table.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+fn table(side: Side) -> &'static [(&'static str, Knob)] {
+    match side {
+        Side::Client => CLIENT_KNOBS,
+        Side::Server => SERVER_KNOBS,
+    }
 }
 
-fn apply(
-    who: &str,
-    table: &[(&str, Kind)],
-    s: &mut Settings,
-    key: &str,
-    v: &OptValue,
-) -> Result<(), String> {
-    let Some((_, kind)) = table.iter().find(|(n, _)| *n == key) else {
+/// The option names of a side, sorted, comma-space separated.
+pub fn names(side: Side) -> String {
+    let mut names: Vec<&str> = table(side).iter().map(|(n, _)| *n).collect();
+    names.sort_unstable();
+    names.join(", ")
+}
+
+fn variant(v: Option<&option::Value>) -> String {
+    match v {
+        Some(option::Value::Int(i)) => format!("int {i}"),
+        Some(option::Value::Flag(b)) => format!("flag {b}"),
+        Some(option::Value::Ratio(r)) => format!("ratio {r}"),
+        Some(option::Value::Text(t)) => format!("text {t:?}"),
+        None => "no value".into(),
+    }
+}
+
+fn millis(ms: u64) -> String {
+    format!("Duration::from_millis({ms})")
+}
+
+fn apply(who: &str, side: Side, s: &mut Settings, opt: &JobOption) -> Result<(), String> {
+    let name = opt.name.as_str();
+    let Some(&(_, knob)) = table(side).iter().find(|(n, _)| *n == name) else {
         return Err(format!(
-            "{who}: option '{key}' is not one of {}",
-            names(table)
+            "{who}: option '{name}' is not one of {}",
+            names(side)
         ));
     };
-    let int_in = |lo: i64, hi: i64, what: &str| -> Result<i64, String> {
-        match v {
-            OptValue::Int(i) if (lo..=hi).contains(i) => Ok(*i),
-            _ => Err(format!("{who}: option {key} takes {what}, not {v}")),
-        }
+    let value = opt.value.as_ref();
+    let wrong = |takes: &str| format!("{who}: option {name} takes {takes}, not {}", variant(value));
+    let flag = || match value {
+        Some(option::Value::Flag(b)) => Ok(*b),
+        _ => Err(wrong("a flag")),
     };
-    match kind {
-        Kind::Window => {
-            let w = int_in(1, HTTP2_MAX_WINDOW, "an integer in 1..2147483647")? as u32;
-            if key == "initial_stream_window_size" {
-                s.stream_window = Some(w);
-            } else {
-                s.conn_window = Some(w);
-            }
-            s.call(key, w.to_string());
+    let int = || match value {
+        Some(option::Value::Int(i)) => Ok(*i),
+        _ => Err(wrong("an int")),
+    };
+    let u32_of = |takes: &str| {
+        let i = int()?;
+        u32::try_from(i)
+            .map_err(|_| format!("{who}: option {name}: {i} does not fit {takes} (a u32)"))
+    };
+    let ms_of = || {
+        let i = int()?;
+        u64::try_from(i).map_err(|_| format!("{who}: option {name}: {i} ms is not a duration"))
+    };
+    let server = side == Side::Server;
+    match knob {
+        Knob::StreamWindow => {
+            let w = u32_of("a window")?;
+            s.stream_window = Some(w);
+            s.call(name, w.to_string());
         }
-        Kind::Frame => {
-            let f = int_in(16_384, (1 << 24) - 1, "an integer in 16384..16777215")? as u32;
+        Knob::ConnWindow => {
+            let w = u32_of("a window")?;
+            s.conn_window = Some(w);
+            s.call(name, w.to_string());
+        }
+        Knob::MaxFrame => {
+            let f = u32_of("a frame size")?;
             s.max_frame = Some(f);
-            s.call(key, f.to_string());
+            s.call(name, f.to_string());
         }
-        Kind::Streams => {
-            let n = int_in(1, (1 << 32) - 1, "an integer in 1..4294967295")? as u32;
+        Knob::MaxStreams => {
+            let n = u32_of("a stream count")?;
             s.max_streams = Some(n);
-            s.call(key, format!("Some({n})"));
+            s.call(name, format!("Some({n})"));
         }
-        Kind::Bool => {
-            let b = match v {
-                OptValue::Int(0) => false,
-                OptValue::Int(1) => true,
-                OptValue::Str(t) if t == "false" => false,
-                OptValue::Str(t) if t == "true" => true,
-                _ => {
-                    return Err(format!(
-                        "{who}: option {key} takes 0, 1, true or false, not {v}"
-                    ))
-                }
-            };
-            if key == "tcp_nodelay" {
-                s.nodelay = Some(b);
+        Knob::Adaptive => {
+            let b = flag()?;
+            s.adaptive = Some(b);
+            s.call(
+                name,
+                if server {
+                    format!("Some({b})")
+                } else {
+                    b.to_string()
+                },
+            );
+        }
+        Knob::NoDelay => {
+            let b = flag()?;
+            s.nodelay = Some(b);
+            s.call(name, b.to_string());
+        }
+        Knob::KeepAliveWhileIdle => {
+            let b = flag()?;
+            s.keep_alive_while_idle = Some(b);
+            s.call(name, b.to_string());
+        }
+        Knob::KeepAliveInterval | Knob::KeepAliveTimeout => {
+            let ms = ms_of()?;
+            let d = Duration::from_millis(ms);
+            let arg = if server {
+                format!("Some({})", millis(ms))
             } else {
-                s.adaptive = Some(b);
-            }
-            let arg = if key == "http2_adaptive_window" && who.ends_with("server") {
-                format!("Some({b})")
-            } else {
-                b.to_string()
+                millis(ms)
             };
-            s.call(key, arg);
-        }
-    }
-    Ok(())
-}
-
-fn is_true(v: &OptValue) -> bool {
-    matches!(v, OptValue::Int(1)) || matches!(v, OptValue::Str(t) if t == "true")
-}
-
-fn seen_twice(who: &str, options: &Options) -> Result<(), String> {
-    let mut seen: Vec<&str> = vec![];
-    for (k, _) in options {
-        if seen.contains(&k.as_str()) {
-            return Err(format!("{who}: option {k} given twice"));
-        }
-        seen.push(k);
-    }
-    Ok(())
-}
-
-/// The kit's options that are the h2 client's, not tonic's: refused in one line.
-fn refuse_h2_only(who: &str, c: &ClientConfig) -> Result<(), String> {
-    if c.window_mode != "dynamic" && c.window_mode != "static" {
-        return Err(format!(
-            "window mode: {who} is static or dynamic, not {}",
-            c.window_mode
-        ));
-    }
-    if c.credit_policy.is_some() {
-        return Err(format!("credit policy: {who} returns credit its own way (h2: when half the window is released; see its README)"));
-    }
-    if c.conn_credit != "receipt" {
-        return Err(format!("conn credit: {who} credits on receipt"));
-    }
-    if c.max_frame_bytes.is_some() {
-        return Err(format!("max frame size: the kit's max_frame_bytes is the h2 client's; for {who} use the option max_frame_size (Endpoint::max_frame_size)"));
-    }
-    if c.pool_bytes.is_some() {
-        return Err(format!(
-            "pool: the receive pool is the h2 client's, not {who}'s"
-        ));
-    }
-    Ok(())
-}
-
-fn adaptive_conflicts(who: &str, s: &Settings) -> Result<(), String> {
-    if s.adaptive_on() && s.windows_set() {
-        return Err(format!(
-            "{who}: http2_adaptive_window=1 overrides initial_stream_window_size / initial_connection_window_size \
-             (tonic applies it last and hyper then starts both windows at 65535): give one or the other"
-        ));
-    }
-    Ok(())
-}
-
-/// A client config's settings: the kit's static window, then the named options.
-pub fn client_settings(trial: &Trial) -> Result<Settings, String> {
-    let who = "tonic client";
-    let c = &trial.client;
-    if c.kind != "tonic" {
-        return Err(format!(
-            "{who}: client.kind is {:?}; this program is the tonic client",
-            c.kind
-        ));
-    }
-    refuse_h2_only(who, c)?;
-    seen_twice(who, &c.channel_options)?;
-    let mut s = Settings::default();
-    if let Some(w) = c.window_bytes {
-        s.static_window = true;
-        let spc = trial.streams_per_connection();
-        let conn = c
-            .conn_window_bytes
-            .unwrap_or_else(|| i64::min(w * spc, HTTP2_MAX_WINDOW));
-        s.stream_window = Some(w as u32);
-        s.conn_window = Some(conn as u32);
-        s.adaptive = Some(false);
-        s.call("initial_stream_window_size", w.to_string());
-        s.call("initial_connection_window_size", conn.to_string());
-        s.call("http2_adaptive_window", "false".into());
-        for (k, v) in &c.channel_options {
-            if k.starts_with("initial_") || (k == "http2_adaptive_window" && is_true(v)) {
-                apply(who, CLIENT_KNOBS, &mut Settings::default(), k, v)?; // its own refusal first
-                return Err(format!(
-                    "{who}: option {k} with a static window: the static window sets the windows \
-                     itself (initial_stream_window_size, initial_connection_window_size, no adaptive window); \
-                     give the option with dynamic windows instead"
-                ));
+            if knob == Knob::KeepAliveInterval {
+                s.keep_alive_interval = Some(d);
+            } else {
+                s.keep_alive_timeout = Some(d);
             }
+            s.call(name, arg);
         }
-    } else if c.conn_window_bytes.is_some() {
-        return Err(format!(
-            "conn window: a dynamic {who} keeps tonic's windows; set the window too, or use the option initial_connection_window_size"
-        ));
     }
-    for (k, v) in &c.channel_options {
-        apply(who, CLIENT_KNOBS, &mut s, k, v)?;
-    }
-    adaptive_conflicts(who, &s)?;
-    Ok(s)
+    Ok(())
 }
 
-/// A server config's settings: its static receive window, then the named options.
-pub fn server_settings(c: &ServerConfig) -> Result<Settings, String> {
-    let who = "tonic server";
-    if c.window_mode != "dynamic" && c.window_mode != "static" {
-        return Err(format!(
-            "server window mode: the {who} is static or dynamic, not {}",
-            c.window_mode
-        ));
-    }
-    seen_twice(who, &c.channel_options)?;
+/// A job's settings: its windows (static: the job's; else tonic's defaults), then its options.
+pub fn settings(
+    who: &str,
+    side: Side,
+    windows: Option<&Windows>,
+    options: &[JobOption],
+) -> Result<Settings, String> {
     let mut s = Settings::default();
-    if let Some(w) = c.window_bytes {
+    if let Some(w) = windows.filter(|w| w.r#static) {
         s.static_window = true;
-        s.stream_window = Some(w as u32);
-        s.conn_window = Some(w as u32);
-        s.adaptive = Some(false);
-        s.call("initial_stream_window_size", w.to_string());
-        s.call("initial_connection_window_size", w.to_string());
-        s.call("http2_adaptive_window", "Some(false)".into());
-        for (k, v) in &c.channel_options {
-            if k.starts_with("initial_") || (k == "http2_adaptive_window" && is_true(v)) {
-                apply(who, SERVER_KNOBS, &mut Settings::default(), k, v)?;
-                return Err(format!(
-                    "{who}: option {k} with a static server window: the window sets it itself; give the option with a dynamic server window instead"
-                ));
-            }
+        s.stream_window = Some(w.stream_bytes);
+        s.call("initial_stream_window_size", w.stream_bytes.to_string());
+        if w.conn_bytes != 0 {
+            s.conn_window = Some(w.conn_bytes);
+            s.call("initial_connection_window_size", w.conn_bytes.to_string());
         }
+        s.adaptive = Some(false);
+        let off = if side == Side::Server {
+            "Some(false)"
+        } else {
+            "false"
+        };
+        s.call("http2_adaptive_window", off.into());
     }
-    for (k, v) in &c.channel_options {
-        apply(who, SERVER_KNOBS, &mut s, k, v)?;
+    for opt in options {
+        apply(who, side, &mut s, opt)?;
     }
-    adaptive_conflicts(who, &s)?;
     Ok(s)
 }
 
@@ -283,35 +253,31 @@ pub fn versions() -> String {
 const CREDIT: &str = "h2 returns credit once the released bytes reach half the remaining window \
     (stream: as tonic reads, connection: as read too)";
 
-/// What the client's windows were, in tonic's terms (downloads).
-pub fn client_notes(s: &Settings, trial: &Trial) -> Vec<String> {
+/// What the client's windows were, in tonic's terms.
+pub fn client_notes(s: &Settings) -> Vec<String> {
     let calls = s.calls().join(", ");
     if s.static_window {
         let mut notes = vec![format!("{}: Endpoint::{calls}; {CREDIT}", versions())];
-        if let Some(conn) = s.conn_window {
-            if conn < 65_535 {
-                notes.push(format!(
-                    "connection window {} is below HTTP/2's initial 65535: h2 withholds credit until the connection \
-                     is below it, but the first 65535 bytes may come at once",
-                    format_bytes(conn as f64)
-                ));
-            }
+        if let Some(conn) = s.conn_window.filter(|c| *c < 65_535) {
+            notes.push(format!(
+                "connection window {} is below HTTP/2's initial 65535: h2 withholds credit until the connection \
+                 is below it, but the first 65535 bytes may come at once",
+                format_bytes(f64::from(conn))
+            ));
         }
-        let _ = trial;
         return notes;
     }
     if s.adaptive_on() {
-        let mut text = format!(
+        return vec![format!(
             "{}: Endpoint::{calls}: hyper's adaptive window (BDP estimator, proto/h2/ping.rs) on: stream and \
-             connection windows start at 65535 B and grow to 2 x the bytes of one PING round trip, up to 16 MiB",
+             connection windows start at 65535 B and grow to 2 x the bytes of one PING round trip, up to 16 MiB; \
+             {CREDIT}",
             versions()
-        );
-        text.push_str(&format!("; {CREDIT}"));
-        return vec![text];
+        )];
     }
-    if s.windows_set() || !calls.is_empty() {
-        let stream = s.stream_window.map(|w| w as f64).unwrap_or(2.0 * 1048576.0);
-        let conn = s.conn_window.map(|w| w as f64).unwrap_or(5.0 * 1048576.0);
+    if !calls.is_empty() {
+        let stream = s.stream_window.map(f64::from).unwrap_or(2.0 * 1048576.0);
+        let conn = s.conn_window.map(f64::from).unwrap_or(5.0 * 1048576.0);
         return vec![format!(
             "{}: Endpoint::{calls}; fixed windows (stream {}, connection {}), adaptive window off",
             versions(),
@@ -326,21 +292,145 @@ pub fn client_notes(s: &Settings, trial: &Trial) -> Vec<String> {
     )]
 }
 
-/// What the tonic server's receive windows were (it receives uploads).
-pub fn server_notes(s: &Settings) -> String {
-    let calls = s.calls().join(", ");
-    if s.static_window {
-        return format!("tonic server {}: Server::{calls}; {CREDIT}", versions());
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opt(name: &str, value: option::Value) -> JobOption {
+        JobOption {
+            name: name.into(),
+            value: Some(value),
+        }
     }
-    if s.adaptive_on() {
-        return format!(
-            "tonic server {}: Server::{calls}: adaptive window on (starts at 65535, up to 16 MiB)",
-            versions()
+
+    #[test]
+    fn an_unknown_option_names_the_sides_options() {
+        let e = settings(
+            "tonic client",
+            Side::Client,
+            None,
+            &[opt("Foo", option::Value::Int(1))],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "tonic client: option 'Foo' is not one of http2_adaptive_window, http2_keep_alive_interval, \
+             initial_connection_window_size, initial_stream_window_size, keep_alive_timeout, \
+             keep_alive_while_idle, max_frame_size, tcp_nodelay"
+        );
+        let e = settings(
+            "tonic server",
+            Side::Server,
+            None,
+            &[opt("Foo", option::Value::Int(1))],
+        )
+        .unwrap_err();
+        assert!(
+            e.ends_with(
+                "http2_adaptive_window, http2_keepalive_interval, http2_keepalive_timeout, \
+             initial_connection_window_size, initial_stream_window_size, max_concurrent_streams, \
+             max_frame_size, tcp_nodelay"
+            ),
+            "{e}"
         );
     }
-    let mut text = format!("tonic server {} defaults: fixed windows, stream 1 MiB, connection 1 MiB (hyper's server defaults)", versions());
-    if !calls.is_empty() {
-        text.push_str(&format!("; Server::{calls}"));
+
+    #[test]
+    fn a_value_of_the_wrong_variant_is_refused() {
+        let e = settings(
+            "tonic client",
+            Side::Client,
+            None,
+            &[opt("max_frame_size", option::Value::Text("x".into()))],
+        );
+        assert_eq!(
+            e.unwrap_err(),
+            "tonic client: option max_frame_size takes an int, not text \"x\""
+        );
+        let e = settings(
+            "tonic client",
+            Side::Client,
+            None,
+            &[opt("tcp_nodelay", option::Value::Int(1))],
+        );
+        assert_eq!(
+            e.unwrap_err(),
+            "tonic client: option tcp_nodelay takes a flag, not int 1"
+        );
+        let e = settings(
+            "tonic client",
+            Side::Client,
+            None,
+            &[opt(
+                "initial_stream_window_size",
+                option::Value::Int(1 << 40),
+            )],
+        );
+        assert!(e.unwrap_err().contains("does not fit a window (a u32)"));
+        let e = settings(
+            "tonic client",
+            Side::Client,
+            None,
+            &[JobOption {
+                name: "tcp_nodelay".into(),
+                value: None,
+            }],
+        );
+        assert_eq!(
+            e.unwrap_err(),
+            "tonic client: option tcp_nodelay takes a flag, not no value"
+        );
     }
-    text
+
+    #[test]
+    fn static_windows_then_the_options_in_order() {
+        let w = Windows {
+            r#static: true,
+            stream_bytes: 65536,
+            conn_bytes: 131072,
+        };
+        let s = settings(
+            "tonic client",
+            Side::Client,
+            Some(&w),
+            &[
+                opt("initial_stream_window_size", option::Value::Int(1000)),
+                opt("http2_keep_alive_interval", option::Value::Int(250)),
+                opt("keep_alive_while_idle", option::Value::Flag(true)),
+                opt("initial_stream_window_size", option::Value::Int(2000)),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            (s.stream_window, s.conn_window, s.adaptive),
+            (Some(2000), Some(131072), Some(false))
+        );
+        assert_eq!(s.keep_alive_interval, Some(Duration::from_millis(250)));
+        assert_eq!(
+            s.calls(),
+            vec![
+                "initial_stream_window_size(2000)",
+                "initial_connection_window_size(131072)",
+                "http2_adaptive_window(false)",
+                "http2_keep_alive_interval(Duration::from_millis(250))",
+                "keep_alive_while_idle(true)",
+            ]
+        );
+        let dynamic = Windows {
+            r#static: false,
+            ..w
+        };
+        let s = settings(
+            "tonic server",
+            Side::Server,
+            Some(&dynamic),
+            &[opt("max_concurrent_streams", option::Value::Int(100))],
+        )
+        .unwrap();
+        assert_eq!(
+            (s.stream_window, s.max_streams, s.static_window),
+            (None, Some(100), false)
+        );
+        assert_eq!(s.calls(), vec!["max_concurrent_streams(Some(100))"]);
+    }
 }

@@ -1,7 +1,8 @@
 //! kit/clients/pacing.py's ReadPacer, read for read: a slow reader takes one message per
-//! message_bytes/rate seconds, each gap stretched by a seeded uniform factor in [0.5, 1.5].
-//! The random numbers are Python's (random.Random(seed): MT19937 seeded by init_by_array),
-//! so a tonic slow stream reads at the same instants as the kit's Python clients'.
+//! message_bytes/rate seconds, each gap stretched by a seeded uniform factor in
+//! [1 - jitter, 1 + jitter] (the job's ReadPacing). The random numbers are Python's
+//! (random.Random(seed): MT19937 seeded by init_by_array with the seed's 32-bit words), so a
+//! tonic slow stream reads at the same instants as the kit's Python clients'.
 
 pub struct ReadPacer {
     pub chunk_bytes: i64,
@@ -21,15 +22,21 @@ fn round_even(x: f64) -> i64 {
 }
 
 impl ReadPacer {
-    pub fn new(rate_bytes_s: f64, start_ns: i64, seed: u32, chunk_bytes: i64) -> ReadPacer {
+    pub fn new(
+        rate_bytes_s: f64,
+        start_ns: i64,
+        seed: u64,
+        chunk_bytes: i64,
+        jitter: f64,
+    ) -> ReadPacer {
         let mut p = ReadPacer {
             chunk_bytes,
-            jitter: 0.5,
+            jitter,
             gap_ns: chunk_bytes as f64 / rate_bytes_s * 1e9,
             rng: PyRandom::new(seed),
             due_ns: 0,
         };
-        p.due_ns = start_ns + p.gap();
+        p.due_ns = start_ns.saturating_add(p.gap());
         p
     }
 
@@ -40,8 +47,8 @@ impl ReadPacer {
 
     /// One read at `now` (the read is due): the next one's time.
     pub fn take(&mut self, now: i64) {
-        let next = self.due_ns + self.gap();
-        self.due_ns = i64::max(next, now - round_even(self.gap_ns));
+        let next = self.due_ns.saturating_add(self.gap());
+        self.due_ns = i64::max(next, now.saturating_sub(round_even(self.gap_ns)));
     }
 }
 
@@ -51,7 +58,7 @@ struct PyRandom {
 }
 
 impl PyRandom {
-    fn new(seed: u32) -> PyRandom {
+    fn new(seed: u64) -> PyRandom {
         let mut r = PyRandom {
             mt: [0; 624],
             idx: 624,
@@ -63,7 +70,12 @@ impl PyRandom {
                 .wrapping_mul(prev ^ (prev >> 30))
                 .wrapping_add(i as u32);
         }
-        let key = [seed];
+        // random.seed(n): init_by_array(the 32-bit words of n, least significant first; [0] for 0)
+        let key: Vec<u32> = if seed >> 32 == 0 {
+            vec![seed as u32]
+        } else {
+            vec![seed as u32, (seed >> 32) as u32]
+        };
         let (mut i, mut j) = (1usize, 0usize);
         for _ in 0..624 {
             let prev = r.mt[i - 1];
@@ -133,12 +145,14 @@ mod tests {
         let mut r = PyRandom::new(1);
         assert_eq!(r.random(), 0.13436424411240122);
         assert_eq!(r.random(), 0.8474337369372327);
+        // python3 -c "import random; print(random.Random(2**40 + 7).random())"
+        assert_eq!(PyRandom::new((1 << 40) + 7).random(), 0.6137037779936511);
     }
 
     #[test]
     fn due_times_are_the_kits() {
         // kit.clients.pacing.ReadPacer(125000.0, 1000, 3, 16384) (grpc-go's pacer_test.go too)
-        let mut p = ReadPacer::new(125_000.0, 1000, 3, 16384);
+        let mut p = ReadPacer::new(125_000.0, 1000, 3, 16384, 0.5);
         let mut got = vec![p.due_ns];
         for i in 0..5 {
             let now = p.due_ns + i * 1_000_000;

@@ -186,8 +186,7 @@ impl AsyncRead for Tapped {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.io).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = polled {
-            let fresh = buf.filled()[before..].to_vec();
-            self.seen(&fresh, false);
+            self.seen(&buf.filled()[before..], false);
         }
         polled
     }

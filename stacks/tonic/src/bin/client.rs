@@ -1,73 +1,92 @@
-//! The tonic client of the kit: `kit-tonic-client --config '<ClientProcess as JSON>'`, one
-//! process per measured cell, or `kit-tonic-client --worker`, one trial per line of stdin,
-//! speaking docs/process-protocol.md. Semantics follow the kit's
-//! reference client (kit/clients/grpcio_client.py): warm-up, timed or fixed downloads over N
-//! streams and M connections, slow readers, sequential unary pings, one client-streaming upload.
+//! The tonic client of the kit: `kit-tonic-client --config '<ClientJob as JSON>'`, one process
+//! per measured cell, or `kit-tonic-client --worker`, one ClientJob per line of stdin,
+//! speaking docs/process-protocol.md; the job is protos/worker.proto's ClientJob. It connects
+//! its channels, warms them up, leaves them idle if asked, then does the job's work: timed or
+//! fixed downloads over N streams and M connections (slow readers paced as the job says),
+//! sequential unary pings, or one client-streaming upload.
 
+use std::ffi::OsString;
+use std::io::BufRead;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes_crate::Bytes;
 use hyper_util::rt::TokioIo;
-use kit_tonic::config::{decode_client_process, ClientProcess, Trial, Workload};
-use kit_tonic::options::{client_notes, client_settings, server_notes, server_settings, Settings};
+use kit_tonic::job::{self, Args, Client, Work};
+use kit_tonic::options::{self, client_notes, Settings, Side};
 use kit_tonic::pacer::ReadPacer;
-use kit_tonic::pb::throughput_client::ThroughputClient;
-use kit_tonic::pb::{Chunk, DownloadRequest, PingRequest};
+use kit_tonic::pb::throughput::throughput_client::ThroughputClient;
+use kit_tonic::pb::throughput::{Chunk, DownloadRequest, PingRequest};
+use kit_tonic::pb::worker::{ClientResult, Download, Unary, Upload, WindowStep};
 use kit_tonic::protocol::{
-    self, cpu_seconds, now_ns, status_text, EXIT_BAD_CONFIG, EXIT_CANNOT_START, EXIT_MEASUREMENT,
+    self, cpu_seconds, now_ns, secs, status_text, EXIT_BAD_CONFIG, EXIT_CANNOT_START, EXIT_FAILED,
+    EXIT_MEASUREMENT,
 };
 use kit_tonic::tap::{Tap, TapState, Tapped};
-use kit_tonic::TONIC_VERSION;
-use serde_json::{json, Value};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::watch;
 use tokio_stream::Stream;
 use tonic::transport::{Channel, Endpoint, Uri};
 
 const WHO: &str = "tonic client";
+/// tonic's send and receive limit per message (its default receive limit is 4 MiB).
 const MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
-const CONNECT_TIMEOUT_S: f64 = 10.0;
+/// The most a connection may take to come up (the trial's timeout_s when shorter).
+const CONNECT_LIMIT_S: f64 = 10.0;
 
-type Client = ThroughputClient<Channel>;
+type ThroughputChannel = ThroughputClient<Channel>;
 type Res<T> = Result<T, String>;
 
-fn secs(s: f64) -> Duration {
-    Duration::from_secs_f64(f64::max(0.0, s))
-}
-
 fn main() {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    protocol::on_panic(WHO);
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let args = job::parse_args(&args, WHO, "ClientJob", true)
+        .unwrap_or_else(|e| protocol::fail(EXIT_BAD_CONFIG, &e));
+    // A job is decoded before anything starts: its error line is the only line.
+    let first = match &args {
+        Args::Config(text) => Some(decode(text)),
+        Args::Worker => None,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(r) => r,
-        Err(e) => protocol::fail(
-            EXIT_CANNOT_START,
-            &format!("{WHO}: cannot start the tokio runtime: {e}"),
-        ),
-    };
-    runtime.block_on(async {
-        let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
-        let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
-        tokio::spawn(async move {
-            tokio::select! {
-                _ = term.recv() => protocol::fail(128 + libc::SIGTERM, &format!("{WHO}: interrupted by SIGTERM")),
-                _ = int.recv() => protocol::fail(128 + libc::SIGINT, &format!("{WHO}: interrupted by SIGINT")),
-            }
+        .unwrap_or_else(|e| {
+            protocol::fail(
+                EXIT_CANNOT_START,
+                &format!("{WHO}: cannot start the tokio runtime: {e}"),
+            )
         });
-        let args: Vec<String> = std::env::args().skip(1).collect();
-        if args == ["--worker"] {
-            worker().await;
+    runtime.block_on(async {
+        on_signals();
+        match first {
+            Some((client, settings)) => {
+                protocol::ready(0, false);
+                protocol::client_result(measure(client, settings).await)
+            }
+            None => worker().await,
         }
-        let data = protocol::parse_config(&args, "ClientProcess")
-            .unwrap_or_else(|e| protocol::fail(EXIT_BAD_CONFIG, &format!("{WHO}: {e}")));
-        let (proc, settings) = decode(&data);
-        protocol::ready(0, "tonic", TONIC_VERSION);
-        protocol::result(measure(proc, settings).await)
+    });
+}
+
+/// SIGTERM or SIGINT, whenever it comes: one error line, exit 128 + N.
+fn on_signals() {
+    let hook = |kind: SignalKind| {
+        signal(kind).unwrap_or_else(|e| {
+            protocol::fail(
+                EXIT_CANNOT_START,
+                &format!("{WHO}: cannot handle signals: {e}"),
+            )
+        })
+    };
+    let (mut term, mut int) = (hook(SignalKind::terminate()), hook(SignalKind::interrupt()));
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = term.recv() => protocol::fail(128 + libc::SIGTERM, &format!("{WHO}: interrupted by SIGTERM")),
+            _ = int.recv() => protocol::fail(128 + libc::SIGINT, &format!("{WHO}: interrupted by SIGINT")),
+        }
     });
 }
 
@@ -75,73 +94,107 @@ fn main() {
 /// of stdin, each on channels (TCP connections) of its own, one result line each; the first
 /// error (a bad line too) is the final line and ends it; stdin's end: exit 0.
 async fn worker() -> ! {
-    protocol::ready_worker("tonic", TONIC_VERSION);
+    protocol::ready(0, true);
+    let stdin = std::io::stdin();
     let mut trial = 1;
     loop {
-        let mut line = String::new();
-        // The signal task runs on the runtime's other threads meanwhile.
-        let read = tokio::task::block_in_place(|| std::io::stdin().read_line(&mut line));
-        if !line.trim().is_empty() {
-            let data = protocol::parse_config_text(&line, "worker line")
-                .unwrap_or_else(|e| protocol::fail(EXIT_BAD_CONFIG, &format!("{WHO}: {e}")));
-            let (proc, settings) = decode(&data);
-            protocol::trial_result(measure(proc, settings).await, trial);
-            trial += 1;
+        let mut line = Vec::new();
+        // The signal task runs on the runtime's worker threads meanwhile.
+        let read = tokio::task::block_in_place(|| stdin.lock().read_until(b'\n', &mut line));
+        match read {
+            Ok(0) => std::process::exit(protocol::EXIT_OK), // stdin's end: the normal end
+            Ok(_) => {}
+            Err(e) => protocol::fail(EXIT_FAILED, &format!("{WHO}: cannot read stdin: {e}")),
         }
-        if matches!(read, Ok(0) | Err(_)) {
-            std::process::exit(protocol::EXIT_OK) // stdin's end: the normal end
+        let text =
+            job::worker_line(&line, WHO).unwrap_or_else(|e| protocol::fail(EXIT_BAD_CONFIG, &e));
+        if let Some(text) = text {
+            let (client, settings) = decode(&text);
+            protocol::trial_result(measure(client, settings).await, trial);
+            trial += 1;
         }
     }
 }
 
-/// The trial of one config, or its error line (exit 2).
-fn decode(data: &Value) -> (ClientProcess, Settings) {
-    let proc = decode_client_process(data)
-        .unwrap_or_else(|e| protocol::fail(EXIT_BAD_CONFIG, &format!("{WHO}: {e}")));
-    let settings =
-        client_settings(&proc.trial).unwrap_or_else(|e| protocol::fail(EXIT_BAD_CONFIG, &e));
-    (proc, settings)
+/// The job of one `--config` or worker line, with tonic's settings, or its error line (exit 2).
+fn decode(text: &str) -> (Client, Settings) {
+    let client = job::client_job(text, WHO).unwrap_or_else(|e| protocol::fail(EXIT_BAD_CONFIG, &e));
+    let settings = options::settings(
+        WHO,
+        Side::Client,
+        client.job.windows.as_ref(),
+        &client.job.options,
+    )
+    .unwrap_or_else(|e| protocol::fail(EXIT_BAD_CONFIG, &e));
+    (client, settings)
 }
 
 /// One trial's result, or its error line (exit 4).
-async fn measure(proc: ClientProcess, settings: Settings) -> Value {
-    match run(proc, settings).await {
+async fn measure(client: Client, settings: Settings) -> ClientResult {
+    match run(client, settings).await {
         Ok(result) => result,
         Err(msg) => protocol::fail(EXIT_MEASUREMENT, &msg),
     }
 }
 
-/// An error and what caused it, on one line.
-fn chain(e: &dyn std::error::Error) -> String {
+/// An error and what caused it, on one line; a cause that is EMFILE says so.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut text = e.to_string();
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        let t = s.to_string();
+    let mut emfile = false;
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            emfile |= io.raw_os_error() == Some(libc::EMFILE);
+        }
+        let t = err.to_string();
         if !text.contains(&t) {
             text.push_str(": ");
             text.push_str(&t);
         }
-        cur = s.source();
+        cur = err.source();
     }
-    text
+    if emfile {
+        format!("too many open files (EMFILE): {text}")
+    } else {
+        text
+    }
 }
 
-fn endpoint(target: &str, s: &Settings, connect_s: f64) -> Res<Endpoint> {
+/// A limit's length as written in the lines: 2 s, 0.5 s.
+fn s(limit: f64) -> String {
+    format!("{limit} s")
+}
+
+fn endpoint(target: &str, st: &Settings, connect_s: f64) -> Res<Endpoint> {
     let mut ep = Endpoint::from_shared(format!("http://{target}"))
-        .map_err(|e| format!("{WHO}: bad target {target}: {}", chain(&e)))?
+        .map_err(|e| {
+            format!(
+                "{WHO}: cannot reach {target}: not a URI authority ({})",
+                chain(&e)
+            )
+        })?
         .connect_timeout(secs(connect_s))
-        .tcp_nodelay(s.nodelay.unwrap_or(true));
-    if let Some(w) = s.stream_window {
+        .tcp_nodelay(st.nodelay.unwrap_or(true));
+    if let Some(w) = st.stream_window {
         ep = ep.initial_stream_window_size(w);
     }
-    if let Some(w) = s.conn_window {
+    if let Some(w) = st.conn_window {
         ep = ep.initial_connection_window_size(w);
     }
-    if let Some(a) = s.adaptive {
+    if let Some(a) = st.adaptive {
         ep = ep.http2_adaptive_window(a);
     }
-    if let Some(f) = s.max_frame {
+    if let Some(f) = st.max_frame {
         ep = ep.max_frame_size(f);
+    }
+    if let Some(d) = st.keep_alive_interval {
+        ep = ep.http2_keep_alive_interval(d);
+    }
+    if let Some(d) = st.keep_alive_timeout {
+        ep = ep.keep_alive_timeout(d);
+    }
+    if let Some(b) = st.keep_alive_while_idle {
+        ep = ep.keep_alive_while_idle(b);
     }
     Ok(ep)
 }
@@ -183,54 +236,52 @@ impl tower_service::Service<Uri> for TapConnector {
     }
 }
 
-struct Runner {
-    trial: Trial,
-    settings: Settings,
-    clients: Vec<Client>,
-    taps: Vec<Tap>,
+/// The trial's clock: everything it does ends by `deadline` (timeout_s after its start).
+#[derive(Clone, Copy)]
+struct Clock {
+    deadline: Instant,
+    timeout_s: f64,
 }
 
-impl Runner {
-    /// Every connection's announced stream windows, (ms since the timed start, bytes; the
-    /// ones announced before it at 0), and its PING round trips.
-    fn tapped(&self, start: i64, r: &mut serde_json::Map<String, Value>) {
-        let mut steps = vec![];
-        let mut rtts = vec![];
-        for tap in &self.taps {
-            if let Ok(state) = tap.lock() {
-                steps.extend(state.window_steps.iter().copied());
-                rtts.extend(state.ping_rtt_ms.iter().copied());
-            }
-        }
-        steps.sort_by_key(|s| s.0);
-        let trace: Vec<(f64, i64)> = steps
-            .iter()
-            .map(|(t, w)| (f64::max(0.0, (t - start) as f64 / 1e6), *w))
-            .collect();
-        r.insert("window_trace".into(), json!(trace));
-        r.insert("ping_rtt_ms".into(), json!(rtts));
+impl Clock {
+    fn left(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// `what` within the trial's time, or the line naming the limit that fired.
+    async fn within<T>(&self, what: &str, fut: impl std::future::Future<Output = T>) -> Res<T> {
+        tokio::time::timeout(self.left(), fut).await.map_err(|_| {
+            format!(
+                "{WHO}: {what}: DEADLINE_EXCEEDED: the trial's timeout_s of {} ran out",
+                s(self.timeout_s)
+            )
+        })
     }
 }
 
-async fn run(proc: ClientProcess, settings: Settings) -> Res<Value> {
-    let w = proc.trial.workload.clone();
-    let target = protocol::host_port(&proc.target_host, proc.target_port);
-    let deadline = std::time::Instant::now() + secs(w.timeout_s);
-    let left = || {
-        f64::max(
-            0.05,
-            deadline
-                .saturating_duration_since(std::time::Instant::now())
-                .as_secs_f64(),
-        )
+struct Runner {
+    client: Client,
+    settings: Settings,
+    clients: Vec<ThroughputChannel>,
+    taps: Vec<Tap>,
+    clock: Clock,
+}
+
+async fn run(client: Client, settings: Settings) -> Res<ClientResult> {
+    let job = &client.job;
+    let clock = Clock {
+        deadline: Instant::now() + secs(job.timeout_s),
+        timeout_s: job.timeout_s,
     };
-    let count = i64::min(proc.trial.client.connections, w.streams) as usize;
-    let wait_s = f64::min(CONNECT_TIMEOUT_S, w.timeout_s);
+    let target = protocol::host_port(&job.target_host, client.target_port);
+    let connect_s = f64::min(CONNECT_LIMIT_S, job.timeout_s);
+    let limit = secs(connect_s);
+    let max_message = usize::max(MAX_MESSAGE_BYTES, job.message_bytes as usize + 64);
     // One Endpoint::connect per connection: each Channel is one HTTP/2 connection of its own.
     let mut connecting = vec![];
     let mut taps = vec![];
-    for _ in 0..count {
-        let ep = endpoint(&target, &settings, wait_s)?;
+    for _ in 0..job.connections {
+        let ep = endpoint(&target, &settings, connect_s)?;
         let tap: Tap = Arc::new(std::sync::Mutex::new(TapState::default()));
         let connector = TapConnector {
             tap: tap.clone(),
@@ -238,90 +289,118 @@ async fn run(proc: ClientProcess, settings: Settings) -> Res<Value> {
         };
         taps.push(tap);
         connecting.push(tokio::spawn(async move {
-            tokio::time::timeout(secs(wait_s), ep.connect_with_connector(connector)).await
+            tokio::time::timeout(limit, ep.connect_with_connector(connector)).await
         }));
     }
+    let unreachable = |why: String| {
+        format!(
+            "{WHO}: cannot reach {target} within {} ({why}); is the server running?",
+            s(connect_s)
+        )
+    };
     let mut clients = vec![];
     for c in connecting {
         let channel = match c.await {
             Ok(Ok(Ok(ch))) => ch,
-            Ok(Ok(Err(e))) => {
-                return Err(format!(
-                    "{WHO}: cannot reach {target} within {wait_s} s ({}); is the server running?",
-                    chain(&e)
-                ))
-            }
-            Ok(Err(_)) => {
-                return Err(format!(
-                    "{WHO}: cannot reach {target} within {wait_s} s; is the server running?"
-                ))
-            }
+            Ok(Ok(Err(e))) => return Err(unreachable(chain(&e))),
+            Ok(Err(_)) => return Err(unreachable("timed out".into())),
             Err(e) => return Err(format!("{WHO}: connecting failed: {e}")),
         };
         clients.push(
             ThroughputClient::new(channel)
-                .max_decoding_message_size(MAX_MESSAGE_BYTES)
-                .max_encoding_message_size(MAX_MESSAGE_BYTES),
+                .max_decoding_message_size(max_message)
+                .max_encoding_message_size(max_message),
         );
     }
-    if w.warmup {
-        // The reference study's warm-up: one Ping per connection, nothing else.
+    if job.warmup {
+        // One Ping per connection, nothing else.
         for c in clients.iter_mut() {
             let req = PingRequest {
                 payload: Bytes::from_static(b"warm"),
             };
-            match tokio::time::timeout(secs(left()), c.ping(req)).await {
-                Ok(Ok(_)) => {}
-                Ok(Err(st)) => return Err(format!("{WHO}: warm-up ping: {}", status_text(&st))),
-                Err(_) => return Err(format!("{WHO}: warm-up ping: DEADLINE_EXCEEDED: timed out")),
-            }
+            clock
+                .within("warm-up ping", c.ping(req))
+                .await?
+                .map_err(|st| format!("{WHO}: warm-up ping: {}", status_text(&st)))?;
         }
     }
-    let mut trial = proc.trial.clone();
-    trial.workload.timeout_s = f64::max(1.0, left()); // the workload gets what is left
+    if job.idle_s > 0.0 {
+        // Every connection open, no call on it: keepalive and idle rules act here.
+        clock
+            .within(
+                &format!("idle gap of {}", s(job.idle_s)),
+                tokio::time::sleep(secs(job.idle_s)),
+            )
+            .await?;
+    }
+    let work = client.work;
     let r = Runner {
-        trial,
+        client,
         settings,
         clients,
         taps,
+        clock,
     };
-    match w.kind.as_str() {
-        "unary" => r.unary().await,
-        "upload" => r.upload().await,
-        _ => r.download().await,
+    match work {
+        Work::Download(d) => r.download(d).await,
+        Work::Unary(u) => r.unary(u).await,
+        Work::Upload(u) => r.upload(u).await,
     }
 }
 
-fn result_record() -> serde_json::Map<String, Value> {
-    let v = json!({
-        "client": "tonic", "bytes": 0, "messages": 0, "elapsed_s": 0.0, "t_start_ns": 0, "t_end_ns": 0,
-        "stream_bytes": [], "stream_finish_s": [], "cpu_s": 0.0, "ping_rtt_ms": [], "latencies_ms": [],
-        "window_trace": [], "notes": [], "sent_bytes": 0, "slow_streams": 0,
-    });
-    match v {
-        Value::Object(m) => m,
-        _ => unreachable!(),
+impl Runner {
+    fn result(&self) -> ClientResult {
+        ClientResult {
+            client: protocol::STACK.to_string(),
+            ..ClientResult::default()
+        }
+    }
+
+    /// Every connection's announced stream windows, (ms since the timed start, bytes; the
+    /// ones announced before it at 0), and its PING round trips.
+    fn tapped(&self, start: i64, r: &mut ClientResult) {
+        let mut steps = vec![];
+        for tap in &self.taps {
+            if let Ok(state) = tap.lock() {
+                steps.extend(state.window_steps.iter().copied());
+                r.ping_rtt_ms.extend(state.ping_rtt_ms.iter().copied());
+            }
+        }
+        steps.sort_by_key(|s| s.0);
+        r.window_trace = steps
+            .iter()
+            .map(|(t, w)| WindowStep {
+                at_ms: f64::max(0.0, (t - start) as f64 / 1e6),
+                window_bytes: u64::try_from(*w).unwrap_or(0),
+            })
+            .collect();
+    }
+
+    /// The client's first note: what it applied, in tonic's terms.
+    fn first_note(&self) -> Vec<String> {
+        client_notes(&self.settings).into_iter().take(1).collect()
     }
 }
 
 #[derive(Default)]
 struct Tally {
-    messages: i64,
-    bytes: i64,
+    messages: u64,
+    bytes: u64,
     last_ns: i64,
     err: Option<String>,
     slow: bool,
 }
 
 struct StreamJob {
-    client: Client,
-    fixed: Option<i64>,
+    index: u32,
+    client: ThroughputChannel,
+    fixed: Option<u64>,
     end_ns: i64,
-    msg_bytes: i64,
-    timeout: Duration,
+    msg_bytes: u32,
+    clock: Clock,
     pacer: Option<ReadPacer>,
     stop: watch::Receiver<bool>,
-    fast_left: Arc<AtomicI64>,
+    fast_left: Arc<AtomicU64>,
     stop_tx: Arc<watch::Sender<bool>>,
 }
 
@@ -331,12 +410,10 @@ impl StreamJob {
             slow: self.pacer.is_some(),
             ..Tally::default()
         };
-        let timeout = self.timeout;
-        if tokio::time::timeout(timeout, self.read(&mut t))
-            .await
-            .is_err()
-        {
-            t.err = Some("DEADLINE_EXCEEDED: Deadline Exceeded".into());
+        let clock = self.clock;
+        let what = format!("download stream {}", self.index + 1);
+        if let Err(e) = clock.within(&what, self.read(&mut t)).await {
+            t.err = Some(e);
         }
         if t.last_ns == 0 {
             t.last_ns = now_ns();
@@ -348,14 +425,16 @@ impl StreamJob {
     }
 
     async fn read(&mut self, t: &mut Tally) {
+        let failed =
+            |st: tonic::Status| Some(format!("{WHO}: download failed: {}", status_text(&st)));
         let req = DownloadRequest {
-            message_count: self.fixed.unwrap_or(0) as u64,
-            message_bytes: self.msg_bytes as u32,
+            message_count: self.fixed.unwrap_or(0),
+            message_bytes: self.msg_bytes,
         };
         let mut stream = match self.client.download(req).await {
             Ok(r) => r.into_inner(),
             Err(st) => {
-                t.err = Some(status_text(&st));
+                t.err = failed(st);
                 return;
             }
         };
@@ -364,13 +443,13 @@ impl StreamJob {
                 Ok(Some(c)) => c,
                 Ok(None) => return,
                 Err(st) => {
-                    t.err = Some(status_text(&st));
+                    t.err = failed(st);
                     return;
                 }
             };
             let now = now_ns();
             t.messages += 1;
-            t.bytes += chunk.payload.len() as i64;
+            t.bytes += chunk.payload.len() as u64;
             t.last_ns = now; // a stream's finish: its last message, or when a slow reader stopped
             match self.fixed {
                 None if now >= self.end_ns => return, // dropping the stream cancels the call
@@ -388,7 +467,7 @@ impl StreamJob {
     /// stream's window); true when the full-speed streams are done and it should stop.
     async fn paced_stop(&mut self) -> bool {
         let due = self.pacer.as_ref().map(|p| p.due_ns).unwrap_or(0);
-        let wait = due - now_ns();
+        let wait = due.saturating_sub(now_ns());
         if wait > 0 && !*self.stop.borrow() {
             tokio::select! {
                 _ = self.stop.wait_for(|v| *v) => return true,
@@ -402,56 +481,48 @@ impl StreamJob {
     }
 }
 
-fn slow_notes(w: &Workload) -> Vec<String> {
-    match w.read_rate_bits_s {
-        Some(rate) if w.slow_streams > 0 => vec![format!(
-            "streams 1..{} read one message per {:.0} ms ({} Mbit/s); h2 holds what they have not read, up to \
-             the stream window (not counted here)",
-            w.slow_streams,
-            w.message_bytes as f64 * 8.0 / rate * 1000.0,
-            rate / 1e6
-        )],
-        _ => vec![],
+/// "stream 1" or "streams 1..3": the paced streams are the first ones a client opens.
+fn slow_streams_text(n: u32) -> String {
+    if n == 1 {
+        "stream 1".into()
+    } else {
+        format!("streams 1..{n}")
     }
 }
 
 impl Runner {
-    async fn download(self) -> Res<Value> {
-        let w = &self.trial.workload;
-        let fixed = w.messages_per_stream();
-        let duration_s = if fixed.is_none() {
-            w.timed_duration_s(self.trial.link.rtt_ms())
+    async fn download(self, d: Download) -> Res<ClientResult> {
+        let msg_bytes = self.client.job.message_bytes;
+        let fixed = (d.messages_per_stream != 0).then_some(d.messages_per_stream);
+        let pacing = d.pacing.filter(|_| d.slow_streams > 0);
+        let slow = if pacing.is_some() {
+            u32::min(d.slow_streams, d.streams)
         } else {
-            w.timeout_s
+            0
         };
         let cpu0 = cpu_seconds();
         let start = now_ns();
         let (stop_tx, stop_rx) = watch::channel(false);
         let stop_tx = Arc::new(stop_tx);
-        let fast = w.streams
-            - if w.read_rate_bits_s.is_some() {
-                w.slow_streams
-            } else {
-                0
-            };
-        let fast_left = Arc::new(AtomicI64::new(fast));
+        let fast_left = Arc::new(AtomicU64::new(u64::from(d.streams - slow)));
         let mut jobs = vec![];
-        for i in 0..w.streams {
-            let pacer = match w.read_rate_bits_s {
-                Some(rate) if i < w.slow_streams => Some(ReadPacer::new(
-                    rate / 8.0,
+        for i in 0..d.streams {
+            let pacer = pacing.filter(|_| i < slow).map(|p| {
+                ReadPacer::new(
+                    p.rate_bytes_s,
                     start,
-                    (i + 1) as u32,
-                    w.message_bytes,
-                )),
-                _ => None,
-            };
+                    p.seed.wrapping_add(u64::from(i)),
+                    i64::from(msg_bytes),
+                    p.jitter,
+                )
+            });
             let job = StreamJob {
+                index: i,
                 client: self.clients[i as usize % self.clients.len()].clone(),
                 fixed,
-                end_ns: start + (duration_s * 1e9) as i64,
-                msg_bytes: w.message_bytes,
-                timeout: secs(w.timeout_s),
+                end_ns: start.saturating_add(secs(d.timed_s).as_nanos() as i64),
+                msg_bytes,
+                clock: self.clock,
                 pacer,
                 stop: stop_rx.clone(),
                 fast_left: fast_left.clone(),
@@ -468,7 +539,7 @@ impl Runner {
         }
         let cpu = cpu_seconds() - cpu0;
         if let Some(err) = tallies.iter().find_map(|t| t.err.clone()) {
-            return Err(format!("{WHO}: download failed: {err}"));
+            return Err(err);
         }
         // The last stream's last message ends the timed phase; with slow readers in a fixed
         // run, the last full-speed stream's.
@@ -479,133 +550,114 @@ impl Runner {
             tallies.iter().collect()
         };
         let last = ends.iter().map(|t| t.last_ns).fold(start, i64::max);
-        let mut r = result_record();
-        r.insert(
-            "messages".into(),
-            json!(tallies.iter().map(|t| t.messages).sum::<i64>()),
-        );
-        r.insert(
-            "bytes".into(),
-            json!(tallies.iter().map(|t| t.bytes).sum::<i64>()),
-        );
-        r.insert(
-            "stream_bytes".into(),
-            json!(tallies.iter().map(|t| t.bytes).collect::<Vec<_>>()),
-        );
-        r.insert(
-            "stream_finish_s".into(),
-            json!(tallies
-                .iter()
-                .map(|t| (t.last_ns - start) as f64 / 1e9)
-                .collect::<Vec<_>>()),
-        );
-        r.insert("elapsed_s".into(), json!((last - start) as f64 / 1e9));
-        r.insert("t_start_ns".into(), json!(start));
-        r.insert("t_end_ns".into(), json!(last));
-        r.insert("cpu_s".into(), json!(cpu));
-        r.insert("slow_streams".into(), json!(w.slow_streams));
+        let mut r = self.result();
+        r.messages = tallies.iter().map(|t| t.messages).sum();
+        r.bytes = tallies.iter().map(|t| t.bytes).sum();
+        r.stream_bytes = tallies.iter().map(|t| t.bytes).collect();
+        r.stream_finish_s = tallies
+            .iter()
+            .map(|t| (t.last_ns - start) as f64 / 1e9)
+            .collect();
+        r.elapsed_s = (last - start) as f64 / 1e9;
+        r.t_start_ns = start;
+        r.t_end_ns = last;
+        r.cpu_s = cpu;
+        r.slow_streams = slow;
         self.tapped(start, &mut r);
-        let mut notes = client_notes(&self.settings, &self.trial);
-        notes.extend(slow_notes(w));
-        r.insert("notes".into(), json!(notes));
-        Ok(Value::Object(r))
+        r.notes = client_notes(&self.settings);
+        if let Some(p) = pacing.filter(|_| slow > 0) {
+            r.notes.push(format!(
+                "{} read one message per {:.0} ms ({} Mbit/s); h2 holds what they have not read, up to \
+                 the stream window (not counted here)",
+                slow_streams_text(slow),
+                f64::from(msg_bytes) / p.rate_bytes_s * 1000.0,
+                p.rate_bytes_s * 8.0 / 1e6
+            ));
+        }
+        Ok(r)
     }
 
-    async fn unary(mut self) -> Res<Value> {
-        let w = self.trial.workload.clone();
+    async fn unary(mut self, u: Unary) -> Res<ClientResult> {
+        let clock = self.clock;
         let client = &mut self.clients[0];
         let payload = Bytes::from_static(b"xxxxxxxxxxxxxxxx");
-        let mut latencies = Vec::with_capacity(w.calls as usize);
+        let mut latencies = Vec::with_capacity(u.calls as usize);
         let cpu0 = cpu_seconds();
         let start = now_ns();
-        for _ in 0..w.calls {
+        for _ in 0..u.calls {
             let t0 = now_ns();
-            let reply = tokio::time::timeout(
-                secs(w.timeout_s),
-                client.ping(PingRequest {
-                    payload: payload.clone(),
-                }),
-            )
-            .await;
-            let t1 = now_ns();
-            match reply {
-                Ok(Ok(_)) => {}
-                Ok(Err(st)) => return Err(format!("{WHO}: {}", status_text(&st))),
-                Err(_) => return Err(format!("{WHO}: DEADLINE_EXCEEDED: Deadline Exceeded")),
-            }
-            latencies.push((t1 - t0) as f64 / 1e6);
+            let req = PingRequest {
+                payload: payload.clone(),
+            };
+            clock
+                .within("unary ping", client.ping(req))
+                .await?
+                .map_err(|st| format!("{WHO}: unary ping failed: {}", status_text(&st)))?;
+            latencies.push((now_ns() - t0) as f64 / 1e6);
         }
         let end = now_ns();
-        let mut r = result_record();
-        r.insert("messages".into(), json!(latencies.len()));
-        r.insert("elapsed_s".into(), json!((end - start) as f64 / 1e9));
-        r.insert("t_start_ns".into(), json!(start));
-        r.insert("t_end_ns".into(), json!(end));
-        r.insert("cpu_s".into(), json!(cpu_seconds() - cpu0));
-        r.insert("latencies_ms".into(), json!(latencies));
-        let notes = client_notes(&self.settings, &self.trial);
-        r.insert("notes".into(), json!(notes[..1]));
-        Ok(Value::Object(r))
+        let mut r = self.result();
+        r.messages = latencies.len() as u64;
+        r.elapsed_s = (end - start) as f64 / 1e9;
+        r.t_start_ns = start;
+        r.t_end_ns = end;
+        r.cpu_s = cpu_seconds() - cpu0;
+        r.latencies_ms = latencies;
+        r.notes = self.first_note();
+        Ok(r)
     }
 
-    /// One client-streaming call: send until the deadline (or bytes_per_stream), then
+    /// One client-streaming call: send until the timed phase ends (or `messages`), then
     /// half-close; the server's summary says what it received, and its arrival ends the phase.
-    async fn upload(mut self) -> Res<Value> {
-        let w = self.trial.workload.clone();
-        let call_timeout_s = self.trial.upload_call_timeout_s();
-        let sent = Arc::new(AtomicI64::new(0));
+    /// Its deadline: call_timeout_s after the timed start, or the trial's end if sooner.
+    async fn upload(mut self, u: Upload) -> Res<ClientResult> {
+        let msg_bytes = self.client.job.message_bytes;
+        let (limit, limit_name) = if secs(u.call_timeout_s) <= self.clock.left() {
+            (
+                secs(u.call_timeout_s),
+                format!("the upload's call_timeout_s of {}", s(u.call_timeout_s)),
+            )
+        } else {
+            (
+                self.clock.left(),
+                format!("the trial's timeout_s of {}", s(self.clock.timeout_s)),
+            )
+        };
+        let sent = Arc::new(AtomicU64::new(0));
         let cpu0 = cpu_seconds();
         let start = now_ns();
         let feed = Feed {
-            payload: Bytes::from(vec![0x5a_u8; w.message_bytes as usize]),
-            limit: w.messages_per_stream(),
-            deadline_ns: start + (w.timed_duration_s(self.trial.link.rtt_ms()) * 1e9) as i64,
+            payload: Bytes::from(vec![0x5a_u8; msg_bytes as usize]),
+            limit: (u.messages != 0).then_some(u.messages),
+            deadline_ns: start.saturating_add(secs(u.timed_s).as_nanos() as i64),
             sent: sent.clone(),
         };
-        let reply = tokio::time::timeout(secs(call_timeout_s), self.clients[0].upload(feed)).await;
+        let reply = tokio::time::timeout(limit, self.clients[0].upload(feed)).await;
         let end = now_ns();
+        let stalled = || {
+            format!(
+                "{WHO}: upload: DEADLINE_EXCEEDED: the server stopped taking the upload (no summary within {limit_name})"
+            )
+        };
         let summary = match reply {
             Ok(Ok(r)) => r.into_inner(),
-            Ok(Err(st)) if st.code() == tonic::Code::DeadlineExceeded => {
-                return Err(stalled(call_timeout_s))
-            }
+            Ok(Err(st)) if st.code() == tonic::Code::DeadlineExceeded => return Err(stalled()),
             Ok(Err(st)) => return Err(format!("{WHO}: upload failed: {}", status_text(&st))),
-            Err(_) => return Err(stalled(call_timeout_s)),
+            Err(_) => return Err(stalled()),
         };
         let elapsed = (end - start) as f64 / 1e9;
-        let mut r = result_record();
-        r.insert("bytes".into(), json!(summary.payload_bytes));
-        r.insert("messages".into(), json!(summary.messages));
-        r.insert("elapsed_s".into(), json!(elapsed));
-        r.insert("t_start_ns".into(), json!(start));
-        r.insert("t_end_ns".into(), json!(end));
-        r.insert("stream_bytes".into(), json!([summary.payload_bytes]));
-        r.insert("stream_finish_s".into(), json!([elapsed]));
-        r.insert("cpu_s".into(), json!(cpu_seconds() - cpu0));
-        r.insert(
-            "sent_bytes".into(),
-            json!(sent.load(Ordering::SeqCst) * w.message_bytes),
-        );
-        r.insert("notes".into(), json!(upload_notes(&self.trial)));
-        Ok(Value::Object(r))
-    }
-}
-
-fn stalled(timeout_s: f64) -> String {
-    format!("{WHO}: the server stopped taking the upload (no summary within {timeout_s} s)")
-}
-
-const CCORE_SERVER_NOTE: &str = "grpcio server (C-core) receives uploads: it grants each stream extra credit of \
-    min(bytes missing of the message being read, 1 MiB), so a static server window can exceed window/RTT";
-
-/// The server receives, so its window is what the notes describe.
-fn upload_notes(t: &Trial) -> Vec<String> {
-    match t.server.kind.as_str() {
-        "tonic" => server_settings(&t.server)
-            .map(|s| vec![server_notes(&s)])
-            .unwrap_or_default(),
-        "grpcio" if t.server.window_mode != "dynamic" => vec![CCORE_SERVER_NOTE.to_string()],
-        _ => vec![],
+        let mut r = self.result();
+        r.bytes = summary.payload_bytes;
+        r.messages = summary.messages;
+        r.elapsed_s = elapsed;
+        r.t_start_ns = start;
+        r.t_end_ns = end;
+        r.stream_bytes = vec![summary.payload_bytes];
+        r.stream_finish_s = vec![elapsed];
+        r.cpu_s = cpu_seconds() - cpu0;
+        r.sent_bytes = sent.load(Ordering::SeqCst) * u64::from(msg_bytes);
+        r.notes = self.first_note();
+        Ok(r)
     }
 }
 
@@ -613,9 +665,9 @@ fn upload_notes(t: &Trial) -> Vec<String> {
 /// `sent` counts what was handed to tonic, all of which is sent before the half-close.
 struct Feed {
     payload: Bytes,
-    limit: Option<i64>,
+    limit: Option<u64>,
     deadline_ns: i64,
-    sent: Arc<AtomicI64>,
+    sent: Arc<AtomicU64>,
 }
 
 impl Stream for Feed {

@@ -1,7 +1,5 @@
 package kit.grpcjava;
 
-import com.google.gson.JsonArray;
-import com.google.gson.JsonObject;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
 import io.grpc.ConnectivityState;
@@ -11,34 +9,39 @@ import io.grpc.MethodDescriptor;
 import io.grpc.MethodDescriptor.MethodType;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.internal.GrpcUtil;
 import io.grpc.netty.InternalNettyChannelBuilder;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
+import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import kit.worker.Worker;
 
 /**
- * The grpc-java client: kit/clients/grpcio_client.py's semantics on grpc-java's Netty transport.
- * One ManagedChannel per connection (grpc-java channels never share a transport); warm-up is one
- * Ping per connection; then a download (N streams over M connections, round-robin; timed or
+ * The grpc-java client: one ClientJob on grpc-java's Netty transport. One ManagedChannel per
+ * connection (grpc-java channels never share a transport); warm-up is one Ping per connection;
+ * then the idle gap; then a download (N streams over M connections, round-robin; timed or
  * fixed; slow readers), unary Pings or one client-streaming upload.
  */
 final class Client {
   static final String WHO = Main.STACK + " client";
-  static final int MAX_MESSAGE_BYTES = 128 * Wire.MIB;
-  static final double CONNECT_TIMEOUT_S = 10.0;
-  static final double UPLOAD_DRAIN_S = 5.0;
-  static final int UPLOAD_DRAIN_RTTS = 20;
+  static final String USAGE =
+      WHO + ": usage: java -jar kit-grpc-java.jar client --config '<ClientJob as JSON>'"
+          + " | client --worker";
+  /** How long connecting may take at most (or the trial's timeout_s, if shorter). */
+  static final double CONNECT_LIMIT_S = 10.0;
+  /** A Chunk's bytes beyond its payload: a tag and a length. */
+  static final int FRAMING_BYTES = 16;
 
   static final MethodDescriptor<byte[], Integer> DOWNLOAD =
       Wire.method("Download", MethodType.SERVER_STREAMING, Wire.BYTES, Wire.DRAIN);
@@ -47,20 +50,16 @@ final class Client {
   static final MethodDescriptor<byte[], byte[]> UPLOAD =
       Wire.method("Upload", MethodType.CLIENT_STREAMING, Wire.BYTES, Wire.BYTES);
 
-  private final Config.ClientProcess process;
-  private final Config.Trial trial;
-  private final Config.Workload workload;
+  private final Worker.ClientJob job;
   private final long deadlineNs;
   private final List<ManagedChannel> channels = new ArrayList<>();
   private final List<String> notes = new ArrayList<>();
   private NettyFlow nettyFlow;
   private EventLoops loops;
 
-  private Client(Config.ClientProcess process, long startedNs) {
-    this.process = process;
-    this.trial = process.trial();
-    this.workload = trial.workload();
-    this.deadlineNs = startedNs + (long) (workload.timeoutS() * 1e9);
+  private Client(Worker.ClientJob job, long startedNs) {
+    this.job = job;
+    this.deadlineNs = startedNs + (long) (job.getTimeoutS() * 1e9);
   }
 
   static void main(String[] args) {
@@ -71,122 +70,122 @@ final class Client {
       return;
     }
     long started = System.nanoTime();
-    Config.ClientProcess process;
+    Worker.ClientJob job;
     Options.Checked options;
     try {
-      process = Config.clientProcess(Config.parseArgv(args, "ClientProcess"));
-      options = checkForStack(process.trial());
+      String text = Jobs.configArg(args, USAGE);
+      Main.trace("argument read");
+      job = Jobs.clientJob(text);
+      Main.trace("job decoded");
+      options = check(job);
+      Main.trace("options checked");
     } catch (Protocol.Failure f) {
-      Protocol.die(WHO + ": " + f.getMessage(), f.exitCode);
+      Protocol.die(f.getMessage().equals(USAGE) ? USAGE : WHO + ": " + f.getMessage(), f.exitCode);
       return;
     }
-    Protocol.ready(ProcessHandle.current().pid(), 0, Main.STACK, Main.version());
+    Protocol.ready(ProcessHandle.current().pid(), 0, false);
     Main.trace("ready");
     try {
-      JsonObject result = measure(process, options, started);
+      Worker.ClientResult result = measure(job, options, started);
       Main.trace("channels closed");
-      Protocol.result(result);
+      Protocol.clientResult(result);
       Protocol.halt(Protocol.finalCode());
-    } catch (Protocol.Failure f) {
-      Protocol.die(WHO + ": " + f.getMessage(), f.exitCode);
-    } catch (StatusRuntimeException e) {
-      Protocol.die(WHO + ": " + statusText(e.getStatus()), Protocol.MEASUREMENT);
     } catch (Throwable t) {
+      fail(t);
+    }
+  }
+
+  private static void fail(Throwable t) {
+    if (t instanceof Protocol.Failure f) {
+      Protocol.die(WHO + ": " + f.getMessage(), f.exitCode);
+    } else if (t instanceof StatusRuntimeException e) {
+      Protocol.die(WHO + ": " + statusText(e.getStatus()), Protocol.MEASUREMENT);
+    } else {
+      Main.traceError(t);
       Protocol.die(WHO + ": " + t, Protocol.FAILED);
     }
   }
 
   /**
-   * {@code client --worker}: a client worker (docs/process-protocol.md). One trial per line of
-   * stdin, each on channels, connections and event loops of its own, one result line each; the
-   * first error (a bad line too) is the final line and ends it; stdin's end: exit 0.
+   * {@code client --worker}: a client worker (docs/process-protocol.md). One ClientJob per line
+   * of stdin, each on channels, connections and event loops of its own, one result line each;
+   * the first error (a bad line too) is the final line and ends it; stdin's end: exit 0.
    */
   private static void worker() {
-    Protocol.ready(ProcessHandle.current().pid(), 0, Main.STACK, Main.version(), true);
-    BufferedReader in =
-        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    Protocol.ready(ProcessHandle.current().pid(), 0, true);
+    InputStream in = new BufferedInputStream(System.in);
     int trials = 0;
     try {
-      for (String line = in.readLine(); line != null; line = in.readLine()) {
+      for (byte[] raw = readLine(in); raw != null; raw = readLine(in)) {
+        String line = Jobs.utf8(raw, "worker line");
         if (line.isBlank()) {
           continue;
         }
         long started = System.nanoTime();
-        Config.ClientProcess process =
-            Config.clientProcess(Config.parseJson(line, "worker line"));
-        JsonObject result = measure(process, checkForStack(process.trial()), started);
+        Worker.ClientJob job = Jobs.clientJob(line);
+        Worker.ClientResult result = measure(job, check(job), started);
         trials++;
         if (!Protocol.trialResult(result, trials)) {
           return; // a signal's error line came first: it halts the process
         }
       }
       Protocol.halt(Protocol.OK);
-    } catch (Protocol.Failure f) {
-      Protocol.die(WHO + ": " + f.getMessage(), f.exitCode);
-    } catch (StatusRuntimeException e) {
-      Protocol.die(WHO + ": " + statusText(e.getStatus()), Protocol.MEASUREMENT);
     } catch (Throwable t) {
-      Protocol.die(WHO + ": " + t, Protocol.FAILED);
+      fail(t);
     }
   }
 
-  /** Connect, warm, run the workload, close the channels: the result. */
-  static JsonObject measure(Config.ClientProcess process, Options.Checked options, long startedNs)
+  /** One line of stdin, its bytes without the newline; null at the end. */
+  static byte[] readLine(InputStream in) throws IOException {
+    ByteArrayOutputStream line = new ByteArrayOutputStream(1024);
+    for (int b = in.read(); ; b = in.read()) {
+      if (b < 0) {
+        return line.size() == 0 ? null : line.toByteArray();
+      }
+      if (b == '\n') {
+        return line.toByteArray();
+      }
+      line.write(b);
+    }
+  }
+
+  /** The job's options, checked (exit 2 for one grpc-java does not have or take). */
+  static Options.Checked check(Worker.ClientJob job) {
+    return Options.check(
+        Options.CLIENT, job.getOptionsList(), NettyChannelBuilder.forTarget("options.check"));
+  }
+
+  /** Connect, warm, idle, run the work, close the channels: the result. */
+  static Worker.ClientResult measure(Worker.ClientJob job, Options.Checked options, long startedNs)
       throws Exception {
-    Client client = new Client(process, startedNs);
+    Client client = new Client(job, startedNs);
     try {
       return client.run(options);
     } finally {
-      Main.trace("workload done");
+      Main.trace("work done");
       client.close();
     }
   }
 
-  /** What grpc-java cannot do is refused here (exit 2), never ignored. */
-  static Options.Checked checkForStack(Config.Trial trial) {
-    Config.ClientConfig c = trial.client();
-    Config.require(
-        c.kind().equals(Main.STACK),
-        "trial.client.kind is '" + c.kind() + "'; this program is the " + Main.STACK + " client");
-    Config.require(
-        c.maxFrameBytes() == null,
-        "max_frame_bytes is the kit's h2 client's: grpc-java has no knob for "
-            + "SETTINGS_MAX_FRAME_SIZE (it advertises none: Netty's default 16384)");
-    Config.require(
-        c.creditPolicy() == null,
-        "credit_policy is the kit's h2 client's: grpc-java (Netty's DefaultHttp2LocalFlowController)"
-            + " sends a WINDOW_UPDATE once half of a window is consumed, and has no knob for it");
-    Config.require(
-        c.windowMode().equals("static") || c.connWindowBytes() == null,
-        "conn_window_bytes needs a static window: in dynamic mode grpc-java's BDP pinger moves "
-            + "the connection window with the stream window");
-    return Options.check(Options.CLIENT, c.channelOptions(), c.windowMode());
-  }
-
   // --- channels ----------------------------------------------------------------------------
 
-  private JsonObject run(Options.Checked options) throws Exception {
-    int count = Math.min(trial.client().connections(), workload.streams());
+  private Worker.ClientResult run(Options.Checked options) throws Exception {
     Integer connTarget = connWindowTarget();
-    boolean ownConnWindow =
-        connTarget != null && connTarget.longValue() != trial.client().windowBytes();
-    if (ownConnWindow || options.windowUpdateRatio() != null) {
-      nettyFlow = new NettyFlow(ownConnWindow ? connTarget : null, options.windowUpdateRatio());
+    Float ratio = options.windowUpdateRatio();
+    if (connTarget != null || ratio != null) {
+      nettyFlow = new NettyFlow(connTarget, ratio);
     }
-    loops = EventLoops.client(options.values().getOrDefault("useNioTransport", 0L) == 1);
-    List<String> applied = new ArrayList<>();
-    for (int i = 0; i < count; i++) {
-      applied = openChannel(options.values());
-    }
-    Main.trace("channels built");
-    notes.addAll(Notes.client(trial, applied, connTarget, options.windowUpdateRatio()));
-    Main.trace("notes");
-    waitReady();
+    connect(options, connTarget);
     Main.trace("connected");
-    if (workload.warmup()) {
-      byte[] warm = Wire.bytesField1("warm".getBytes(), 4);
+    if (job.getWarmup()) {
+      byte[] warm = Wire.bytesField1("warm".getBytes(java.nio.charset.StandardCharsets.US_ASCII), 4);
       for (ManagedChannel channel : channels) {
-        ClientCalls.blockingUnaryCall(channel, PING, callOptions(leftNs()), warm);
+        long left = leftNs();
+        try {
+          ClientCalls.blockingUnaryCall(channel, PING, callOptions(left), warm);
+        } catch (StatusRuntimeException e) {
+          throw callFailed("the warm-up Ping", e.getStatus(), left, "timeout_s");
+        }
       }
     }
     Main.trace("warmed");
@@ -196,36 +195,82 @@ final class Client {
           "Netty's flow controller was tuned on " + nettyFlow.applied.get() + " of "
               + channels.size() + " connections only");
     }
-    return switch (workload.kind()) {
-      case "unary" -> unary();
-      case "upload" -> upload();
+    if (job.getIdleS() > 0) { // every connection open, no call on any
+      long idleNs = Math.min((long) (job.getIdleS() * 1e9), deadlineNs - System.nanoTime());
+      if (idleNs > 0) {
+        TimeUnit.NANOSECONDS.sleep(idleNs);
+      }
+    }
+    return switch (job.getWorkCase()) {
+      case UNARY -> unary();
+      case UPLOAD -> new Uploader().run();
       default -> new Download().run();
     };
   }
 
-  /** The connection window the kit's rule asks for (static windows), or null. */
+  /** The connection window to set beside grpc-java's own (which is the stream window), or null. */
   private Integer connWindowTarget() {
-    Config.ClientConfig c = trial.client();
-    if (c.windowBytes() == null) {
+    Worker.Windows w = job.getWindows();
+    if (!w.getStatic() || w.getConnBytes() == 0 || w.getConnBytes() == w.getStreamBytes()) {
       return null;
     }
-    long target =
-        c.connWindowBytes() != null
-            ? c.connWindowBytes()
-            : Math.min(c.windowBytes() * trial.streamsPerConnection(), Config.HTTP2_MAX_WINDOW);
-    return (int) target;
+    return w.getConnBytes();
   }
 
-  private List<String> openChannel(Map<String, Long> options) {
-    Config.ClientConfig c = trial.client();
+  /** The channels, each connected (READY), within the connect limit; exit 4 if not. */
+  private void connect(Options.Checked options, Integer connTarget) throws InterruptedException {
+    double limitS = Math.min(CONNECT_LIMIT_S, job.getTimeoutS());
+    try {
+      Main.nettyVersion(); // read before the sockets: it opens files (the JDK's tzdb.dat)
+      InetSocketAddress target = new InetSocketAddress(job.getTargetHost(), job.getTargetPort());
+      if (target.isUnresolved()) {
+        throw cannotReach(limitS, "cannot resolve " + job.getTargetHost());
+      }
+      loops = EventLoops.client(options.nio());
+      List<String> applied = List.of();
+      for (int i = 0; i < job.getConnections(); i++) {
+        applied = openChannel(target, options);
+      }
+      Main.trace("channels built");
+      notes.addAll(Notes.client(job, applied, connTarget, options.windowUpdateRatio(),
+          options.nio()));
+      waitReady(limitS);
+    } catch (Protocol.Failure | InterruptedException e) {
+      throw e;
+    } catch (RuntimeException e) { // an event loop or a socket the system would not give
+      throw cannotReach(limitS, reason(null, e));
+    } catch (Error e) { // a file the JDK could not open: out of file descriptors, say
+      String why = reason(null, e);
+      if (why.startsWith("too many open files")) {
+        throw cannotReach(limitS, why);
+      }
+      throw e;
+    }
+  }
+
+  private Protocol.Failure cannotReach(double limitS, String why) {
+    return Protocol.fail(
+        Protocol.MEASUREMENT,
+        "cannot reach " + Server.hostPort(job.getTargetHost(), job.getTargetPort()) + " within "
+            + Notes.num(limitS) + " s (" + why + "); is the server running?");
+  }
+
+  private List<String> openChannel(InetSocketAddress target, Options.Checked options) {
+    Worker.Windows w = job.getWindows();
     NettyChannelBuilder builder =
-        NettyChannelBuilder.forAddress(
-                new InetSocketAddress(process.targetHost(), process.targetPort()))
-            .maxInboundMessageSize(MAX_MESSAGE_BYTES)
+        NettyChannelBuilder.forAddress(target)
             .eventLoopGroup(loops.worker)
             .channelType(loops.channelType(), InetSocketAddress.class);
-    if (c.windowMode().equals("static")) {
-      builder.flowControlWindow(c.windowBytes().intValue());
+    long inbound = (long) job.getMessageBytes() + FRAMING_BYTES;
+    if (inbound > GrpcUtil.DEFAULT_MAX_MESSAGE_SIZE) {
+      builder.maxInboundMessageSize((int) Math.min(Integer.MAX_VALUE, inbound));
+    }
+    if (w.getStatic()) {
+      try {
+        builder.flowControlWindow(w.getStreamBytes());
+      } catch (IllegalArgumentException e) {
+        throw Jobs.bad("windows: grpc-java refuses them: " + e.getMessage());
+      }
     }
     if (nettyFlow != null) {
       InternalNettyChannelBuilder.setProtocolNegotiatorFactory(builder, nettyFlow.clientFactory());
@@ -239,12 +284,8 @@ final class Client {
     return applied;
   }
 
-  private void waitReady() throws InterruptedException {
-    double waitS = Math.min(CONNECT_TIMEOUT_S, workload.timeoutS());
-    long until = System.nanoTime() + (long) (waitS * 1e9);
-    for (ManagedChannel channel : channels) {
-      channel.getState(true);
-    }
+  private void waitReady(double limitS) throws InterruptedException {
+    long until = System.nanoTime() + (long) (limitS * 1e9);
     for (ManagedChannel channel : channels) {
       while (true) {
         ConnectivityState state = channel.getState(true);
@@ -253,16 +294,53 @@ final class Client {
         }
         long left = until - System.nanoTime();
         if (left <= 0) {
-          throw Protocol.fail(
-              Protocol.MEASUREMENT,
-              "cannot reach " + process.targetHost() + ":" + process.targetPort() + " within "
-                  + Config.num(waitS) + " s (channel " + state + ")");
+          throw cannotReach(limitS, whyNotReady(channel, state));
         }
         CountDownLatch changed = new CountDownLatch(1);
         channel.notifyWhenStateChanged(state, changed::countDown);
         changed.await(left, TimeUnit.NANOSECONDS);
       }
     }
+  }
+
+  /** Why a channel is not ready: the status a fail-fast call gets from it (grpc-java's last
+   * connection error when it is in TRANSIENT_FAILURE). */
+  private static String whyNotReady(ManagedChannel channel, ConnectivityState state) {
+    try {
+      ClientCalls.blockingUnaryCall(
+          channel, PING, CallOptions.DEFAULT.withDeadlineAfter(300, TimeUnit.MILLISECONDS),
+          new byte[0]);
+      return "channel " + state;
+    } catch (StatusRuntimeException e) {
+      if (e.getStatus().getCode() == Status.Code.DEADLINE_EXCEEDED) {
+        return "still connecting: channel " + state;
+      }
+      return reason(e.getStatus(), null);
+    }
+  }
+
+  /** A failure in a line: the status and its deepest cause; EMFILE said in so many words. */
+  static String reason(Status status, Throwable error) {
+    StringBuilder text = new StringBuilder();
+    Throwable cause = error;
+    if (status != null) {
+      text.append(status.getCode().name());
+      if (status.getDescription() != null) {
+        text.append(": ").append(status.getDescription());
+      }
+      cause = status.getCause();
+    }
+    boolean emfile = text.indexOf("Too many open files") >= 0;
+    Throwable root = cause;
+    for (Throwable t = cause; t != null; t = t.getCause()) {
+      root = t;
+      emfile |= String.valueOf(t.getMessage()).contains("Too many open files");
+    }
+    if (root != null) {
+      String message = root.getMessage() != null ? root.getMessage() : root.getClass().getName();
+      text.append(text.length() > 0 ? ": " : "").append(message);
+    }
+    return (emfile ? "too many open files (EMFILE): " : "") + text;
   }
 
   private void close() {
@@ -283,13 +361,9 @@ final class Client {
     }
   }
 
+  /** What is left of the trial's timeout_s (at least 1 ms: a deadline must be positive). */
   private long leftNs() {
-    return Math.max(TimeUnit.MILLISECONDS.toNanos(50), deadlineNs - System.nanoTime());
-  }
-
-  /** What is left of the overall timeout, at least 1 s (the kit's floor for the workload). */
-  private long workloadNs() {
-    return Math.max(TimeUnit.SECONDS.toNanos(1), deadlineNs - System.nanoTime());
+    return Math.max(TimeUnit.MILLISECONDS.toNanos(1), deadlineNs - System.nanoTime());
   }
 
   private static CallOptions callOptions(long timeoutNs) {
@@ -297,96 +371,73 @@ final class Client {
   }
 
   static String statusText(Status status) {
-    String text = status.getCode().name();
-    if (status.getDescription() != null) {
-      text += ": " + status.getDescription();
-    }
-    if (status.getCause() != null && status.getDescription() == null) {
-      text += ": " + status.getCause();
-    }
-    return text;
+    return reason(status, null);
   }
 
-  private JsonObject result() {
-    JsonObject r = new JsonObject();
-    r.addProperty("client", Main.STACK);
-    return r;
+  /** A call that failed: exit 4, naming the deadline that fired by its real length. */
+  private Protocol.Failure callFailed(String what, Status status, long deadlineNs, String limit) {
+    if (status.getCode() == Status.Code.DEADLINE_EXCEEDED) {
+      String of = limit.equals("timeout_s")
+          ? "what was left of the trial's timeout_s " + Notes.num(job.getTimeoutS()) + " s"
+          : limit;
+      return Protocol.fail(
+          Protocol.MEASUREMENT,
+          what + " failed: its deadline of " + seconds(deadlineNs) + " s (" + of
+              + ") passed (" + statusText(status) + ")");
+    }
+    return Protocol.fail(Protocol.MEASUREMENT, what + " failed: " + statusText(status));
   }
 
-  private static JsonArray array(long[] values) {
-    JsonArray a = new JsonArray();
-    for (long v : values) {
-      a.add(v);
-    }
-    return a;
+  private static String seconds(long ns) {
+    return String.format(java.util.Locale.ROOT, "%.3g", ns / 1e9);
   }
 
-  private static JsonArray array(double[] values) {
-    JsonArray a = new JsonArray();
-    for (double v : values) {
-      a.add(v);
-    }
-    return a;
-  }
-
-  private JsonArray notesArray() {
-    JsonArray a = new JsonArray();
-    for (String n : notes) {
-      a.add(n);
-    }
-    return a;
+  private Worker.ClientResult.Builder result() {
+    return Worker.ClientResult.newBuilder().setClient(Main.STACK);
   }
 
   // --- unary -------------------------------------------------------------------------------
 
-  private JsonObject unary() {
+  private Worker.ClientResult unary() {
     ManagedChannel channel = channels.get(0);
-    byte[] request = Wire.bytesField1("xxxxxxxxxxxxxxxx".getBytes(), 16);
-    long timeoutNs = workloadNs();
-    double[] latencies = new double[workload.calls()];
+    byte[] request = Wire.bytesField1(
+        "xxxxxxxxxxxxxxxx".getBytes(java.nio.charset.StandardCharsets.US_ASCII), 16);
+    int calls = job.getUnary().getCalls();
+    double[] latencies = new double[calls];
     long cpu0 = Main.cpuNs();
     long start = System.nanoTime();
-    long callDeadline = start + timeoutNs;
-    for (int i = 0; i < latencies.length; i++) {
+    for (int i = 0; i < calls; i++) {
       long t0 = System.nanoTime();
-      ClientCalls.blockingUnaryCall(
-          channel, PING, callOptions(Math.max(1, callDeadline - t0)), request);
+      long left = leftNs();
+      try {
+        ClientCalls.blockingUnaryCall(channel, PING, callOptions(left), request);
+      } catch (StatusRuntimeException e) {
+        throw callFailed("Ping " + (i + 1) + " of " + calls, e.getStatus(), left, "timeout_s");
+      }
       latencies[i] = (System.nanoTime() - t0) / 1e6;
     }
     long end = System.nanoTime();
-    JsonObject r = result();
-    r.addProperty("messages", latencies.length);
-    r.addProperty("elapsed_s", (end - start) / 1e9);
-    r.addProperty("t_start_ns", start);
-    r.addProperty("t_end_ns", end);
-    r.addProperty("cpu_s", (Main.cpuNs() - cpu0) / 1e9);
-    r.add("latencies_ms", array(latencies));
-    r.add("notes", notesArray());
-    return r;
+    Worker.ClientResult.Builder r = result()
+        .setMessages(calls)
+        .setElapsedS((end - start) / 1e9)
+        .setTStartNs(start)
+        .setTEndNs(end)
+        .setCpuS((Main.cpuNs() - cpu0) / 1e9)
+        .addAllNotes(notes);
+    for (double l : latencies) {
+      r.addLatenciesMs(l);
+    }
+    return r.build();
   }
 
   // --- upload ------------------------------------------------------------------------------
 
-  private double uploadCallTimeoutS() {
-    if (workload.bytesPerStream() != null) {
-      return workload.timeoutS();
-    }
-    double rttMs = trial.link().rttMs();
-    double drainS = Math.max(UPLOAD_DRAIN_S, UPLOAD_DRAIN_RTTS * rttMs / 1000.0);
-    return Math.min(workload.timeoutS(), workload.timedDurationS(rttMs) + drainS);
-  }
-
-  private JsonObject upload() throws InterruptedException {
-    Uploader up = new Uploader();
-    return up.run();
-  }
-
   /** One client-streaming Upload: send while the call is ready (grpc-java's onReady flow
-   * control), until the deadline or the fixed count, then half-close; the summary ends it. */
+   * control), until timed_s or the fixed count, then half-close; the summary ends it. */
   private final class Uploader extends ClientCall.Listener<byte[]> {
-    private final byte[] chunk = Wire.chunk(workload.messageBytes());
-    private final Long limit = workload.messagesPerStream();
-    private final double callTimeoutS = uploadCallTimeoutS();
+    private final Worker.Upload upload = job.getUpload();
+    private final byte[] chunk = Wire.chunk(job.getMessageBytes());
+    private final long limit = upload.getMessages(); // 0: timed
     private ClientCall<byte[], byte[]> call;
     private long sendUntilNs;
     private long sent;
@@ -396,20 +447,23 @@ final class Client {
     private volatile Status status;
     private volatile long endNs;
 
-    JsonObject run() throws InterruptedException {
-      double durationS = workload.timedDurationS(trial.link().rttMs());
+    Worker.ClientResult run() throws InterruptedException {
       ScheduledExecutorService timer = Main.timer();
       long cpu0 = Main.cpuNs();
       long start = System.nanoTime();
-      sendUntilNs = start + (long) (durationS * 1e9);
-      long timeoutNs = Math.min((long) (callTimeoutS * 1e9), workloadNs());
+      sendUntilNs = start + (long) (upload.getTimedS() * 1e9);
+      // The call's deadline: call_timeout_s after the timed start, within the trial's timeout_s.
+      long trialLeft = leftNs();
+      long callNs = upload.getCallTimeoutS() > 0 ? (long) (upload.getCallTimeoutS() * 1e9) : -1;
+      boolean ownDeadline = callNs > 0 && callNs <= trialLeft;
+      long timeoutNs = ownDeadline ? callNs : trialLeft;
       synchronized (this) {
         call = channels.get(0).newCall(UPLOAD, callOptions(timeoutNs));
         call.start(this, new Metadata());
         call.request(1);
         pump();
       }
-      if (limit == null) { // a timed upload half-closes at its deadline, ready or not
+      if (limit == 0) { // a timed upload half-closes at its end, ready or not
         timer.schedule(
             () -> {
               synchronized (this) {
@@ -427,11 +481,13 @@ final class Client {
       if (s.getCode() == Status.Code.DEADLINE_EXCEEDED) {
         throw Protocol.fail(
             Protocol.MEASUREMENT,
-            "the server stopped taking the upload (no summary within " + Config.num(callTimeoutS)
-                + " s)");
+            "the server stopped taking the upload (no summary within " + seconds(timeoutNs)
+                + " s: " + (ownDeadline ? "the upload's call_timeout_s"
+                    : "what was left of the trial's timeout_s " + Notes.num(job.getTimeoutS())
+                        + " s") + ")");
       }
       if (!s.isOk()) {
-        throw Protocol.fail(Protocol.MEASUREMENT, statusText(s));
+        throw callFailed("the upload", s, timeoutNs, "timeout_s");
       }
       if (summary == null) {
         throw Protocol.fail(Protocol.MEASUREMENT, "the upload ended without a summary");
@@ -439,24 +495,24 @@ final class Client {
       long[] fields = Wire.parseUploadSummary(summary);
       long end = endNs;
       double elapsed = (end - start) / 1e9;
-      JsonObject r = result();
-      r.addProperty("bytes", fields[1]);
-      r.addProperty("messages", fields[0]);
-      r.addProperty("elapsed_s", elapsed);
-      r.addProperty("t_start_ns", start);
-      r.addProperty("t_end_ns", end);
-      r.add("stream_bytes", array(new long[] {fields[1]}));
-      r.add("stream_finish_s", array(new double[] {elapsed}));
-      r.addProperty("cpu_s", cpu / 1e9);
-      r.add("notes", notesArray());
+      Worker.ClientResult.Builder r = result()
+          .setBytes(fields[1])
+          .setMessages(fields[0])
+          .setElapsedS(elapsed)
+          .setTStartNs(start)
+          .setTEndNs(end)
+          .addStreamBytes(fields[1])
+          .addStreamFinishS(elapsed)
+          .setCpuS(cpu / 1e9)
+          .addAllNotes(notes);
       synchronized (this) {
-        r.addProperty("sent_bytes", sent * workload.messageBytes());
+        r.setSentBytes(sent * job.getMessageBytes());
       }
-      return r;
+      return r.build();
     }
 
     private boolean more() {
-      return limit == null ? System.nanoTime() < sendUntilNs : sent < limit;
+      return limit == 0 ? System.nanoTime() < sendUntilNs : sent < limit;
     }
 
     /** Send while ready; half-close once done (under this object's lock). */
@@ -497,35 +553,32 @@ final class Client {
   /** N Download streams round-robin over the channels; each a ClientCall reading one message
    * at a time (request(1) per message, as a blocking reader would), slow ones paced. */
   private final class Download {
-    private final long fixed; // messages per stream, 0: timed
-    private final Stream[] streams = new Stream[workload.streams()];
-    private final AtomicInteger left = new AtomicInteger(workload.streams());
+    private final Worker.Download download = job.getDownload();
+    private final long fixed = download.getMessagesPerStream(); // 0: timed
+    private final int slow = Math.min(download.getSlowStreams(), download.getStreams());
+    private final Stream[] streams = new Stream[download.getStreams()];
+    private final AtomicInteger left = new AtomicInteger(streams.length);
     private final AtomicInteger fastLeft = new AtomicInteger();
-    private final AtomicReference<String> error = new AtomicReference<>();
+    private final AtomicReference<Status> error = new AtomicReference<>();
     private final CountDownLatch over = new CountDownLatch(1);
     private final ScheduledExecutorService timer = Main.timer();
     private long startNs;
     private long stopAtNs;
     private volatile boolean stop;
 
-    Download() {
-      Long perStream = workload.messagesPerStream();
-      fixed = perStream == null ? 0 : perStream;
-    }
-
-    JsonObject run() throws InterruptedException {
-      double durationS =
-          fixed != 0 ? workload.timeoutS() : workload.timedDurationS(trial.link().rttMs());
-      long timeoutNs = workloadNs();
-      byte[] request = Wire.downloadRequest(fixed, workload.messageBytes());
-      Double rate = workload.readRateBitsS();
+    Worker.ClientResult run() throws InterruptedException {
+      int messageBytes = job.getMessageBytes();
+      long timeoutNs = leftNs();
+      byte[] request = Wire.downloadRequest(fixed, messageBytes);
+      Worker.ReadPacing pacing = download.getPacing();
       long cpu0 = Main.cpuNs();
       startNs = System.nanoTime();
-      stopAtNs = startNs + (long) (durationS * 1e9);
+      stopAtNs = startNs + (long) (download.getTimedS() * 1e9);
       for (int i = 0; i < streams.length; i++) {
         ReadPacer pacer = null;
-        if (rate != null && i < workload.slowStreams()) {
-          pacer = new ReadPacer(rate / 8, startNs, i + 1, workload.messageBytes());
+        if (i < slow) {
+          pacer = new ReadPacer(pacing.getRateBytesS(), startNs, pacing.getSeed() + i,
+              messageBytes, pacing.getJitter());
         } else {
           fastLeft.incrementAndGet();
         }
@@ -536,49 +589,40 @@ final class Client {
       }
       boolean ended = over.await(timeoutNs + TimeUnit.SECONDS.toNanos(5), TimeUnit.NANOSECONDS);
       long cpu = Main.cpuNs() - cpu0;
-      if (error.get() != null || !ended) {
-        throw Protocol.fail(
-            Protocol.MEASUREMENT,
-            "download failed: " + (error.get() != null ? error.get() : "timed out"));
+      if (error.get() != null) {
+        throw callFailed("the download", error.get(), timeoutNs, "timeout_s");
+      }
+      if (!ended) {
+        throw Protocol.fail(Protocol.MEASUREMENT, "the download did not end within "
+            + seconds(timeoutNs) + " s (what was left of the trial's timeout_s) and 5 s more");
       }
       long messages = 0;
-      long[] bytes = new long[streams.length];
-      double[] finish = new double[streams.length];
+      Worker.ClientResult.Builder r = result();
       double elapsed = 0;
-      boolean hasFast = streams.length > workload.slowStreams();
-      for (int i = 0; i < streams.length; i++) {
-        Stream s = streams[i];
+      boolean hasFast = streams.length > slow;
+      for (Stream s : streams) {
         synchronized (s) {
           messages += s.messages;
-          bytes[i] = s.messages * workload.messageBytes();
-          finish[i] = (s.finishNs - startNs) / 1e9;
+          double finish = (s.finishNs - startNs) / 1e9;
+          r.addStreamBytes(s.messages * messageBytes).addStreamFinishS(finish);
           // Fixed-size runs end with the last full-speed stream (slow readers are stopped then).
-          boolean counts = fixed == 0 || !hasFast || s.pacer == null;
-          if (counts) {
-            elapsed = Math.max(elapsed, finish[i]);
+          if (fixed == 0 || !hasFast || s.pacer == null) {
+            elapsed = Math.max(elapsed, finish);
           }
         }
       }
-      JsonObject r = result();
-      r.addProperty("bytes", messages * workload.messageBytes());
-      r.addProperty("messages", messages);
-      r.addProperty("elapsed_s", elapsed);
-      r.addProperty("t_start_ns", startNs);
-      r.addProperty("t_end_ns", startNs + (long) (elapsed * 1e9));
-      r.add("stream_bytes", array(bytes));
-      r.add("stream_finish_s", array(finish));
-      r.addProperty("cpu_s", cpu / 1e9);
-      if (workload.slowStreams() > 0) {
-        notes.add(
-            "streams 1.." + workload.slowStreams() + " read one message per "
-                + Math.round(workload.messageBytes() * 8 / workload.readRateBitsS() * 1000)
-                + " ms (" + Config.num(workload.readRateBitsS() / 1e6) + " Mbit/s): request(1)"
-                + " once due; grpc-java holds what arrives meanwhile and returns its credit only"
-                + " as messages are read");
+      if (slow > 0) {
+        notes.add(Notes.slowStreams(download, messageBytes));
       }
-      r.add("notes", notesArray());
-      r.addProperty("slow_streams", workload.slowStreams());
-      return r;
+      return r.setBytes(messages * messageBytes)
+          .setMessages(messages)
+          .setElapsedS(elapsed)
+          .setTStartNs(startNs)
+          .setTEndNs(startNs + (long) (elapsed * 1e9))
+          .setCpuS(cpu / 1e9)
+          .addAllNotes(notes)
+          .setSlowStreams(slow)
+          .build();
     }
 
     private void finished(Stream s) {
@@ -683,7 +727,7 @@ final class Client {
           finish(System.nanoTime(), false);
           return;
         }
-        error.compareAndSet(null, statusText(status));
+        error.compareAndSet(null, status);
         done = true;
         over.countDown();
       }

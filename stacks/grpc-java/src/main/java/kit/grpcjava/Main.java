@@ -1,6 +1,9 @@
 package kit.grpcjava;
 
 import java.lang.management.ManagementFactory;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.util.Arrays;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -9,8 +12,9 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * {@code java -jar kit-grpc-java.jar client|server --config '<JSON>'}: the kit's grpc-java
- * client and server (docs/process-protocol.md).
+ * {@code java -jar kit-grpc-java.jar client|server --config '<JSON>'} (a ClientJob or ServerJob of
+ * protos/worker.proto), {@code client --worker}: the kit's grpc-java client and server
+ * (docs/process-protocol.md).
  */
 public final class Main {
   static final String STACK = "grpc-java";
@@ -26,12 +30,16 @@ public final class Main {
   private Main() {}
 
   public static void main(String[] args) {
+    trace("main");
     Protocol.init();
     // grpc-java and Netty log through java.util.logging to stderr: warnings and worse only.
     GRPC_LOG.setLevel(Level.WARNING);
     NETTY_LOG.setLevel(Level.WARNING);
     SERVER_HANDLER_LOG.setLevel(Level.SEVERE);
     String role = args.length > 0 ? args[0] : "";
+    if (role.equals("client")) {
+      warmInBackground();
+    }
     String[] rest = Arrays.copyOfRange(args, Math.min(1, args.length), args.length);
     try {
       switch (role) {
@@ -43,12 +51,38 @@ public final class Main {
         }
         default ->
             Protocol.die(
-                STACK + ": usage: java -jar kit-grpc-java.jar client|server --config '<JSON>'",
-                Protocol.BAD_CONFIG);
+                STACK + ": usage: java -jar kit-grpc-java.jar client|server --config '<JSON>'"
+                    + " | client --worker",
+                Protocol.BAD_JOB);
       }
     } catch (Throwable t) {
       Protocol.die(STACK + " " + role + ": " + t, Protocol.CANNOT_START);
     }
+  }
+
+  /**
+   * A client spends its first few hundred milliseconds initializing classes, one after the
+   * other, before its ready line: the main thread decodes the job (protobuf's descriptors and
+   * JsonFormat's parser) while a second one initializes what comes next (JsonFormat's printer,
+   * whose first line builds a Gson instance, and grpc-java's Netty channel builder). Nothing
+   * here touches the job's generated classes (kit.worker), so the two threads never wait on each
+   * other's class initialization in opposite orders.
+   */
+  private static void warmInBackground() {
+    Thread warm =
+        new Thread(
+            () -> {
+              try {
+                Protocol.text(com.google.protobuf.StringValue.of("warm"));
+                io.grpc.netty.NettyChannelBuilder.forTarget("warm").usePlaintext();
+                nettyVersion();
+              } catch (RuntimeException | LinkageError e) {
+                traceError(e); // only slower without it
+              }
+            },
+            "kit-warm");
+    warm.setDaemon(true);
+    warm.start();
   }
 
   /** The grpc-java linked, read from the library (GrpcUtil.IMPLEMENTATION_VERSION). */
@@ -56,10 +90,16 @@ public final class Main {
     return io.grpc.internal.GrpcUtil.IMPLEMENTATION_VERSION;
   }
 
-  static String nettyVersion() {
-    var versions = io.netty.util.Version.identify(Main.class.getClassLoader());
-    var codec = versions.get("netty-codec-http2");
-    return codec != null ? codec.artifactVersion() : "?";
+  private static String nettyVersion;
+
+  /** The Netty linked (netty-codec-http2's version), read once. */
+  static synchronized String nettyVersion() {
+    if (nettyVersion == null) {
+      var versions = io.netty.util.Version.identify(Main.class.getClassLoader());
+      var codec = versions.get("netty-codec-http2");
+      nettyVersion = codec != null ? codec.artifactVersion() : "?";
+    }
+    return nettyVersion;
   }
 
   /** Process CPU time, user + system (CLOCK_PROCESS_CPUTIME_ID on Linux HotSpot). */
@@ -76,6 +116,13 @@ public final class Main {
     if (TRACE) {
       System.err.printf("[%.1f ms since main, %d ms since JVM start] %s%n", (System.nanoTime() - T0) / 1e6,
           ManagementFactory.getRuntimeMXBean().getUptime(), what);
+    }
+  }
+
+  /** KIT_JAVA_TRACE=1: an unexpected error's stack trace on stderr. */
+  static void traceError(Throwable t) {
+    if (TRACE) {
+      t.printStackTrace(System.err);
     }
   }
 
@@ -100,13 +147,37 @@ public final class Main {
 
   record StopSignal(String name, int number) {}
 
-  /** SIGTERM and SIGINT call {@code handler} (no shutdown hooks, no default exit). */
-  @SuppressWarnings("removal")
+  /**
+   * SIGTERM and SIGINT call {@code handler} (no shutdown hooks, no default exit). Through
+   * sun.misc.Signal (jdk.unsupported, the JDK's only way to handle them), reached reflectively:
+   * javac's "internal proprietary API" warning cannot be suppressed, and lint.sh fails on it.
+   */
   static void onStopSignals(Consumer<StopSignal> handler) {
-    for (String name : new String[] {"TERM", "INT"}) {
-      sun.misc.Signal.handle(
-          new sun.misc.Signal(name),
-          signal -> handler.accept(new StopSignal(name, signal.getNumber())));
+    try {
+      Class<?> signalType = Class.forName("sun.misc.Signal");
+      Class<?> handlerType = Class.forName("sun.misc.SignalHandler");
+      Method handle = signalType.getMethod("handle", signalType, handlerType);
+      Method number = signalType.getMethod("getNumber");
+      for (String name : new String[] {"TERM", "INT"}) {
+        InvocationHandler onSignal =
+            (proxy, method, args) ->
+                switch (method.getName()) {
+                  case "handle" -> {
+                    handler.accept(new StopSignal(name, (Integer) number.invoke(args[0])));
+                    yield null;
+                  }
+                  case "hashCode" -> System.identityHashCode(proxy);
+                  case "equals" -> proxy == args[0];
+                  default -> "kit stop-signal handler for SIG" + name;
+                };
+        Object signalHandler =
+            Proxy.newProxyInstance(
+                Main.class.getClassLoader(), new Class<?>[] {handlerType}, onSignal);
+        handle.invoke(
+            null, signalType.getConstructor(String.class).newInstance(name), signalHandler);
+      }
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("cannot handle SIGTERM/SIGINT: " + e, e);
     }
   }
 }

@@ -17,8 +17,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
- * What grpc-java has no knob for, set on its Netty HTTP/2 handler's local flow controller: a
- * connection window of its own, and Netty's window-update ratio.
+ * What grpc-java has no knob for, set on its Netty HTTP/2 handler: a connection window of its
+ * own and Netty's window-update ratio (its local flow controller), and (servers) when the
+ * concurrent-stream limit starts to hold.
  *
  * <p>grpc-java's handler (AbstractNettyHandler.sendInitialConnectionWindow) grants the connection
  * exactly flowControlWindow, the stream window, and builds its DefaultHttp2LocalFlowController
@@ -35,12 +36,28 @@ import java.util.function.Supplier;
 final class NettyFlow {
   private final Integer connWindow; // null: grpc-java's own (flowControlWindow)
   private final Float ratio; // null: grpc-java's own (0.5)
+  private final boolean streamLimitOnAck;
   /** Connections it was applied to (checked after warm-up). */
   final AtomicInteger applied = new AtomicInteger();
 
   NettyFlow(Integer connWindow, Float ratio) {
+    this(connWindow, ratio, false);
+  }
+
+  /**
+   * {@code streamLimitOnAck} (servers): SETTINGS_MAX_CONCURRENT_STREAMS is enforced from the
+   * peer's SETTINGS ACK on, as C-core enforces it, not before. grpc-java's handler enforces its
+   * maxConcurrentCallsPerConnection from the first frame (connection.remote().maxActiveStreams),
+   * and Netty then answers a DATA frame on a stream it refused that way (one opened before the
+   * peer could know the limit) with a connection error (PROTOCOL_ERROR "Stream N does not
+   * exist": DefaultHttp2ConnectionDecoder.verifyStreamMayHaveExisted), which ends every call on
+   * the connection. Netty applies the limit itself once our SETTINGS are acked
+   * (DefaultHttp2ConnectionDecoder.applyLocalSettings), so it is lifted here until then.
+   */
+  NettyFlow(Integer connWindow, Float ratio, boolean streamLimitOnAck) {
     this.connWindow = connWindow;
     this.ratio = ratio;
+    this.streamLimitOnAck = streamLimitOnAck;
   }
 
   /** For NettyChannelBuilder (InternalNettyChannelBuilder.setProtocolNegotiatorFactory). */
@@ -129,6 +146,9 @@ final class NettyFlow {
       }
       done = true;
       try {
+        if (streamLimitOnAck && grpcHandler.connection().remote().lastStreamCreated() == 0) {
+          grpcHandler.connection().remote().maxActiveStreams(Integer.MAX_VALUE);
+        }
         Http2Stream connection = grpcHandler.connection().connectionStream();
         Http2LocalFlowController flow = grpcHandler.decoder().flowController();
         if (ratio != null) {

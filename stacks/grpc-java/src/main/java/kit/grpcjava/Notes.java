@@ -2,6 +2,7 @@ package kit.grpcjava;
 
 import java.util.ArrayList;
 import java.util.List;
+import kit.worker.Worker;
 
 /** The result's notes: what was applied, in grpc-java's terms. */
 final class Notes {
@@ -16,51 +17,57 @@ final class Notes {
     return env == null || Boolean.parseBoolean(env);
   }
 
-  static String transport(List<String> applied) {
-    boolean nio =
-        applied.stream().anyMatch(a -> a.startsWith("useNioTransport"))
-            || !io.netty.channel.epoll.Epoll.isAvailable(); // as EventLoops chooses
-    return nio ? "NIO" : "epoll";
+  static String transport(boolean nio) {
+    return nio || !io.netty.channel.epoll.Epoll.isAvailable() ? "NIO" : "epoll"; // as EventLoops
   }
 
-  private static String head(List<String> applied) {
+  private static String head(boolean nio) {
     return Main.STACK + " " + Main.version() + " (Netty " + Main.nettyVersion() + ", "
-        + transport(applied) + "): ";
+        + transport(nio) + "): ";
+  }
+
+  private static boolean isWindowCall(String applied) {
+    return applied.startsWith("flowControlWindow(")
+        || applied.startsWith("initialFlowControlWindow(");
   }
 
   private static String windowOption(List<String> applied) {
     String last = null;
     for (String a : applied) {
-      if (a.startsWith("flowControlWindow(") || a.startsWith("initialFlowControlWindow(")) {
+      if (isWindowCall(a)) {
         last = a;
       }
     }
     return last;
   }
 
-  private static List<String> others(List<String> applied) {
+  private static List<String> others(List<String> applied, Float ratio) {
     List<String> rest = new ArrayList<>();
+    if (ratio != null) {
+      rest.add(ratioText(ratio));
+    }
     for (String a : applied) {
-      if (!(a.startsWith("flowControlWindow(") || a.startsWith("initialFlowControlWindow(")
-          || a.startsWith("useNioTransport"))) {
+      if (!isWindowCall(a)) {
         rest.add(a);
       }
     }
     return rest;
   }
 
+  /** The client's notes: its windows (and who set them), then its options and credit rule. */
   static List<String> client(
-      Config.Trial trial, List<String> applied, Integer connTarget, Float ratio) {
-    Config.ClientConfig c = trial.client();
+      Worker.ClientJob job, List<String> applied, Integer connTarget, Float ratio, boolean nio) {
+    Worker.Windows w = job.getWindows();
     String text;
-    if (c.windowMode().equals("static")) {
-      long w = c.windowBytes();
-      text = "flowControlWindow(" + w + "): stream window " + w + ", BDP auto flow control off; ";
-      if (connTarget != null && connTarget != w) {
+    if (w.getStatic()) {
+      long stream = w.getStreamBytes();
+      text = "flowControlWindow(" + stream + "): stream window " + stream
+          + ", BDP auto flow control off; ";
+      if (connTarget != null && connTarget != stream) {
         text += "connection window " + connTarget + " set on Netty's flow controller"
-            + " (grpc-java alone: " + w + ", the stream window)";
+            + " (grpc-java alone: " + stream + ", the stream window)";
       } else {
-        text += "connection window " + w + " (grpc-java's own: it follows flowControlWindow)";
+        text += "connection window " + stream + " (grpc-java's own: it follows flowControlWindow)";
       }
     } else {
       String option = windowOption(applied);
@@ -76,21 +83,11 @@ final class Notes {
       }
     }
     List<String> notes = new ArrayList<>();
-    notes.add(head(applied) + text);
-    List<String> rest = others(applied);
-    if (ratio != null) {
-      rest.add(0, ratioText(ratio));
-    }
+    notes.add(head(nio) + text);
+    List<String> rest = others(applied, ratio);
     String second = rest.isEmpty() ? "" : "options: " + String.join(", ", rest);
-    if (ratio == null && c.windowMode().equals("static")
-        && !trial.workload().kind().equals("upload")) {
+    if (ratio == null && w.getStatic() && !job.hasUpload()) {
       second += (second.isEmpty() ? "" : "; ") + HALF_WINDOW;
-    }
-    if (trial.workload().kind().equals("upload")) {
-      second += (second.isEmpty() ? "" : "; ")
-          + "an upload is governed by the server's receive window (" + trial.server().kind() + " "
-          + trial.server().windowMode()
-          + (trial.server().windowBytes() != null ? " " + trial.server().windowBytes() : "") + ")";
     }
     if (!second.isEmpty()) {
       notes.add(second);
@@ -108,12 +105,26 @@ final class Notes {
         + " a WINDOW_UPDATE once 1 - " + ratio + " of a window has been consumed";
   }
 
-  static String server(Config.ServerConfig config, List<String> applied, Float ratio) {
+  /** Slow readers: how they read, in grpc-java's terms. */
+  static String slowStreams(Worker.Download download, int messageBytes) {
+    int n = download.getSlowStreams();
+    double rate = download.getPacing().getRateBytesS();
+    return (n == 1 ? "stream 1" : "streams 1.." + n) + " read one message per "
+        + Math.round(messageBytes / rate * 1000) + " ms (" + num(rate * 8 / 1e6)
+        + " Mbit/s): request(1) once due; grpc-java holds what arrives meanwhile and returns its"
+        + " credit only as messages are read";
+  }
+
+  /** The server's line on stderr: its windows, limits and options. */
+  static String server(Worker.ServerJob job, List<String> applied, Integer connTarget,
+      Float ratio, boolean nio) {
+    Worker.Windows w = job.getWindows();
     String text;
-    if (config.windowMode().equals("static")) {
-      long w = config.windowBytes();
-      text = "flowControlWindow(" + w + "): stream and connection windows " + w
-          + ", auto flow control (BDP) off";
+    if (w.getStatic()) {
+      text = "flowControlWindow(" + w.getStreamBytes() + "): stream window "
+          + w.getStreamBytes() + ", auto flow control (BDP) off; connection window "
+          + (connTarget != null ? connTarget + " set on Netty's flow controller"
+              : w.getStreamBytes() + " (it follows flowControlWindow)");
     } else {
       String option = windowOption(applied);
       text = option != null
@@ -121,10 +132,18 @@ final class Notes {
           : "as shipped: BDP auto flow control on; stream and connection windows start at "
               + DEFAULT_WINDOW + " and grow to at most " + BDP_MAX;
     }
-    List<String> rest = others(applied);
-    if (ratio != null) {
-      rest.add(0, ratioText(ratio));
+    text += "; maxConcurrentCallsPerConnection(" + job.getMaxConcurrentStreams() + ")"
+        + "; downloads hold at most " + job.getDownloadBudgetBytes() + " bytes together"
+        + " (RESOURCE_EXHAUSTED beyond), messages up to " + job.getSharedMessageMaxBytes()
+        + " bytes shared (cache " + job.getMessageCacheBytes() + " bytes)";
+    List<String> rest = others(applied, ratio);
+    return head(nio) + text + (rest.isEmpty() ? "" : "; options: " + String.join(", ", rest));
+  }
+
+  static String num(double v) {
+    if (v == Math.rint(v) && Math.abs(v) < 1e15) {
+      return Long.toString((long) v);
     }
-    return head(applied) + text + (rest.isEmpty() ? "" : "; options: " + String.join(", ", rest));
+    return Double.toString(v);
   }
 }

@@ -4,197 +4,213 @@ import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.NettyServerBuilder;
 import io.netty.channel.ChannelOption;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import kit.worker.Worker;
 
 /**
- * The named options (ClientConfig / ServerConfig channel_options): grpc-java's own builder
- * methods that matter for flow control and throughput, by their grpc-java names. An unknown
- * key, or a value of the wrong type or range, is a bad config (exit 2).
+ * The named options (a job's {@code options}): each name, the kind of value it takes, and the
+ * grpc-java call it makes (and how that call reads in the notes). No ranges: the kit checked the
+ * values (kit/plan/stack_options.py); grpc-java's own checks (a builder's IllegalArgumentException)
+ * still refuse a value it cannot take. Applied in order, after what the job itself sets.
  */
 final class Options {
   private Options() {}
 
-  /** One option: its name, what it takes, and how it is applied to the builder. */
-  record Knob<B>(String name, String takes, long low, long high, Apply<B> apply) {}
+  /** The kind of value a knob takes: one variant of Option.value. */
+  enum Takes {
+    INT("an integer (int)"),
+    FLAG("a flag (flag)"),
+    RATIO("a ratio (ratio)");
 
-  interface Apply<B> {
-    String apply(B builder, long value);
+    final String words;
+
+    Takes(String words) {
+      this.words = words;
+    }
   }
 
-  /** The client's options (NettyChannelBuilder). */
-  static final Map<String, Knob<NettyChannelBuilder>> CLIENT = new LinkedHashMap<>();
+  interface Apply<B> {
+    /** Applies the value; what the call was, for the notes ("" to leave it out). */
+    String apply(B builder, Worker.Option value);
+  }
+
+  record Knob<B>(Takes takes, Apply<B> apply) {}
+
+  /** The client's options (NettyChannelBuilder), by name (sorted: the refusal lists them). */
+  static final Map<String, Knob<NettyChannelBuilder>> CLIENT = new TreeMap<>();
   /** The server's options (NettyServerBuilder). */
-  static final Map<String, Knob<NettyServerBuilder>> SERVER = new LinkedHashMap<>();
+  static final Map<String, Knob<NettyServerBuilder>> SERVER = new TreeMap<>();
 
-  private static final long INT_MAX = Integer.MAX_VALUE;
+  /** Netty's DefaultHttp2LocalFlowController.windowUpdateRatio: set by NettyFlow, not a builder
+   * method (grpc-java fixes it at 0.5). */
+  static final String WINDOW_UPDATE_RATIO = "windowUpdateRatio";
+  /** The NIO event loops InternalNettyChannelBuilder.useNioTransport would pick (EventLoops). */
+  static final String USE_NIO = "useNioTransport";
 
-  private static <B> void add(Map<String, Knob<B>> table, Knob<B> knob) {
-    table.put(knob.name(), knob);
+  /** A builder call taking an int, a long with a unit, a flag (their results are ignored). */
+  interface IntCall<B> {
+    void call(B builder, int value);
+  }
+
+  interface MillisCall<B> {
+    void call(B builder, long value, TimeUnit unit);
+  }
+
+  interface FlagCall<B> {
+    void call(B builder, boolean value);
+  }
+
+  /** {@code note}: the call as the notes say it, # standing for the value. */
+  private static <B> Knob<B> ints(String note, IntCall<B> set) {
+    return new Knob<>(Takes.INT, (b, o) -> {
+      set.call(b, Math.toIntExact(o.getInt()));
+      return note.replace("#", Long.toString(o.getInt()));
+    });
+  }
+
+  private static <B> Knob<B> millis(String call, MillisCall<B> set, long floorMs) {
+    return new Knob<>(Takes.INT, (b, o) -> {
+      set.call(b, o.getInt(), TimeUnit.MILLISECONDS);
+      return call + "(" + o.getInt() + " ms)" + clamped(o.getInt(), floorMs);
+    });
+  }
+
+  private static <B> Knob<B> flag(String call, FlagCall<B> set) {
+    return new Knob<>(Takes.FLAG, (b, o) -> {
+      set.call(b, o.getFlag());
+      return call + "(" + o.getFlag() + ")";
+    });
+  }
+
+  private static void both(String name, Knob<NettyChannelBuilder> client,
+      Knob<NettyServerBuilder> server) {
+    CLIENT.put(name, client);
+    SERVER.put(name, server);
   }
 
   static {
-    add(CLIENT, new Knob<>("flowControlWindow", "bytes", 1, INT_MAX, (b, v) -> {
-      b.flowControlWindow((int) v);
-      return "flowControlWindow(" + v + "): auto flow control off";
-    }));
-    add(CLIENT, new Knob<>("initialFlowControlWindow", "bytes", 1, INT_MAX, (b, v) -> {
-      b.initialFlowControlWindow((int) v);
-      return "initialFlowControlWindow(" + v + "): auto flow control on, from " + v;
-    }));
-    add(CLIENT, new Knob<>("maxInboundMessageSize", "bytes", 1, INT_MAX, (b, v) -> {
-      b.maxInboundMessageSize((int) v);
-      return "maxInboundMessageSize(" + v + ")";
-    }));
-    add(CLIENT, new Knob<>("maxInboundMetadataSize", "bytes", 1, INT_MAX, (b, v) -> {
-      b.maxInboundMetadataSize((int) v);
-      return "maxInboundMetadataSize(" + v + ")";
-    }));
-    add(CLIENT, new Knob<>("keepAliveTime", "milliseconds", 1, 1L << 40, (b, v) -> {
-      b.keepAliveTime(v, TimeUnit.MILLISECONDS);
-      return "keepAliveTime(" + v + " ms)" + (v < 10_000 ? " (grpc-java raises it to 10 s)" : "");
-    }));
-    add(CLIENT, new Knob<>("keepAliveTimeout", "milliseconds", 1, 1L << 40, (b, v) -> {
-      b.keepAliveTimeout(v, TimeUnit.MILLISECONDS);
-      return "keepAliveTimeout(" + v + " ms)";
-    }));
-    add(CLIENT, new Knob<>("SO_RCVBUF", "bytes", 1, INT_MAX, (b, v) -> {
-      b.withOption(ChannelOption.SO_RCVBUF, (int) v);
-      return "withOption(SO_RCVBUF, " + v + ")";
-    }));
-    add(CLIENT, new Knob<>("SO_SNDBUF", "bytes", 1, INT_MAX, (b, v) -> {
-      b.withOption(ChannelOption.SO_SNDBUF, (int) v);
-      return "withOption(SO_SNDBUF, " + v + ")";
-    }));
-    add(CLIENT, new Knob<>("useNioTransport", "0 or 1", 0, 1, (b, v) -> {
-      if (v == 0) {
-        return "";
-      }
-      return "useNioTransport (NIO, not epoll)"; // the event loops are made for it (EventLoops)
-    }));
-
-    add(SERVER, new Knob<>("flowControlWindow", "bytes", 1, INT_MAX, (b, v) -> {
-      b.flowControlWindow((int) v);
-      return "flowControlWindow(" + v + "): auto flow control off";
-    }));
-    add(SERVER, new Knob<>("initialFlowControlWindow", "bytes", 1, INT_MAX, (b, v) -> {
-      b.initialFlowControlWindow((int) v);
-      return "initialFlowControlWindow(" + v + "): auto flow control on, from " + v;
-    }));
-    add(SERVER, new Knob<>("maxConcurrentCallsPerConnection", "calls", 1, INT_MAX, (b, v) -> {
-      b.maxConcurrentCallsPerConnection((int) v);
-      return "maxConcurrentCallsPerConnection(" + v + ")";
-    }));
-    add(SERVER, new Knob<>("maxInboundMessageSize", "bytes", 1, INT_MAX, (b, v) -> {
-      b.maxInboundMessageSize((int) v);
-      return "maxInboundMessageSize(" + v + ")";
-    }));
-    add(SERVER, new Knob<>("maxInboundMetadataSize", "bytes", 1, INT_MAX, (b, v) -> {
-      b.maxInboundMetadataSize((int) v);
-      return "maxInboundMetadataSize(" + v + ")";
-    }));
-    add(SERVER, new Knob<>("SO_RCVBUF", "bytes", 1, INT_MAX, (b, v) -> {
-      b.withChildOption(ChannelOption.SO_RCVBUF, (int) v);
-      return "withChildOption(SO_RCVBUF, " + v + ")";
-    }));
-    add(SERVER, new Knob<>("SO_SNDBUF", "bytes", 1, INT_MAX, (b, v) -> {
-      b.withChildOption(ChannelOption.SO_SNDBUF, (int) v);
-      return "withChildOption(SO_SNDBUF, " + v + ")";
-    }));
-    add(SERVER, new Knob<>("useNioTransport", "0 or 1", 0, 1, (b, v) -> {
-      if (v == 0) {
-        return "";
-      }
-      return "useNioTransport (NIO, not epoll)"; // the event loops are made for it (EventLoops)
-    }));
+    String off = "flowControlWindow(#): auto flow control off";
+    both("flowControlWindow", ints(off, NettyChannelBuilder::flowControlWindow),
+        ints(off, NettyServerBuilder::flowControlWindow));
+    String on = "initialFlowControlWindow(#): auto flow control on, from #";
+    both("initialFlowControlWindow", ints(on, NettyChannelBuilder::initialFlowControlWindow),
+        ints(on, NettyServerBuilder::initialFlowControlWindow));
+    both("maxInboundMessageSize",
+        ints("maxInboundMessageSize(#)", NettyChannelBuilder::maxInboundMessageSize),
+        ints("maxInboundMessageSize(#)", NettyServerBuilder::maxInboundMessageSize));
+    both("maxInboundMetadataSize",
+        ints("maxInboundMetadataSize(#)", NettyChannelBuilder::maxInboundMetadataSize),
+        ints("maxInboundMetadataSize(#)", NettyServerBuilder::maxInboundMetadataSize));
+    both("SO_RCVBUF",
+        ints("withOption(SO_RCVBUF, #)", (b, v) -> b.withOption(ChannelOption.SO_RCVBUF, v)),
+        ints("withChildOption(SO_RCVBUF, #)",
+            (b, v) -> b.withChildOption(ChannelOption.SO_RCVBUF, v)));
+    both("SO_SNDBUF",
+        ints("withOption(SO_SNDBUF, #)", (b, v) -> b.withOption(ChannelOption.SO_SNDBUF, v)),
+        ints("withChildOption(SO_SNDBUF, #)",
+            (b, v) -> b.withChildOption(ChannelOption.SO_SNDBUF, v)));
+    // Not builder calls: read by check() (NettyFlow, EventLoops), said by Notes.
+    both(USE_NIO, new Knob<>(Takes.INT, (b, o) -> ""), new Knob<>(Takes.INT, (b, o) -> ""));
+    both(WINDOW_UPDATE_RATIO,
+        new Knob<>(Takes.RATIO, (b, o) -> ""), new Knob<>(Takes.RATIO, (b, o) -> ""));
+    // Keepalive: grpc-java raises a time under 10 s to 10 s and a timeout under 10 ms to 10 ms
+    // (KeepAliveManager.clampKeepAliveTimeInNanos / clampKeepAliveTimeoutInNanos).
+    both("keepAliveTime",
+        millis("keepAliveTime", NettyChannelBuilder::keepAliveTime, 10_000),
+        millis("keepAliveTime", NettyServerBuilder::keepAliveTime, 10_000));
+    both("keepAliveTimeout",
+        millis("keepAliveTimeout", NettyChannelBuilder::keepAliveTimeout, 10),
+        millis("keepAliveTimeout", NettyServerBuilder::keepAliveTimeout, 10));
+    CLIENT.put("keepAliveWithoutCalls",
+        flag("keepAliveWithoutCalls", NettyChannelBuilder::keepAliveWithoutCalls));
+    SERVER.put("permitKeepAliveTime",
+        millis("permitKeepAliveTime", NettyServerBuilder::permitKeepAliveTime, 0));
+    SERVER.put("permitKeepAliveWithoutCalls",
+        flag("permitKeepAliveWithoutCalls", NettyServerBuilder::permitKeepAliveWithoutCalls));
+    SERVER.put("maxConcurrentCallsPerConnection", ints("maxConcurrentCallsPerConnection(#)",
+        NettyServerBuilder::maxConcurrentCallsPerConnection));
   }
 
-  /** The window knobs: they are the window mode's in static mode. */
-  static final List<String> WINDOW_KNOBS = List.of("flowControlWindow", "initialFlowControlWindow");
+  private static String clamped(long ms, long floorMs) {
+    return ms < floorMs ? " (grpc-java raises it to " + floorMs + " ms)" : "";
+  }
 
-  /** Netty's DefaultHttp2LocalFlowController.windowUpdateRatio: set by NettyFlow, not a builder
-   * method (grpc-java fixes it at 0.5); a string, for the kit's options are integers or text. */
-  static final String WINDOW_UPDATE_RATIO = "windowUpdateRatio";
-
-  /** The checked options: builder values (later ones winning, as the kit's grpcio programs
-   * merge them) and Netty's window-update ratio, if given. */
-  record Checked(Map<String, Long> values, Float windowUpdateRatio) {}
+  /** A job's options, checked: the names and value kinds, and that grpc-java takes the values
+   * (each applied once to a scratch builder); the two that are not builder calls read out. */
+  record Checked(List<Worker.Option> options, Float windowUpdateRatio, boolean nio) {}
 
   static <B> Checked check(
-      Map<String, Knob<B>> table, List<Config.Option> options, String windowMode) {
-    Map<String, Long> values = new LinkedHashMap<>();
+      Map<String, Knob<B>> table, List<Worker.Option> options, B scratch) {
     Float ratio = null;
-    for (Config.Option option : options) {
-      if (option.key().equals(WINDOW_UPDATE_RATIO)) {
-        ratio = ratio(option);
-        continue;
-      }
-      Knob<B> knob = table.get(option.key());
+    boolean nio = false;
+    for (Worker.Option option : options) {
+      Knob<B> knob = table.get(option.getName());
       if (knob == null) {
-        throw Config.usage(
-            "option '" + option.key() + "' is not one of " + String.join(", ", table.keySet())
-                + ", " + WINDOW_UPDATE_RATIO);
+        throw Protocol.fail(
+            Protocol.BAD_JOB,
+            "option '" + option.getName() + "' is not one of " + String.join(", ", table.keySet()));
       }
-      long value;
-      try {
-        if (!option.isInt()) {
-          throw new NumberFormatException();
-        }
-        value = Long.parseLong(option.value().getAsString());
-      } catch (NumberFormatException e) {
-        throw Config.usage(
-            "option " + knob.name() + " takes an integer (" + knob.takes() + ", "
-                + knob.low() + ".." + knob.high() + "), not " + Config.repr(option.value()));
+      Takes given = takes(option);
+      if (given != knob.takes()) {
+        throw Protocol.fail(
+            Protocol.BAD_JOB,
+            "option " + option.getName() + " takes " + knob.takes().words + ", not "
+                + valueText(option));
       }
-      if (value < knob.low() || value > knob.high()) {
-        throw Config.usage(
-            "option " + knob.name() + "=" + value + " is outside " + knob.low() + ".."
-                + knob.high() + " (" + knob.takes() + ")");
+      switch (option.getName()) {
+        case WINDOW_UPDATE_RATIO -> ratio = (float) option.getRatio();
+        case USE_NIO -> nio = option.getInt() != 0;
+        default -> apply(knob, option, scratch);
       }
-      if (windowMode.equals("static") && WINDOW_KNOBS.contains(knob.name())) {
-        throw Config.usage(
-            "option " + knob.name() + " sets the window itself; a static window is "
-                + "flowControlWindow(window_bytes) already (use window mode dynamic with "
-                + knob.name() + ")");
-      }
-      values.remove(knob.name());
-      values.put(knob.name(), value);
     }
-    return new Checked(values, ratio);
+    return new Checked(List.copyOf(options), ratio, nio);
   }
 
-  private static Float ratio(Config.Option option) {
-    String text = option.value().getAsString().trim();
-    float value;
-    try {
-      if (!option.value().isString()) {
-        throw new NumberFormatException();
-      }
-      value = Float.parseFloat(text);
-    } catch (NumberFormatException e) {
-      throw Config.usage(
-          "option " + WINDOW_UPDATE_RATIO + " takes a ratio in (0, 1) as text, e.g. \"0.75\", not "
-              + Config.repr(option.value()));
-    }
-    if (!(value > 0 && value < 1)) {
-      throw Config.usage(
-          "option " + WINDOW_UPDATE_RATIO + "=" + text + " is outside (0, 1) (Netty sends a "
-              + "WINDOW_UPDATE once 1 - ratio of a window has been consumed; grpc-java's is 0.5)");
-    }
-    return value;
-  }
-
-  /** Apply checked values; what each call was, for the notes. */
-  static <B> List<String> apply(Map<String, Knob<B>> table, Map<String, Long> values, B builder) {
+  /** Apply checked options in order; what each call was, for the notes. */
+  static <B> List<String> apply(Map<String, Knob<B>> table, Checked checked, B builder) {
     List<String> applied = new ArrayList<>();
-    for (Map.Entry<String, Long> e : values.entrySet()) {
-      String what = table.get(e.getKey()).apply().apply(builder, e.getValue());
+    for (Worker.Option option : checked.options()) {
+      String what = apply(table.get(option.getName()), option, builder);
       if (!what.isEmpty()) {
         applied.add(what);
       }
     }
     return applied;
+  }
+
+  private static <B> String apply(Knob<B> knob, Worker.Option option, B builder) {
+    try {
+      return knob.apply().apply(builder, option);
+    } catch (ArithmeticException e) {
+      throw Protocol.fail(
+          Protocol.BAD_JOB,
+          "option " + option.getName() + "=" + option.getInt() + ": grpc-java takes an int here");
+    } catch (IllegalArgumentException | IllegalStateException e) {
+      throw Protocol.fail(
+          Protocol.BAD_JOB, "option " + option.getName() + " (" + valueText(option)
+              + "): grpc-java refuses it: " + e.getMessage());
+    }
+  }
+
+  private static Takes takes(Worker.Option option) {
+    return switch (option.getValueCase()) {
+      case INT -> Takes.INT;
+      case FLAG -> Takes.FLAG;
+      case RATIO -> Takes.RATIO;
+      default -> null; // text, or no value: no knob here takes it
+    };
+  }
+
+  static String valueText(Worker.Option option) {
+    return switch (option.getValueCase()) {
+      case INT -> "int " + option.getInt();
+      case FLAG -> "flag " + option.getFlag();
+      case RATIO -> "ratio " + option.getRatio();
+      case TEXT -> "text '" + option.getText() + "'";
+      default -> "no value";
+    };
   }
 }

@@ -11,13 +11,10 @@ final class ReadPacer {
   private final MersenneTwister random;
   long dueNs;
 
-  ReadPacer(double rateBytesS, long startNs, long seed, int chunkBytes) {
-    this(rateBytesS, startNs, seed, chunkBytes, 0.5);
-  }
-
   ReadPacer(double rateBytesS, long startNs, long seed, int chunkBytes, double jitter) {
     if (rateBytesS <= 0 || chunkBytes <= 0 || jitter < 0 || jitter >= 1) {
-      throw new IllegalArgumentException("a read pacer needs a positive rate and chunk");
+      throw new IllegalArgumentException(
+          "a read pacer needs a positive rate and chunk, jitter in [0, 1)");
     }
     this.jitter = jitter;
     this.gapNs = chunkBytes / rateBytesS * 1e9;
@@ -43,8 +40,9 @@ final class ReadPacer {
     private final int[] mt = new int[624];
     private int index;
 
+    /** {@code seed}: an unsigned 64-bit value (ReadPacing.seed is a uint64). */
     MersenneTwister(long seed) {
-      long abs = Math.abs(seed);
+      long abs = seed;
       int words = Math.max(1, (64 - Long.numberOfLeadingZeros(abs) + 31) / 32);
       int[] key = new int[words];
       for (int i = 0; i < words; i++) {

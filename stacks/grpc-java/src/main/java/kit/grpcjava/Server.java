@@ -1,138 +1,170 @@
 package kit.grpcjava;
 
-import com.google.gson.JsonObject;
+import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.MethodDescriptor.MethodType;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.netty.InternalNettyServerCredentials;
 import io.grpc.netty.NettyServerBuilder;
-import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import kit.worker.Worker;
 
 /**
- * The grpc-java server: servers/grpcio_server.py's semantics on grpc-java's Netty transport.
- * Download streams pre-serialized Chunks (built once per size, reused) as fast as grpc-java's
- * onReady flow control lets it; Ping echoes; Upload counts messages and payload bytes.
+ * The grpc-java server: servers/grpcio_server.py's semantics on grpc-java's Netty transport,
+ * with the limits of its ServerJob. Download sends shared pre-serialized Chunks as fast as
+ * grpc-java's onReady flow control lets it (one message queued per call at most), each call
+ * charged to the download budget before it allocates; Ping echoes; Upload counts messages and
+ * payload bytes.
  */
 final class Server {
   static final String WHO = Main.STACK + " server";
-  static final int MAX_MESSAGE_BYTES = 128 * Wire.MIB;
-  static final int MAX_DOWNLOAD_MESSAGE_BYTES = 64 * Wire.MIB;
-  static final int MAX_ECHO_BYTES = Wire.MIB;
-  static final long CACHE_MAX_BYTES = 64L * Wire.MIB;
+  static final String USAGE =
+      WHO + ": usage: java -jar kit-grpc-java.jar server --config '<ServerJob as JSON>'";
+  /** A Chunk's or a PingRequest's bytes beyond its payload: a tag and a length. */
+  static final int FRAMING_BYTES = 16;
 
-  static final MethodDescriptor<byte[], byte[]> DOWNLOAD =
-      Wire.method("Download", MethodType.SERVER_STREAMING, Wire.BYTES, Wire.BYTES);
+  static final MethodDescriptor<byte[], Wire.Outgoing> DOWNLOAD =
+      Wire.method("Download", MethodType.SERVER_STREAMING, Wire.BYTES, Wire.OUTGOING);
   static final MethodDescriptor<byte[], byte[]> PING =
       Wire.method("Ping", MethodType.UNARY, Wire.BYTES, Wire.BYTES);
   static final MethodDescriptor<Long, byte[]> UPLOAD =
       Wire.method("Upload", MethodType.CLIENT_STREAMING, Wire.CHUNK_PAYLOAD, Wire.BYTES);
 
-  private static final AtomicLong RPCS = new AtomicLong();
-  private static final ChunkCache CHUNKS = new ChunkCache();
+  private final Worker.ServerJob job;
+  private final DownloadBudget budget;
+  private final MessageCache messages;
+  private final AtomicLong rpcs = new AtomicLong();
+  final io.grpc.Server grpc;
 
-  private Server() {}
+  private Server(Worker.ServerJob job, Options.Checked options) {
+    this.job = job;
+    this.budget = new DownloadBudget(job.getDownloadBudgetBytes(), job.getSharedMessageMaxBytes());
+    this.messages = new MessageCache(job.getSharedMessageMaxBytes(), job.getMessageCacheBytes());
+    this.grpc = build(options);
+  }
 
   static void main(String[] args) {
     CountDownLatch stop = new CountDownLatch(1);
     Main.onStopSignals(signal -> stop.countDown());
-    Config.ServerProcess process;
+    Worker.ServerJob job;
     Options.Checked options;
     try {
-      process = Config.serverProcess(Config.parseArgv(args, "ServerProcess"));
-      options = checkForStack(process.config());
+      job = Jobs.serverJob(Jobs.configArg(args, USAGE));
+      options = check(job);
     } catch (Protocol.Failure f) {
-      Protocol.die(WHO + ": " + f.getMessage(), f.exitCode);
+      Protocol.die(f.getMessage().equals(USAGE) ? USAGE : WHO + ": " + f.getMessage(), f.exitCode);
       return;
     }
-    io.grpc.Server server;
+    Server server;
     try {
-      server = start(process, options);
+      server = start(job, options);
     } catch (Protocol.Failure f) {
       Protocol.die(WHO + ": " + f.getMessage(), f.exitCode);
       return;
     }
-    if (!Config.isLoopback(process.listenHost())) {
-      System.err.println(
-          "WARNING: the server listens on " + process.listenHost() + ", which is NOT a loopback "
-              + "address: anyone who can reach this host can connect to it.");
-    }
-    Protocol.ready(ProcessHandle.current().pid(), server.getPort(), Main.STACK, Main.version());
+    Protocol.ready(ProcessHandle.current().pid(), server.grpc.getPort(), false);
     try {
       stop.await();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    stop(server);
-    JsonObject result = new JsonObject();
-    result.addProperty("rpcs", RPCS.get());
-    Protocol.result(result);
+    server.stop();
+    Protocol.serverResult(server.result());
     Protocol.halt(Protocol.finalCode());
   }
 
-  /** The configs a server must refuse (exit 2); its checked options. */
-  static Options.Checked checkForStack(Config.ServerConfig c) {
-    Config.require(
-        c.kind().equals(Main.STACK),
-        "config.kind is '" + c.kind() + "'; this program is the " + Main.STACK + " server");
-    Config.require(
-        c.windowMode().equals("dynamic") || c.windowMode().equals("static"),
-        "window mode: " + Main.STACK + " is static or dynamic, not " + c.windowMode());
-    return Options.check(Options.SERVER, c.channelOptions(), c.windowMode());
+  /** The job's options, checked (exit 2 for one grpc-java does not have or take). */
+  static Options.Checked check(Worker.ServerJob job) {
+    return Options.check(Options.SERVER, job.getOptionsList(), NettyServerBuilder.forPort(0));
+  }
+
+  Worker.ServerResult result() {
+    return Worker.ServerResult.newBuilder()
+        .setRpcs(rpcs.get())
+        .setRefused(budget.refused())
+        .build();
   }
 
   /** Build and start the server; a failure to listen is exit 3. */
-  static io.grpc.Server start(Config.ServerProcess process, Options.Checked options) {
-    String address = hostPort(process.listenHost(), process.listenPort());
+  static Server start(Worker.ServerJob job, Options.Checked options) {
+    Server server = new Server(job, options);
     try {
-      InetSocketAddress listen = new InetSocketAddress(process.listenHost(), process.listenPort());
-      Float ratio = options.windowUpdateRatio();
-      NettyServerBuilder builder =
-          (ratio == null
-                  ? NettyServerBuilder.forAddress(listen)
-                  : NettyServerBuilder.forAddress(
-                      listen,
-                      InternalNettyServerCredentials.create(
-                          new NettyFlow(null, ratio).serverFactory())))
-              .maxInboundMessageSize(MAX_MESSAGE_BYTES)
-              .addService(service());
-      EventLoops loops =
-          EventLoops.server(options.values().getOrDefault("useNioTransport", 0L) == 1);
-      builder
-          .bossEventLoopGroup(loops.boss)
-          .workerEventLoopGroup(loops.worker)
-          .channelType(loops.serverChannelType());
-      if (process.config().windowMode().equals("static")) {
-        builder.flowControlWindow(process.config().windowBytes().intValue());
-      }
-      List<String> applied = Options.apply(Options.SERVER, options.values(), builder);
-      System.err.println(WHO + ": " + Notes.server(process.config(), applied, ratio));
-      return builder.build().start();
+      server.grpc.start();
     } catch (IOException | RuntimeException e) {
       Throwable cause = e.getCause() != null ? e.getCause() : e;
-      String hint = process.listenPort() != 0 ? "; is the port in use?" : "";
+      String hint = job.getListenPort() != 0 ? "; is the port in use?" : "";
       throw Protocol.fail(
           Protocol.CANNOT_START,
-          "cannot listen on " + address + " (" + cause.getMessage() + ")" + hint);
+          "cannot listen on " + hostPort(job.getListenHost(), job.getListenPort()) + " ("
+              + cause.getMessage() + ")" + hint);
     }
+    return server;
+  }
+
+  private io.grpc.Server build(Options.Checked options) {
+    InetSocketAddress listen;
+    try {
+      listen = new InetSocketAddress(job.getListenHost(), job.getListenPort());
+    } catch (IllegalArgumentException e) {
+      throw Protocol.fail(Protocol.CANNOT_START, "cannot listen on " + hostPort(job.getListenHost(),
+          job.getListenPort()) + " (" + e.getMessage() + ")");
+    }
+    Worker.Windows windows = job.getWindows();
+    Integer connTarget =
+        windows.getStatic() && windows.getConnBytes() != 0
+                && windows.getConnBytes() != windows.getStreamBytes()
+            ? windows.getConnBytes()
+            : null;
+    Float ratio = options.windowUpdateRatio();
+    // grpc-java's plaintext negotiator, with NettyFlow's handler in front (NettyFlow says why).
+    NettyServerBuilder builder =
+        NettyServerBuilder.forAddress(
+            listen,
+            InternalNettyServerCredentials.create(
+                new NettyFlow(connTarget, ratio, true).serverFactory()));
+    EventLoops loops = EventLoops.server(options.nio());
+    builder
+        .bossEventLoopGroup(loops.boss)
+        .workerEventLoopGroup(loops.worker)
+        .channelType(loops.serverChannelType())
+        .addService(service());
+    long inbound = Math.max(job.getMaxMessageBytes(), job.getMaxEchoBytes()) + FRAMING_BYTES;
+    if (inbound > io.grpc.internal.GrpcUtil.DEFAULT_MAX_MESSAGE_SIZE) {
+      builder.maxInboundMessageSize((int) Math.min(Integer.MAX_VALUE, inbound));
+    }
+    if (job.getMaxConcurrentStreams() != 0) {
+      builder.maxConcurrentCallsPerConnection(
+          (int) Math.min(Integer.MAX_VALUE, job.getMaxConcurrentStreams() & 0xffffffffL));
+    }
+    try {
+      if (windows.getStatic()) {
+        builder.flowControlWindow(windows.getStreamBytes());
+      }
+    } catch (IllegalArgumentException e) {
+      throw Jobs.bad("windows: grpc-java refuses them: " + e.getMessage());
+    }
+    List<String> applied = Options.apply(Options.SERVER, options, builder);
+    System.err.println(WHO + ": " + Notes.server(job, applied, connTarget, ratio, options.nio()));
+    return builder.build();
   }
 
   /** SIGTERM/SIGINT: stop accepting, a short grace for the calls, then force. */
-  static void stop(io.grpc.Server server) {
+  void stop() {
     try {
-      server.shutdown();
-      if (!server.awaitTermination(250, TimeUnit.MILLISECONDS)) {
-        server.shutdownNow();
-        server.awaitTermination(250, TimeUnit.MILLISECONDS);
+      grpc.shutdown();
+      if (!grpc.awaitTermination(250, TimeUnit.MILLISECONDS)) {
+        grpc.shutdownNow();
+        grpc.awaitTermination(250, TimeUnit.MILLISECONDS);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -143,107 +175,162 @@ final class Server {
     return host.contains(":") ? "[" + host + "]:" + port : host + ":" + port;
   }
 
-  static ServerServiceDefinition service() {
+  private ServerServiceDefinition service() {
     return ServerServiceDefinition.builder(Wire.SERVICE)
-        .addMethod(DOWNLOAD, ServerCalls.asyncServerStreamingCall(Server::download))
-        .addMethod(PING, ServerCalls.asyncUnaryCall(Server::ping))
-        .addMethod(UPLOAD, ServerCalls.asyncClientStreamingCall(Server::upload))
+        .addMethod(DOWNLOAD, new Downloads())
+        .addMethod(PING, ServerCalls.asyncUnaryCall(this::ping))
+        .addMethod(UPLOAD, ServerCalls.asyncClientStreamingCall(this::upload))
         .build();
   }
 
   // --- Download ----------------------------------------------------------------------------
 
-  static void download(byte[] request, StreamObserver<byte[]> observer) {
-    RPCS.incrementAndGet();
-    long[] fields;
-    try {
-      fields = Wire.parseDownloadRequest(request);
-    } catch (IllegalArgumentException e) {
-      observer.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asException());
-      return;
+  /** Download calls, on grpc-java's ServerCall itself: one request, then messages while the call
+   * is ready; the budget's charge is given back on the call's end (onComplete or onCancel: one
+   * of them ends every call). */
+  private final class Downloads implements ServerCallHandler<byte[], Wire.Outgoing> {
+    @Override
+    public ServerCall.Listener<byte[]> startCall(
+        ServerCall<byte[], Wire.Outgoing> call, Metadata headers) {
+      rpcs.incrementAndGet();
+      call.request(2); // the request, and a second one to see (and refuse) if it comes
+      return new Download(call);
     }
-    long messageBytes = fields[1];
-    if (messageBytes > MAX_DOWNLOAD_MESSAGE_BYTES) {
-      observer.onError(
-          Status.INVALID_ARGUMENT
-              .withDescription(
-                  "message_bytes " + messageBytes + " is above this server's maximum "
-                      + MAX_DOWNLOAD_MESSAGE_BYTES)
-              .asException());
-      return;
-    }
-    byte[] chunk = CHUNKS.get((int) Math.max(1, messageBytes));
-    ServerCallStreamObserver<byte[]> call = (ServerCallStreamObserver<byte[]>) observer;
-    Sender sender = new Sender(call, chunk, fields[0]);
-    call.setOnCancelHandler(sender::cancel);
-    call.setOnReadyHandler(sender::send);
   }
 
-  /** Sends while grpc-java says the call is ready (its onReady flow control). */
-  private static final class Sender {
-    private final ServerCallStreamObserver<byte[]> call;
-    private final byte[] chunk;
-    private long remaining; // < 0: until cancelled (message_count 0, or beyond a long)
-    private volatile boolean cancelled;
-    private boolean completed;
+  private final class Download extends ServerCall.Listener<byte[]> {
+    private final ServerCall<byte[], Wire.Outgoing> call;
+    private boolean requested;
+    private boolean closed;
+    private DownloadBudget.Charge charge;
+    private Wire.Outgoing message;
+    private long remaining; // < 0: until cancelled (message_count 0)
 
-    Sender(ServerCallStreamObserver<byte[]> call, byte[] chunk, long count) {
+    Download(ServerCall<byte[], Wire.Outgoing> call) {
       this.call = call;
-      this.chunk = chunk;
-      this.remaining = count == 0 ? -1 : count;
     }
 
-    void cancel() {
-      cancelled = true;
+    private void close(Status status) {
+      if (!closed) {
+        closed = true;
+        call.close(status, new Metadata());
+      }
     }
 
-    void send() {
-      while (!cancelled && remaining != 0 && call.isReady()) {
-        call.onNext(chunk);
+    @Override
+    public void onMessage(byte[] request) {
+      try {
+        start(request);
+      } catch (RuntimeException e) {
+        fail(e);
+      }
+    }
+
+    /** Whatever went wrong here ends the call and gives its charge back. */
+    private void fail(RuntimeException e) {
+      end();
+      try {
+        close(Status.INTERNAL.withDescription(String.valueOf(e)).withCause(e));
+      } catch (RuntimeException again) {
+        closed = true; // grpc-java had closed it already
+      }
+    }
+
+    private void start(byte[] request) {
+      if (closed) {
+        return;
+      }
+      if (requested) {
+        close(Status.INTERNAL.withDescription("Too many requests"));
+        return;
+      }
+      requested = true;
+      long[] fields;
+      try {
+        fields = Wire.parseDownloadRequest(request);
+      } catch (IllegalArgumentException e) {
+        close(Status.INVALID_ARGUMENT.withDescription(e.getMessage()));
+        return;
+      }
+      long messageBytes = fields[1];
+      if (messageBytes > job.getMaxMessageBytes()) {
+        close(
+            Status.INVALID_ARGUMENT.withDescription(
+                "message_bytes " + messageBytes + " is above this server's maximum "
+                    + job.getMaxMessageBytes()));
+        return;
+      }
+      int size = (int) Math.max(1, messageBytes);
+      charge = budget.take(size);
+      if (charge == null) {
+        close(
+            Status.RESOURCE_EXHAUSTED.withDescription(
+                "this download would hold " + budget.chargeOf(size) + " bytes; the server's"
+                    + " calls already hold " + budget.held() + " of its " + budget.maxBytes()
+                    + " bytes maximum"));
+        return;
+      }
+      message = messages.get(size);
+      remaining = fields[0] == 0 ? -1 : fields[0];
+      call.sendHeaders(new Metadata());
+      send();
+    }
+
+    @Override
+    public void onHalfClose() {
+      if (!requested) {
+        close(Status.INTERNAL.withDescription("Half-closed without a request"));
+      }
+    }
+
+    @Override
+    public void onReady() {
+      try {
+        send();
+      } catch (RuntimeException e) {
+        fail(e);
+      }
+    }
+
+    /** Send while grpc-java says the call is ready: at most one message waits in its
+     * transport at a time, whatever the peer reads. */
+    private void send() {
+      if (closed || message == null) {
+        return;
+      }
+      while (remaining != 0 && call.isReady()) {
+        call.sendMessage(message);
         if (remaining > 0) {
           remaining--;
         }
       }
-      if (remaining == 0 && !completed && !cancelled) {
-        completed = true;
-        call.onCompleted();
+      if (remaining == 0) {
+        close(Status.OK);
       }
     }
-  }
 
-  /** Serialized Chunks by size, least recently used out first, bounded in bytes. */
-  private static final class ChunkCache {
-    private final LinkedHashMap<Integer, byte[]> chunks = new LinkedHashMap<>(16, 0.75f, true);
-    private long bytes;
+    @Override
+    public void onCancel() {
+      closed = true;
+      end();
+    }
 
-    byte[] get(int payloadBytes) {
-      synchronized (this) {
-        byte[] chunk = chunks.get(payloadBytes);
-        if (chunk != null) {
-          return chunk;
-        }
+    @Override
+    public void onComplete() {
+      end();
+    }
+
+    private void end() {
+      if (charge != null) {
+        charge.giveBack();
       }
-      byte[] chunk = Wire.chunk(payloadBytes);
-      if (chunk.length <= CACHE_MAX_BYTES / 4) { // a huge one is built per call, never kept
-        synchronized (this) {
-          if (chunks.putIfAbsent(payloadBytes, chunk) == null) {
-            bytes += chunk.length;
-          }
-          var it = chunks.entrySet().iterator();
-          while (bytes > CACHE_MAX_BYTES && it.hasNext()) {
-            bytes -= it.next().getValue().length;
-            it.remove();
-          }
-        }
-      }
-      return chunk;
     }
   }
 
   // --- Ping and Upload ---------------------------------------------------------------------
 
-  static void ping(byte[] request, StreamObserver<byte[]> observer) {
-    RPCS.incrementAndGet();
+  void ping(byte[] request, StreamObserver<byte[]> observer) {
+    rpcs.incrementAndGet();
     byte[] payload;
     try {
       payload = Wire.parseBytesField1(request);
@@ -251,12 +338,12 @@ final class Server {
       observer.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asException());
       return;
     }
-    if (payload.length > MAX_ECHO_BYTES) {
+    if (payload.length > job.getMaxEchoBytes()) {
       observer.onError(
           Status.INVALID_ARGUMENT
               .withDescription(
                   "ping payload of " + payload.length + " bytes is above the echo maximum "
-                      + MAX_ECHO_BYTES)
+                      + job.getMaxEchoBytes())
               .asException());
       return;
     }
@@ -264,8 +351,8 @@ final class Server {
     observer.onCompleted();
   }
 
-  static StreamObserver<Long> upload(StreamObserver<byte[]> observer) {
-    RPCS.incrementAndGet();
+  StreamObserver<Long> upload(StreamObserver<byte[]> observer) {
+    rpcs.incrementAndGet();
     return new StreamObserver<>() {
       private long messages;
       private long payload;

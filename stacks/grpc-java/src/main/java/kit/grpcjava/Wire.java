@@ -87,6 +87,25 @@ final class Wire {
         }
       };
 
+  /** A message the server sends again and again: each send opens a stream over it. */
+  interface Outgoing {
+    InputStream open();
+  }
+
+  /** Outgoing messages out (grpc-java's framer drains each into its transport buffers). */
+  static final Marshaller<Outgoing> OUTGOING =
+      new Marshaller<>() {
+        @Override
+        public InputStream stream(Outgoing value) {
+          return value.open();
+        }
+
+        @Override
+        public Outgoing parse(InputStream stream) {
+          throw new UnsupportedOperationException("OUTGOING only writes");
+        }
+      };
+
   private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[65536]);
 
   /** A byte array as the stream grpc-java's framer drains in one write (no extra copy). */
@@ -126,6 +145,81 @@ final class Wire {
     public int available() {
       return bytes.length - pos;
     }
+  }
+
+  /**
+   * Chunk{payload = n bytes of 0x5a}, serialized as it is read: nothing of it is held beyond a
+   * shared 64 KiB run of 0x5a (a message too large to share is written straight into the
+   * transport's buffers, the one copy of it there is).
+   */
+  static final class ChunkStream extends InputStream implements KnownLength, Drainable {
+    private static final byte[] RUN = filled(65536);
+    private final byte[] header;
+    private final long total;
+    private long pos;
+
+    ChunkStream(int payloadBytes) {
+      header = payloadBytes == 0 ? new byte[0] : chunkHeader(payloadBytes);
+      total = header.length + (long) payloadBytes;
+    }
+
+    @Override
+    public int drainTo(OutputStream target) throws IOException {
+      long start = pos;
+      while (pos < total) {
+        if (pos < header.length) {
+          target.write(header, (int) pos, header.length - (int) pos);
+          pos = header.length;
+        } else {
+          int n = (int) Math.min(RUN.length, total - pos);
+          target.write(RUN, 0, n);
+          pos += n;
+        }
+      }
+      return (int) (pos - start);
+    }
+
+    @Override
+    public int read() {
+      if (pos >= total) {
+        return -1;
+      }
+      int b = pos < header.length ? header[(int) pos] & 0xff : 0x5a;
+      pos++;
+      return b;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) {
+      if (pos >= total) {
+        return -1;
+      }
+      int n = (int) Math.min(len, total - pos);
+      for (int i = 0; i < n; i++) {
+        b[off + i] = pos + i < header.length ? header[(int) (pos + i)] : 0x5a;
+      }
+      pos += n;
+      return n;
+    }
+
+    @Override
+    public int available() {
+      return (int) (total - pos);
+    }
+  }
+
+  private static byte[] filled(int n) {
+    byte[] run = new byte[n];
+    java.util.Arrays.fill(run, (byte) 0x5a);
+    return run;
+  }
+
+  /** A Chunk's bytes before its payload: field 1's tag and the payload's length. */
+  static byte[] chunkHeader(int payloadBytes) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(6);
+    out.write((1 << 3) | 2);
+    varint(out, payloadBytes);
+    return out.toByteArray();
   }
 
   // --- the methods ---------------------------------------------------------------------------
