@@ -100,6 +100,8 @@ def hold(
             data = sock.recv(1 << 20)
         except TimeoutError:
             data = b""
+        except ConnectionError:  # the server hung up: what it said before counts
+            break
         else:
             if not data:
                 break
@@ -110,7 +112,10 @@ def hold(
                         held.statuses[event.stream_id] = int(value)
         out = conn.data_to_send()  # SETTINGS and PING acks only: never a WINDOW_UPDATE
         if out:
-            sock.sendall(out)
+            try:
+                sock.sendall(out)
+            except ConnectionError:
+                break
         if server_pid is not None:
             held.peak_rss_bytes = max(held.peak_rss_bytes, tree_rss_bytes(server_pid))
     sock.close()

@@ -16,7 +16,7 @@ import h2.connection
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_h2_receiver import FRAME, Server, connect
+from test_h2_receiver import FRAME, Server, connect, run
 
 from kit.clients.h2 import policies
 from kit.clients.h2.connection import ConnOptions, H2GrpcConnection
@@ -185,6 +185,33 @@ def test_grpc_java_ping_limiter_allows_two_pings_between_writes() -> None:
     assert not policy.data(3, 100, 0, 0).ping
     policy.answer(((3, 1),), False)  # a WINDOW_UPDATE written: the count starts again
     assert policy.data(3, 100, 0, 0).ping
+
+
+def test_grpc_java_refills_the_connection_window_on_receipt() -> None:
+    """NettyClientHandler builds ``DefaultHttp2LocalFlowController(connection, 0.5, true)``:
+    ``AutoRefillState.receiveFlowControlledFrame`` consumes each frame as it arrives, so
+    half a window received (none of it read) brings the connection's WINDOW_UPDATE; the
+    stream's credit waits for the application."""
+    policy = java(MIB)
+    assert policy.data(3, MIB // 2 - 1, 0, 0).grants == ()
+    assert policy.data(3, 1, 0, 0).grants == ((0, MIB // 2),)
+    assert policy.read(3, MIB // 2, 0).grants == ((3, MIB // 2),)  # stream credit only
+    assert policy.conn.limit == MIB + MIB // 2
+
+
+def test_grpc_java_slow_reader_does_not_block_the_other_stream() -> None:
+    """Two streams on one connection, the first read at 1 MB/s. With connection credit on
+    consumption (the model before 2026-12-03) the slow stream's unread MiB held the whole
+    1 MiB connection window and the fast stream got 0 bytes in 400 ms; with Netty's
+    auto-refill it finishes in a few ms and the slow stream holds only its stream window."""
+    client, server = connect(ConnOptions(MIB, MIB, FRAME, model="grpc-java"))
+    client.start_policy(0)
+    slow, fast = server.open(client, 8 * MIB, 2 * MIB, readers=1)
+    run(client, server, 50)
+    assert fast.finished and fast.data_bytes == 2 * MIB
+    assert not slow.finished
+    assert isinstance(client.policy, grpc_java.GrpcJavaPolicy)
+    assert slow.peak_unread_bytes <= client.policy.largest_stream_window()
 
 
 # -- hyper ------------------------------------------------------------------------------------

@@ -119,4 +119,18 @@ PING_POLICING: dict[str, str] = {
         'the strikes; more than 2 is GOAWAY ENHANCE_YOUR_CALM "too_many_pings" and the '
         "connection is closed"
     ),
+    "grpc-java": (
+        "grpc-java 1.85.1 (netty KeepAliveEnforcer.java, NettyServerHandler.onPingRead): a "
+        "PING sooner than permitKeepAliveTime (5 min) after the last good one while calls are "
+        "open, or than 2 h with none (unless permitKeepAliveWithoutCalls), is a strike; the "
+        "server writing HEADERS or DATA clears them; more than 2 is GOAWAY ENHANCE_YOUR_CALM "
+        '"too_many_pings", the connection closed and open calls ended RESOURCE_EXHAUSTED'
+    ),
+    "grpc-js": (
+        "grpc-js 1.14.7 (src/server.ts): no ping policing; Node's HTTP/2 (nghttp2) acks every PING"
+    ),
+    "tonic": (
+        "tonic 0.14.9 on hyper 1.12.0 and h2 0.4.20 (h2 src/proto/ping_pong.rs): no ping "
+        "policing; every PING is acked"
+    ),
 }

@@ -87,10 +87,11 @@ def render_pairs(view: CampaignView) -> str:
         parts.append("What went wrong, pair by pair:\n\n" + "\n".join(map(hang_up_line, trouble)))
     else:
         parts.append("Every pair finished without a GOAWAY or a reset.")
-    servers = sorted({o.server for o in trouble if o.server in PING_POLICING})
-    if servers:
-        parts.append(
-            "The servers' ping policing:\n\n"
-            + "\n".join(f"- {s}: {PING_POLICING[s]}." for s in servers)
-        )
+    servers = [
+        s for s in SERVER_KINDS if s in PING_POLICING and any(o.server == s for o in outcomes)
+    ]
+    parts.append(
+        "Each server's ping policing, as its source has it (why a pair hangs up, or never):\n\n"
+        + "\n".join(f"- {s}: {PING_POLICING[s]}." for s in servers)
+    )
     return "\n\n".join(parts)

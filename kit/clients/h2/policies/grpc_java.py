@@ -1,13 +1,24 @@
 """Pure model: grpc-java's Netty transport with auto flow control (its default since 1.33).
 
 Source: grpc/grpc-java ``netty/src/main/java/io/grpc/netty/AbstractNettyHandler.java``
-(``FlowControlPinger``) and ``NettyClientHandler.java`` (``PingCountingFrameWriter``) at
-commit 5fda0c7c35a9; Netty's ``DefaultHttp2LocalFlowController`` (netty/netty 0bb88a3e061f).
+(``FlowControlPinger``) and ``NettyClientHandler.java`` (``PingCountingFrameWriter``; line 252
+builds ``new DefaultHttp2LocalFlowController(connection, DEFAULT_WINDOW_UPDATE_RATIO, true)``)
+at commit 5fda0c7c35a9 (v1.83 line; unchanged in the 1.85.1 the kit builds); Netty's
+``codec-http2/.../DefaultHttp2LocalFlowController.java`` (``AutoRefillState``,
+``DefaultState.writeWindowUpdateIfNeeded``; read at netty/netty 00d1dfb686f8, the 4.2 line of
+the 4.2.17.Final the kit builds). Both rules below were confirmed in the jars the kit builds
+against (grpc-netty 1.85.1, netty-codec-http2 4.2.17.Final) with ``javap -c``.
 
 - Windows start at 1 MiB, stream and connection (``DEFAULT_FLOW_CONTROL_WINDOW``).
-- Credit (Netty, window update ratio 0.5): when the bytes the application consumed bring
-  the processed window down to half the window, a WINDOW_UPDATE restores it, per stream
-  and for the connection (both on consumption).
+- Connection credit goes back **on receipt**: the ``true`` above is
+  ``autoRefillConnectionWindow``, whose ``AutoRefillState.receiveFlowControlledFrame``
+  consumes every DATA byte as it arrives; once the processed window is down to half the
+  window (ratio 0.5), a WINDOW_UPDATE restores it. A slow reader therefore holds only its
+  own stream window and never blocks the other streams of its connection.
+- Stream credit goes back as the application consumes (``NettyClientStream``'s
+  ``bytesRead`` -> ``consumeBytes``), at the same ratio 0.5; padding is consumed on arrival
+  (``onDataRead`` returns it). Netty writes the connection's WINDOW_UPDATE before the
+  DATA reaches grpc-java's pinger, so that update resets the PING limiter first.
 - BDP PING: on a DATA frame when none is in flight, when the ping limiter allows (fewer
   than 2 PINGs since our last HEADERS, DATA or WINDOW_UPDATE) and 2 x (bytes since the last
   PING + this frame) >= last target x back-off multiplier (0 at first). The frame counts.
@@ -64,11 +75,31 @@ class GrpcJavaPolicy(ModelPolicy):
     def pings(self) -> bool:
         return True
 
-    def stream_update(self, stream_id: int, stream: Window, now_ns: int) -> int:
-        return netty_update(stream)
+    def data(self, stream_id: int | None, size: int, padding: int, now_ns: int) -> Answer:
+        """``AutoRefillState``: the connection window refills as the frame arrives; the
+        stream's padding (or a dead stream's frame) is consumed at once."""
+        self.conn.received += size
+        self.conn.consumed += size
+        out = [(0, netty_update(self.conn))]
+        stream = self.streams.get(stream_id) if stream_id is not None else None
+        if stream is not None and stream_id is not None:
+            stream.received += size
+            stream.consumed += padding
+            out.append((stream_id, netty_update(stream) if padding else 0))
+        grants = tuple(g for g in out if g[1] > 0)
+        if grants:
+            self.limited_pings = 0  # written before the pinger sees the frame
+        return self.answer(grants, self.on_data(size, now_ns))
 
-    def conn_update(self, now_ns: int) -> int:
-        return netty_update(self.conn)
+    def consumed(self, stream_id: int | None, n: int, now_ns: int) -> tuple[tuple[int, int], ...]:
+        """The application consumed ``n`` bytes: stream credit only (the connection's went
+        back on receipt)."""
+        stream = self.streams.get(stream_id) if stream_id is not None else None
+        if stream is None or stream_id is None:
+            return ()
+        stream.consumed += n
+        increment = netty_update(stream)
+        return ((stream_id, increment),) if increment > 0 else ()
 
     def answer(self, grants: tuple[tuple[int, int], ...], ping: bool) -> Answer:
         if grants:
