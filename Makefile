@@ -8,39 +8,52 @@ STAMP := $(VENV)/.installed-stamp
 
 install: $(STAMP) stacks
 
+# Everything the builds print goes to this log; the terminal gets one line per step.
+BUILD_LOG := results/build.log
+
 $(STAMP): pyproject.toml
-	$(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
-	# Bytecode now: every server, proxy and client process imports the kit afresh, and a
-	# PYTHONDONTWRITEBYTECODE environment would otherwise compile it again in each one.
-	$(BIN)/python -m compileall -q kit servers
-	touch $(STAMP)
+	@mkdir -p $(dir $(BUILD_LOG))
+	@echo "kit: installing into $(VENV) (output: $(BUILD_LOG))"
+	@{ $(PY) -m venv $(VENV) && \
+	  $(BIN)/python -m pip install -q --upgrade pip && \
+	  $(BIN)/python -m pip install -q -e '.[dev]'; } >>$(BUILD_LOG) 2>&1 || \
+	  { echo "kit: install failed; the last lines of $(BUILD_LOG):"; tail -n 20 $(BUILD_LOG); exit 1; }
+	@# Bytecode now: every server, proxy and client process imports the kit afresh, and a
+	@# PYTHONDONTWRITEBYTECODE environment would otherwise compile it again in each one.
+	@$(BIN)/python -m compileall -q kit servers >>$(BUILD_LOG) 2>&1
+	@touch $(STAMP)
+	@echo "kit: installed"
 
 # The stacks users run (stacks/<stack>/build.sh, pinned by go.sum, pom.xml, package-lock.json).
 # A stack whose toolchain is missing is not built: one line says what to install, and the
-# kit refuses that stack in one line while everything else works.
+# kit refuses that stack in one line while everything else works. Each build's own output
+# goes to $(BUILD_LOG); the terminal gets one line per stack: built, or not built and why.
 GO_STAMP := stacks/grpc-go/bin/.built
 JAVA_STAMP := stacks/grpc-java/target/.built
 JS_STAMP := stacks/grpc-js/node_modules/.built
 TONIC_STAMP := stacks/tonic/target/release/.built
 stacks: $(GO_STAMP) $(JAVA_STAMP) $(JS_STAMP) $(TONIC_STAMP)
 
+# $(call build_stack,name,toolchain check,what to install,build script)
+define build_stack
+	@mkdir -p $(dir $(BUILD_LOG))
+	@if ! { $(2); } >/dev/null 2>&1; then echo "$(1): not built: $(3) and run make stacks"; \
+	elif echo "== $(1)" >>$(BUILD_LOG) && $(4) >>$(BUILD_LOG) 2>&1; then \
+	  touch $@ && echo "$(1): built"; \
+	else echo "$(1): not built: its build failed (see $(BUILD_LOG))"; fi
+endef
+
 $(GO_STAMP): $(wildcard stacks/grpc-go/go.* stacks/grpc-go/*.sh stacks/grpc-go/cmd/*/*.go stacks/grpc-go/internal/*/*.go)
-	@if command -v go >/dev/null; then stacks/grpc-go/build.sh && touch $@; \
-	else echo "grpc-go: not built: install Go 1.26+ (https://go.dev/dl) and run make stacks"; fi
+	$(call build_stack,grpc-go,command -v go,install Go 1.26+ (https://go.dev/dl),stacks/grpc-go/build.sh)
 
 $(JAVA_STAMP): $(shell find stacks/grpc-java/src stacks/grpc-java/pom.xml stacks/grpc-java/build.sh -type f 2>/dev/null)
-	@if command -v java >/dev/null && command -v mvn >/dev/null; then stacks/grpc-java/build.sh && touch $@; \
-	else echo "grpc-java: not built: install JDK 17+ and Maven 3.8+ and run make stacks"; fi
+	$(call build_stack,grpc-java,command -v java && command -v mvn,install JDK 17+ and Maven 3.8+,stacks/grpc-java/build.sh)
 
 $(JS_STAMP): $(wildcard stacks/grpc-js/*.js stacks/grpc-js/lib/*.js stacks/grpc-js/package*.json stacks/grpc-js/build.sh)
-	@if command -v node >/dev/null && command -v npm >/dev/null; then stacks/grpc-js/build.sh && touch $@; \
-	else echo "grpc-js: not built: install Node 20+ with npm and run make stacks"; fi
+	$(call build_stack,grpc-js,command -v node && command -v npm,install Node 20+ with npm,stacks/grpc-js/build.sh)
 
 $(TONIC_STAMP): $(wildcard stacks/tonic/Cargo.* stacks/tonic/*.rs stacks/tonic/*.sh stacks/tonic/src/*.rs stacks/tonic/src/*/*.rs)
-	@if command -v cargo >/dev/null; then stacks/tonic/build.sh && touch $@; \
-	else echo "tonic: not built: install Rust 1.88+ with cargo (https://rustup.rs) and run make stacks"; fi
+	$(call build_stack,tonic,command -v cargo,install Rust 1.88+ with cargo (https://rustup.rs),stacks/tonic/build.sh)
 
 # The stacks' own unit tests.
 test-stacks: stacks
@@ -49,12 +62,21 @@ test-stacks: stacks
 	@if [ -f $(JS_STAMP) ]; then cd stacks/grpc-js && node --test --test-reporter=dot test/; fi
 	@if [ -f $(TONIC_STAMP) ]; then cd stacks/tonic && cargo test -q --release --locked --lib; fi
 
-# The main job: real measurements through the delay line at 20 ms RTT.
+# The main job: real measurements through the delay line at 20 ms RTT, each table under the
+# command that made it, then what the runs show together (their records: $(RUN_RECORDS)).
+RUN_RECORDS := results/make-run.jsonl
+RUN_KIT = echo; echo "$$ $(BIN)/kit run $(1) --records $(RUN_RECORDS)"; \
+	$(BIN)/kit run $(1) --records $(RUN_RECORDS)
+
 run: install
-	$(BIN)/kit run --rtt 20ms --window 4MiB --client h2
-	$(BIN)/kit run --rtt 20ms --window 64KiB --client h2
-	$(BIN)/kit run --rtt 20ms
-	@if [ -f $(GO_STAMP) ]; then $(BIN)/kit run --rtt 20ms --window 4MiB --client grpc-go; fi
+	@rm -f $(RUN_RECORDS)
+	@$(call RUN_KIT,--rtt 20ms --window 4MiB --client h2)
+	@$(call RUN_KIT,--rtt 20ms --window 64KiB --client h2)
+	@$(call RUN_KIT,--rtt 20ms)
+	@if [ -f $(GO_STAMP) ]; then $(call RUN_KIT,--rtt 20ms --window 4MiB --client grpc-go); \
+	else echo; echo "grpc-go is not built: its run is left out (make stacks)"; fi
+	@echo; echo "$$ $(BIN)/kit report $(RUN_RECORDS) --summary"
+	@$(BIN)/kit report $(RUN_RECORDS) --summary
 
 # Unit tests are pure: two workers. The conformance test checks each program's protocol and
 # the bad-input tests a one-line refusal, not speed: two workers. Every other integration test

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kit.analysis.cells import floor_of, p50_latency_ms, ping_rtt_ms, throughput
+from kit.analysis.limits import Limit, limit_of
 from kit.analysis.stats import (
     MIN_ROUNDS,
     NoiseFloor,
@@ -98,6 +99,7 @@ class Row:
     cpu_bound_roles: tuple[str, ...] = ()
     ping_rtt_ms: float | None = None
     warnings: tuple[str, ...] = ()
+    limit: Limit | None = None  # what limited the cell's median run
 
     @property
     def runs_ok(self) -> int:
@@ -183,7 +185,17 @@ def _common(runs: Sequence[Measurement], metric: Metric) -> dict[str, Any]:
         "cpu_bound_roles": tuple(roles),
         "ping_rtt_ms": statistics.median(pings) if pings else None,
         "warnings": tuple(warnings),
+        "limit": _median_limit(runs, metric),
     }
+
+
+def _median_limit(runs: Sequence[Measurement], metric: Metric) -> Limit | None:
+    """The verdict of the run nearest the cell's median (its first on a tie)."""
+    scored = [(s, i, m) for i, m in enumerate(runs) if (s := sample_of(m, metric)) is not None]
+    if not scored:
+        return None
+    median = statistics.median(s for s, _, _ in scored)
+    return limit_of(min(scored, key=lambda sim: (abs(sim[0] - median), sim[1]))[2])
 
 
 def _baseline_row(meta: CompareMeta, runs: Sequence[Measurement], samples: list[float]) -> Row:

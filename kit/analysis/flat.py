@@ -48,7 +48,7 @@ from kit.analysis.sharing import stream_sharing, tap_windows
 from kit.results.codec import to_json
 from kit.results.records import Measurement
 
-FLAT_SCHEMA = 2
+FLAT_SCHEMA = 3  # 3: window_final_bytes is the largest window the sender had
 Kind = Literal["str", "str?", "int", "float", "bool", "json"]
 Row = dict[str, Any]
 
@@ -124,12 +124,15 @@ SAME_AS: dict[str, str] = {
     "client_window_bytes": "window_bytes",
     "result_throughput_mib_s": "throughput_mib_s",
     "result_stream_throughput_mib_s": "stream_throughput_mib_s",
-    "frames_window_final_bytes": "window_final_bytes",
 }
 _TRACE_AXIS = frozenset({"frames_delivered_down_origin_ns", "frames_delivered_down_bucket_ns"})
 # What other columns say in other words: ``ok`` is ``status``, ``link_limited`` the rate
-# columns, the labels the kind and window columns.
-_RESTATED = frozenset({"ok", "link_limited", "client_label", "server_label"})
+# columns, the labels the kind and window columns, the last INITIAL_WINDOW_SIZE announced
+# the last size of ``frames_window_growth`` (``window_final_bytes`` is the largest window a
+# sender had, since FLAT_SCHEMA 3).
+_RESTATED = frozenset(
+    {"ok", "link_limited", "client_label", "server_label", "frames_window_final_bytes"}
+)
 _COMPACT_LEFT_OUT = SERIES | SAME_AS.keys() | _TRACE_AXIS | _RESTATED
 # Window growth: the sizes in order (release 0.1's shape); with ``full``, with their times.
 _GROWTH = ("frames_window_growth", "frames_server_window_growth")

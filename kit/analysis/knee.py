@@ -9,13 +9,16 @@ says so instead of pretending the window did it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from kit.analysis.compare import CompareReport
+from kit.analysis.compare import CompareMeta, CompareReport, build_report
 from kit.errors import UsageError
 from kit.plan.campaign import RUN_SETUP_S, expected_cell_s
 from kit.plan.compare import BASELINE_KEY, ComparePlan
+from kit.plan.presets import KNEE_TITLE_PREFIX
+from kit.plan.trial import Trial
 from kit.plan.units import MIB
+from kit.results.records import Measurement
 
 KNEE_FRACTION = 0.90
 # PINGs slower than this x the configured RTT: data queued in the processes (machine-bound).
@@ -31,6 +34,9 @@ class KneePoint:
     theory_mib_s: float | None
     cpu_bound: bool
     ping_rtt_ms: float | None = None
+    # The cell's connection window (None: the client's own, e.g. C-core's) and its key.
+    conn_window_bytes: int | None = None
+    key: str = ""
 
     def rtt_inflated(self, rtt_ms: float) -> bool:
         return self.ping_rtt_ms is not None and self.ping_rtt_ms > INFLATED_RTT_FACTOR * rtt_ms
@@ -70,7 +76,11 @@ def find_knee(
     return Knee(ordered, best, knee, fraction)
 
 
-def knee_points(report: CompareReport, windows: Mapping[str, int]) -> list[KneePoint]:
+def knee_points(
+    report: CompareReport,
+    windows: Mapping[str, int],
+    conn_windows: Mapping[str, int | None] | None = None,
+) -> list[KneePoint]:
     """A compare report of a sweep -> its points (cells without a result are left out)."""
     points = []
     for row in report.rows:
@@ -78,23 +88,44 @@ def knee_points(report: CompareReport, windows: Mapping[str, int]) -> list[KneeP
             continue
         s = row.summary
         bound = row.cpu_bound_runs * 2 > row.runs_ok  # most runs CPU-bound
-        window = windows[row.key]
+        conn = (conn_windows or {}).get(row.key)
         points.append(
-            KneePoint(window, s.median, s.min, s.max, row.theory_mib_s, bound, row.ping_rtt_ms)
+            KneePoint(
+                windows[row.key],
+                s.median,
+                s.min,
+                s.max,
+                row.theory_mib_s,
+                bound,
+                row.ping_rtt_ms,
+                conn,
+                row.key,
+            )
         )
     return points
 
 
+def swept_window(trial: Trial) -> int | None:
+    """The window a sweep's cell set: its stream window, which every client's record holds
+    (the h2 sweeps set the connection window to it too; the stacks size theirs by their own
+    rule, ``Trial.conn_window_bytes``). None: not a static cell."""
+    return trial.client.window_bytes
+
+
 def knee_windows(plan: ComparePlan) -> dict[str, int]:
-    """Cell key -> the swept window of that cell (the connection window: the sweeps set the
-    stream window to it too, so it is the swept one in both)."""
-    out = {BASELINE_KEY: plan.baseline.client.conn_window_bytes or 0}
-    out |= {c.name: c.client.conn_window_bytes or 0 for c in plan.candidates}
-    return out
+    """Cell key -> the swept (stream) window of that cell."""
+    return {c.key: swept_window(c.trial) or 0 for c in plan.cells()}
 
 
-def swept_layer(plan: ComparePlan) -> str:
-    return "stream window" if plan.workload.streams == 1 else "connection window"
+def swept_layer(trial: Trial) -> str:
+    """Which layer the sweep's windows bind: the stream window, unless the streams on a
+    connection share a connection window smaller than their stream windows together (the h2
+    sweeps, grpc-js's one window)."""
+    per_conn, stream = trial.streams_per_connection, trial.client.window_bytes or 0
+    conn = trial.conn_window_bytes
+    if per_conn > 1 and conn is not None and conn < stream * per_conn:
+        return "connection window"
+    return "stream window"
 
 
 @dataclass(frozen=True)
@@ -112,27 +143,60 @@ class Sweep:
     # raising --max-window.
     top_cell_s: float = 0.0
     streams: int = 1
+    # Cell key -> its trial (what each cell ran: the answer's setting and command).
+    trials: Mapping[str, Trial] = field(default_factory=dict)
+
+    @property
+    def knee_trial(self) -> Trial | None:
+        return self.trials.get(self.knee.knee.key)
 
 
 def analyse_sweep(plan: ComparePlan, report: CompareReport) -> Sweep:
-    windows = knee_windows(plan)
-    rate = link_rate_mib_s(plan)
-    knee = find_knee(knee_points(report, windows), ceiling=rate)
-    top_cell_s = (expected_cell_s(plan.trial(plan.baseline)) + RUN_SETUP_S) * plan.rounds
+    """A sweep just measured: its cells' trials are the plan's."""
+    return sweep_of(report, {c.key: c.trial for c in plan.cells()}, plan.rounds)
+
+
+def sweep_of(report: CompareReport, trials: Mapping[str, Trial], rounds: int) -> Sweep:
+    """The knee of a sweep's report; each cell's window is read from its trial, the one
+    field every client's record holds (``swept_window``)."""
+    windows = {k: w for k, t in trials.items() if (w := swept_window(t)) is not None}
+    conns = {k: t.conn_window_bytes for k, t in trials.items()}
+    base = trials[BASELINE_KEY] if BASELINE_KEY in trials else next(iter(trials.values()))
+    rate = link_rate_mib_s(base)
+    knee = find_knee(knee_points(report, windows, conns), ceiling=rate)
+    top_cell_s = (expected_cell_s(base) + RUN_SETUP_S) * max(1, rounds)
     return Sweep(
         report,
         knee,
         windows,
-        swept_layer(plan),
-        plan.link.rtt_ms,
-        plan.baseline.client.kind,
+        swept_layer(base),
+        base.link.rtt_ms,
+        base.client.kind,
         rate,
         top_cell_s,
-        plan.workload.streams,
+        base.workload.streams,
+        trials,
     )
 
 
-def link_rate_mib_s(plan: ComparePlan) -> float | None:
+def is_knee_campaign(measurements: Sequence[Measurement]) -> bool:
+    """A campaign ``kit knee`` wrote: its title, and every cell a static window."""
+    return bool(measurements) and (
+        measurements[0].tags.campaign.startswith(KNEE_TITLE_PREFIX)
+        and all(swept_window(m.trial) is not None for m in measurements)
+    )
+
+
+def sweep_of_records(measurements: Sequence[Measurement]) -> Sweep:
+    """A knee campaign's sweep rebuilt from its records alone (``kit report``)."""
+    meta = CompareMeta.of_records(measurements)
+    trials: dict[str, Trial] = {}
+    for m in measurements:
+        trials.setdefault(m.tags.key, m.trial)
+    return sweep_of(build_report(meta, measurements), trials, meta.rounds)
+
+
+def link_rate_mib_s(trial: Trial) -> float | None:
     """The download direction's rate in MiB/s (None: unlimited)."""
-    bits = plan.link.rate_down_bits_s
+    bits = trial.link.rate_down_bits_s
     return None if bits is None else bits / 8 / MIB

@@ -37,6 +37,21 @@ def window_final_bytes(m: Measurement) -> int | None:
     return m.frames.window_final_bytes if m.frames is not None else None
 
 
+def largest_window_bytes(m: Measurement) -> int | None:
+    """The final stream window, as the largest window a stream's sender had: what the client
+    says (``ClientResult.stream_window_bytes``, the h2 client's), what the tap saw (each
+    stream's window at the client's updates) and the last INITIAL_WINDOW_SIZE announced,
+    whichever is largest. A policy that grows its streams by WINDOW_UPDATE keeps its start
+    in SETTINGS (the tap's ``window_final_bytes`` alone): its window is what it granted."""
+    frames, result = m.frames, m.result
+    seen = [w for w in (result.stream_window_bytes if result is not None else ())]
+    if frames is not None:
+        seen += [p.window_bytes for p in frames.stream_windows]
+        if frames.window_final_bytes is not None:
+            seen.append(frames.window_final_bytes)
+    return max(seen) if seen else None
+
+
 def window_over_bdp(m: Measurement) -> float | None:
     window, bdp = window_final_bytes(m), bdp_of(m)
     return window / bdp if window and bdp else None
@@ -122,6 +137,21 @@ def ramp(
     return Ramp(hit_ms, hit_bytes, steady, width * bucket_ms)
 
 
+def steady_mib_s(m: Measurement) -> float | None:
+    """What the link delivered over the second half of the timed phase, per second (None
+    without the link's delivery trace): a run's pace after its ramp (TCP's slow start, a
+    window growing), on any link."""
+    result, frames = m.result, m.frames
+    if not m.ok or result is None or frames is None:
+        return None
+    trace = frames.delivered_down
+    buckets = _phase_buckets(trace, result.t_start_ns, result.t_end_ns)
+    half = buckets[len(buckets) // 2 :]
+    if not half or trace.bucket_ns <= 0:
+        return None
+    return sum(half) / MIB / (len(half) * trace.bucket_ns / 1e9)
+
+
 def ramp_of(m: Measurement) -> Ramp | None:
     """The ramp of a download through a rate-limited link (None otherwise)."""
     rate = rate_bits_s(m)
@@ -171,7 +201,7 @@ def link_json(m: Measurement) -> dict[str, object]:
         "jitter_ms": link.jitter_ms,
         "seed": link.seed,
         "bdp_bytes": bdp_of(m),
-        "window_final_bytes": window_final_bytes(m),
+        "window_final_bytes": largest_window_bytes(m),
         "peak_queued_bytes": m.frames.peak_queued_bytes_down if m.frames is not None else None,
         "throughput_mbit_s": mbit_s(m.throughput_mib_s if m.ok else None),
         "rate_fraction": rate_fraction(m),

@@ -1,11 +1,15 @@
 """Pure: the models beside the stacks they model, from the records of ``kit.tools.modelcheck``.
 
 Per cell and condition (each cell belongs to one pair: grpc-go, hyper / tonic, grpc-java):
-the real stack's and the model's samples (median, min-max), their ratio model / real, the noise floor (the wider of the two stacks' duplicate-control
-floors, ``kit.analysis.stats.noise_floor``) and a verdict: *within* when the ratio is
-inside the tolerance, *outside* when not, *not decided* when the noise floor is wider than
-the tolerance (the measurement cannot tell). Per cell, how each stack moved from quiet to
-busy, so a model that depends on the machine's load where the real stack does not says so.
+the real stack's and the model's samples (median, min-max), their ratio model / real, the
+noise floor (the wider of the two stacks' duplicate-control floors,
+``kit.analysis.stats.noise_floor``) and a verdict: *within* when the ratio is inside the
+tolerance, *outside* when its whole interval lies outside it, *not decided* when the noise
+floor is wider than the tolerance (the measurement cannot tell) or the ratio lies outside
+by less than its noise over the rounds run: "not decided (needs N rounds)", by the rule
+every check against the reference follows (``kit.analysis.tables.checks.decide``). Per
+cell, how each stack moved from quiet to busy, so a model that depends on the machine's
+load where the real stack does not says so.
 
 Per row also what the model costs the machine (``CpuUse``): its client's core fraction and
 CPU per MiB beside the real client's, and in how many runs the client was CPU-bound or the whole
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 from kit.analysis.cells import cpu_limit, machine_busy_cores, throughput
 from kit.analysis.link import delivered_mib_s, window_over_bdp
 from kit.analysis.stats import Summary, noise_floor, summarize
+from kit.analysis.tables.checks import Decision, Figure, decide, ratio_spread_pct, spread_of
 from kit.plan.modelcheck import (
     CELLS,
     CONDITIONS,
@@ -78,6 +83,23 @@ class CheckRow:
     floor_pct: float | None  # None: no round with two copies of each stack
     failed: int
     cpu: CpuUse | None = None
+    rounds: int = 1  # the rounds both stacks have a sample in
+
+    @property
+    def decision(self) -> Decision | None:
+        """The ratio against 1 +- tolerance by the tables' one rule
+        (``kit.analysis.tables.checks.decide``): its interval from the two stacks' spreads
+        (their samples' own, or the floor when wider) over the rounds run."""
+        ratio = self.ratio
+        if ratio is None or self.real is None or self.model is None:
+            return None
+        spreads = [
+            spread_of(s.spread_pct if s.n > 1 else None, self.floor_pct)
+            for s in (self.real, self.model)
+        ]
+        tol = self.cell.tolerance
+        figure = Figure(ratio, ratio_spread_pct(*spreads), self.rounds)
+        return decide(figure, (1 - tol, 1 + tol))
 
     @property
     def ratio(self) -> float | None:
@@ -87,13 +109,18 @@ class CheckRow:
 
     @property
     def verdict(self) -> str:
-        ratio = self.ratio
-        if ratio is None:
+        """within | outside | CPU-limited | not decided [(needs N rounds)] | no data.
+        "within" also needs a floor no wider than the tolerance (else agreement is noise's);
+        "outside" only when the ratio's whole interval lies outside the tolerance."""
+        decision = self.decision
+        if decision is None:
             return "no data"
-        if self.floor_pct is None or self.floor_pct > self.cell.tolerance * 100:
-            return "not decided"
-        if abs(ratio - 1) <= self.cell.tolerance:
-            return "within"
+        if decision.verdict == "inside":
+            floor = self.floor_pct
+            decidable = floor is not None and floor <= self.cell.tolerance * 100
+            return "within" if decidable else "not decided"
+        if decision.verdict == "not decided":
+            return "not decided" + ("" if decision.needs is None else f" ({decision.rounds_text})")
         # Off, but on a machine with no core to spare: that measures the machine (the
         # Python client's cost), not the model's rules.
         return "CPU-limited" if self.cpu is not None and self.cpu.mostly_limited else "outside"
@@ -249,6 +276,7 @@ def check_rows(measurements: Sequence[Measurement]) -> list[CheckRow]:
                         runs.get((cell.name, condition, "real"), []),
                         runs.get((cell.name, condition, "model"), []),
                     ),
+                    rounds=max(1, len(set(real or {}) & set(model or {}))),
                 )
             )
     return rows

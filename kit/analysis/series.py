@@ -5,7 +5,8 @@
   announced (SETTINGS, from the frame tap) and the connection credit it granted (stream-0
   WINDOW_UPDATEs), in ms since the client's timed phase began; records without timestamps
   (release 0.1) give the steps in order instead;
-- ``finish_series``: per-stream finish times of multi-stream cells (the median round);
+- ``finish_series``: per-stream finish times of multi-stream fixed-size cells (the median
+  round; a timed cell's streams all stop at its end);
 - ``compare_series``: each cell's sample per round and the baseline's noise band.
 """
 
@@ -21,12 +22,19 @@ from kit.analysis.compare import CompareMeta, build_report, sample_of
 from kit.analysis.intervals import MIN_INTERVAL_MS, rebin
 from kit.analysis.link import ramp_of, window_over_bdp
 from kit.plan.compare import BASELINE_KEY
+from kit.plan.trial import window_in_flight_bytes
 from kit.plan.units import MIB
 from kit.results.records import Measurement
 
 
 @dataclass(frozen=True)
 class WindowPoint:
+    """One configuration's median run. ``window_bytes`` is the window that bounds it: the
+    bytes its windows let in flight per RTT (``kit.plan.trial.window_in_flight_bytes``:
+    streams x stream window, or the connection window when smaller), so the run sits on
+    the window / RTT line it ran against; ``conn_bound`` when the connection window is the
+    smaller."""
+
     rtt_ms: float
     client: str
     streams: int
@@ -35,6 +43,8 @@ class WindowPoint:
     theory_mib_s: float | None
     rate_mib_s: float | None  # the link's rate bound, when the record has one
     study: str = "kit run"  # the panel group: "windows table", "stacks table", "kit run"
+    stream_window_bytes: int | None = None
+    conn_bound: bool = False
 
 
 @dataclass(frozen=True)
@@ -110,18 +120,23 @@ def window_points(measurements: Sequence[Measurement]) -> list[WindowPoint]:
 def _run_point(m: Measurement) -> WindowPoint | None:
     if not (m.ok and m.trial.workload.kind == "download" and m.throughput_mib_s):
         return None
-    study = window_study(m)
-    if study is None or m.trial.client.window_bytes is None:
+    study, trial = window_study(m), m.trial
+    in_flight = window_in_flight_bytes(trial)
+    if study is None or trial.client.window_bytes is None or in_flight is None:
         return None
+    streams = trial.client.window_bytes * trial.streams_per_connection
+    conn = trial.conn_window_bytes
     return WindowPoint(
-        rtt_ms=m.trial.link.rtt_ms,
-        client=m.trial.client.kind,
-        streams=m.trial.workload.streams,
-        window_bytes=m.trial.client.window_bytes,
+        rtt_ms=trial.link.rtt_ms,
+        client=trial.client.kind,
+        streams=trial.workload.streams,
+        window_bytes=in_flight,
         throughput_mib_s=m.throughput_mib_s,
         theory_mib_s=m.theory_mib_s,
         rate_mib_s=_rate_mib_s(m),
         study=study,
+        stream_window_bytes=trial.client.window_bytes,
+        conn_bound=conn is not None and conn < streams,
     )
 
 
@@ -266,7 +281,8 @@ class PlotData:
         p = _run_point(m)
         if p is None:
             return
-        key = (p.study, p.rtt_ms, p.client, p.streams, p.window_bytes, p.rate_mib_s)
+        key = (p.study, p.rtt_ms, p.client, p.streams, p.window_bytes, p.stream_window_bytes,
+               p.rate_mib_s)  # fmt: skip
         self.configs.setdefault(key, _Config(p)).throughputs.append(p.throughput_mib_s)
 
     def _add_growth(self, m: Measurement) -> None:
@@ -278,8 +294,11 @@ class PlotData:
             self.growth[cell] = found
 
     def _add_finish(self, m: Measurement) -> None:
+        # A timed run's streams all stop when its time is up: their finish says nothing.
         result = m.result
         if result is None or len(result.stream_finish_s) < 2:
+            return
+        if m.trial.workload.bytes_per_stream is None:
             return
         if m.tags.campaign:
             cell = (m.tags.campaign, m.tags.key)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -17,7 +18,7 @@ import typer
 from kit.analysis.compare import CompareMeta, CompareReport, build_report, no_result_rows
 from kit.analysis.knee import analyse_sweep
 from kit.analysis.matrix import matrix_groups
-from kit.campaign.runner import check_resumable, run_campaigns
+from kit.campaign.runner import campaign_records, check_resumable, run_campaigns
 from kit.cli.export import (
     Csv,
     campaign_progress,
@@ -27,6 +28,7 @@ from kit.cli.export import (
     csv_on_stdout,
     write_csv,
 )
+from kit.cli.interrupted import partial_header, resume_command, shell_lines, typed_args
 from kit.cli.options import (
     RESULTS_DIR,
     AsJson,
@@ -51,7 +53,7 @@ from kit.cli.options import (
     Units,
 )
 from kit.cli.output import topology, write_text
-from kit.errors import MeasurementError, UsageError
+from kit.errors import Interrupted, MeasurementError, UsageError
 from kit.plan.builder import parse_candidate
 from kit.plan.campaign import expected_campaign_s
 from kit.plan.compare import ComparePlan, PlanFile, load_plan_file, plan_from_settings
@@ -60,7 +62,7 @@ from kit.plan.presets import knee_from, presets_from
 from kit.plan.programs import CLIENT_KINDS, kinds_text
 from kit.plan.units import parse_window_bytes, split_host_port
 from kit.report.compare import render_markdown, render_text, report_json
-from kit.report.knee import knee_json, render_knee
+from kit.report.knee import knee_json, knee_markdown, render_knee
 from kit.report.matrix import matrix_findings
 from kit.topology.target import check_target
 
@@ -86,6 +88,7 @@ def register(app: typer.Typer) -> None:
 
 
 def compare(
+    ctx: typer.Context,
     rtt: Rtt = None,
     baseline: Annotated[
         str | None,
@@ -170,7 +173,12 @@ def compare(
     if server_at is not None:
         check_target(*server_at)
     path = _records_path(records, resume, plans[0].title)
-    reports = _run_plans(plans, path, resume, csv, server_at, keep_awake, fresh_clients)
+    stopped = Stopped(
+        resume_command(ctx.command_path, typed_args(ctx), path), units, plain_stdout(csv, as_json)
+    )
+    reports = _run_plans(
+        plans, path, resume, csv, server_at, keep_awake, fresh_clients, stopped=stopped
+    )
     _emit(reports, as_json, markdown, findings=preset is not None, unit=units, csv=csv)
     _fail_without_result(reports, path)
 
@@ -229,6 +237,21 @@ def _records_path(records: Path | None, resume: bool, name: str) -> Path:
     return RESULTS_DIR / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
 
 
+@dataclass(frozen=True)
+class Stopped:
+    """What a campaign cut short prints: the command that finishes it, the unit of its
+    partial table, and whether that table goes to stdout (else stderr: stdout carries JSON
+    or CSV)."""
+
+    resume: str
+    unit: str = "MiB/s"
+    stdout: bool = True
+
+
+def plain_stdout(csv: Path | None, as_json: bool) -> bool:
+    return not as_json and not csv_on_stdout(csv)
+
+
 def _run_plans(
     plans: Sequence[ComparePlan],
     path: Path,
@@ -237,22 +260,31 @@ def _run_plans(
     target: tuple[str, int] | None = None,
     keep_awake: bool = False,
     fresh_clients: bool = False,
+    stopped: Stopped | None = None,
 ) -> list[tuple[ComparePlan, CompareReport]]:
     specs = [p.campaign() for p in plans]
     if resume:
         check_resumable(specs, path)
     check_records(path)
     typer.echo(f"records: {path}", err=True)
+    interrupted: Interrupted | None = None
     with campaign_progress() as progress:
-        outcome = run_campaigns(
-            specs,
-            path,
-            resume=resume,
-            progress=progress,
-            topology_factory=lambda: topology(
-                target=target, keep_awake=keep_awake, fresh_clients=fresh_clients
-            ),
-        )
+        try:
+            outcome = run_campaigns(
+                specs,
+                path,
+                resume=resume,
+                progress=progress,
+                topology_factory=lambda: topology(
+                    target=target, keep_awake=keep_awake, fresh_clients=fresh_clients
+                ),
+            )
+        except Interrupted as exc:  # every process is stopped; the records are on disk
+            interrupted = exc
+    if interrupted is not None:
+        if stopped is not None:
+            _print_partial(plans, path, interrupted.signal_name, stopped)
+        raise interrupted
     typer.echo(f"done in {outcome.elapsed_s:.0f} s; records: {path}", err=True)
     write_csv(csv, outcome.measurements)
     out = []
@@ -260,6 +292,23 @@ def _run_plans(
         mine = [m for m in outcome.measurements if m.tags.campaign == plan.campaign_name]
         out.append((plan, build_report(CompareMeta.of(plan), mine)))
     return out
+
+
+def _print_partial(
+    plans: Sequence[ComparePlan], path: Path, signal_name: str, stopped: Stopped
+) -> None:
+    """The table of the rounds run so far, marked partial, and the command that finishes
+    the campaign (the records on disk are what a ``--resume`` keeps)."""
+    measured = campaign_records(path, [p.campaign_name for p in plans])
+    planned = sum(len(p.campaign().schedule()) for p in plans)
+    tables = []
+    for plan in plans:
+        mine = [m for m in measured if m.tags.campaign == plan.campaign_name]
+        if mine:
+            tables.append(render_text(build_report(CompareMeta.of(plan), mine), stopped.unit))
+    lines = [partial_header(len(measured), planned, signal_name), *tables]
+    lines.append(f"the records are kept; finish the campaign with:\n{shell_lines(stopped.resume)}")
+    typer.echo("\n\n".join(lines), err=not stopped.stdout)
 
 
 def _fail_without_result(reports: list[tuple[ComparePlan, CompareReport]], path: Path) -> None:
@@ -303,6 +352,7 @@ def _findings(reports: list[tuple[ComparePlan, CompareReport]]) -> str:
 
 
 def knee(
+    ctx: typer.Context,
     rtt: Annotated[str, typer.Option("--rtt", help="RTT of the delay line.")] = "20ms",
     streams: Annotated[
         int,
@@ -365,12 +415,15 @@ def knee(
         "round(s), the largest window twice a round as the control)",
         err=True,
     )
-    reports = _run_plans(plans, path, resume, csv, fresh_clients=fresh_clients)
+    stopped = Stopped(
+        resume_command(ctx.command_path, typed_args(ctx), path), "MiB/s", plain_stdout(csv, as_json)
+    )
+    reports = _run_plans(plans, path, resume, csv, fresh_clients=fresh_clients, stopped=stopped)
     sweeps = [analyse_sweep(p, r) for p, r in reports]
     if as_json:  # never with --csv - (check_one_stdout_format)
         typer.echo(json.dumps([knee_json(s) for s in sweeps], indent=2))
     elif not csv_on_stdout(csv):
         typer.echo("\n\n".join(render_knee(s) for s in sweeps))
     if markdown is not None:
-        write_text(markdown, "\n".join(render_markdown(r) for _, r in reports), "--markdown")
+        write_text(markdown, "\n".join(knee_markdown(s) for s in sweeps), "--markdown")
     _fail_without_result(reports, path)

@@ -36,7 +36,7 @@ from kit import errors
 from kit.analysis import flat, reference
 from kit.analysis.tables.uploads import HAPROXY_MBIT_S, HAPROXY_SOURCE
 from kit.cli import app
-from kit.cli.help import apply_help
+from kit.cli.help import DETAILS, apply_help
 from kit.plan.tables.uploads import HAPROXY_RTT_MS
 from kit.plan.units import format_bytes
 from kit.results.records import Measurement
@@ -144,7 +144,9 @@ def _option_row(param: Any, ctx: Any) -> tuple[str, ...]:
     names = " / ".join(code(o) for o in [*param.opts, *param.secondary_opts])
     flag = getattr(param, "is_flag", False)
     value = "flag" if flag else code(str(param.metavar or "").strip())
-    return (names, value, code(default), cell(help_text))
+    detail = DETAILS.get(param.name or "", "")
+    meaning = help_text.rstrip(" .") + "." + (f" {detail}" if detail else "")
+    return (names, value, code(default), cell(meaning))
 
 
 # --- exit codes ------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, TypeVar
 
@@ -31,7 +31,7 @@ from kit.errors import UsageError
 from kit.plan.campaign import expected_cell_s
 from kit.plan.trial import Trial
 from kit.report.export import csv_header, csv_row, render_json, rows_csv
-from kit.report.format import UNITS
+from kit.report.format import ELLIPSIS, UNITS
 from kit.results.records import Measurement
 from kit.results.store import append_record, check_records_path, encode_record
 
@@ -40,21 +40,16 @@ STDOUT = Path("-")
 
 Csv = Annotated[
     Path | None,
-    typer.Option(
-        "--csv", help="Write one flat row per measurement here (the --json schema; see README)."
-    ),
+    typer.Option("--csv", help="A flat row per measurement here ('-': stdout)."),
 ]
 Full = Annotated[
     bool,
     typer.Option(
         "--full",
-        help="--json / --csv: every field, unrounded, time series included (cells may "
-        "then exceed a spreadsheet's 32,767 characters).",
+        help="--json / --csv: every field, unrounded.",
     ),
 ]
-NoRecords = Annotated[
-    bool, typer.Option("--no-records", help="Keep no record of this run (nothing is written).")
-]
+NoRecords = Annotated[bool, typer.Option("--no-records", help="Keep no record of this run.")]
 
 
 def check_one_stdout_format(csv: Path | None, as_json: bool, records: Path | None = None) -> None:
@@ -209,12 +204,25 @@ def with_progress(trial: Trial, measure: Callable[[], T]) -> T:
         return measure()
 
 
+PROGRESS_WIDTH = 100
+
+
+def fitted(line: ProgressLine, width: int = PROGRESS_WIDTH) -> ProgressLine:
+    """The progress line with its cell's name cut ("...") so that it fits ``width``
+    columns (a candidate's spec can be long); the counts and times stay whole."""
+    excess = len(line.text()) - width
+    if excess <= 0:
+        return line
+    keep = max(8, len(line.cell) - excess - 1)
+    return replace(line, cell=line.cell[:keep] + ELLIPSIS)
+
+
 @contextmanager
 def campaign_progress() -> Iterator[OnProgress]:
     """The campaign runner's progress line on stderr: redrawn in place on a terminal (the
     last one stays when the run ends), one plain line per cell elsewhere (pipes, CI logs)."""
     if not interactive():
-        yield lambda line: echo_err(line.text())
+        yield lambda line: echo_err(fitted(line).text())
         return
     # Redrawn only as a cell starts (the line's figures change then); one row, cut to the
     # terminal's width rather than wrapped, so the redraw never leaves a stale line above.

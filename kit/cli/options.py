@@ -13,43 +13,41 @@ RESULTS_DIR = Path("results")
 
 Rtt = Annotated[
     str,
-    typer.Option("--rtt", help="Round-trip time added by the delay line: 20ms, 1.5ms, 0.02s, 0."),
+    typer.Option("--rtt", help="RTT the delay line adds (20ms, 0)."),
 ]
 OptionalRtt = Annotated[
     str | None,
     typer.Option("--rtt", help="RTT of the delay line (compare: 20ms; --preset windows: 10ms)."),
 ]
 DelayUp = Annotated[
-    str | None, typer.Option("--delay-up", help="Client->server delay (overrides half of --rtt).")
+    str | None, typer.Option("--delay-up", help="Client->server delay (not half the RTT).")
 ]
 DelayDown = Annotated[
-    str | None, typer.Option("--delay-down", help="Server->client delay (overrides half of --rtt).")
+    str | None, typer.Option("--delay-down", help="Server->client delay (not half the RTT).")
 ]
 MessageSize = Annotated[
     str | None, typer.Option("--message-size", help="gRPC message size (default 256KiB).")
 ]
 Duration = Annotated[
-    str | None, typer.Option("--duration", help="Timed phase per run (default max(2s, 20 RTT)).")
+    str | None, typer.Option("--duration", help="Timed phase per run (max(2s, 20 RTT)).")
 ]
 KeepAwake = Annotated[
     bool,
     typer.Option(
         "--keep-awake",
-        help="Keep every CPU awake with nice-19 busy loops while measuring: on a VM, waking "
-        "idle vCPUs adds ms to latencies and PING RTTs.",
+        help="Busy loops keep idle vCPUs awake (VMs).",
     ),
 ]
 FreshClients = Annotated[
     bool,
     typer.Option(
         "--fresh-clients",
-        help="A client process of its own for every trial (a cold JVM for each grpc-java "
-        "trial), instead of one client worker per client for all of them.",
+        help="A client process per trial (cold JVMs).",
     ),
 ]
 TransferSize = Annotated[
     str | None,
-    typer.Option("--bytes", help="Fixed transfer per stream instead of a timed one (e.g. 8MiB)."),
+    typer.Option("--bytes", help="Fixed transfer per stream (8MiB), not timed."),
 ]
 Rounds = Annotated[
     int | None,
@@ -78,109 +76,92 @@ ServerWindow = Annotated[
     str | None,
     typer.Option(
         "--server-window",
-        help="The server's static receive window (it governs uploads): 64KiB, 4MiB.",
+        help="Server's static window (it paces uploads).",
     ),
 ]
 ServerStack = Annotated[
     str | None,
     typer.Option(
         "--server",
-        help=f"The server: {kinds_text(SERVER_KINDS, 'grpcio')} (stacks/, built by make).",
+        help=kinds_text(SERVER_KINDS, "grpcio") + ".",
     ),
 ]
 ServerMode = Annotated[
     str | None,
     typer.Option(
         "--server-mode",
-        help="Server window: dynamic | static | bdp-off; inferred from --server-window.",
+        help="dynamic | static | bdp-off.",
     ),
 ]
 ServerOption = Annotated[
     list[str] | None,
     typer.Option(
         "--server-option",
-        help="Server option key=value (repeatable): a grpcio channel arg, or the stack's own.",
+        help="Channel arg or stack option (repeatable).",
     ),
 ]
 Rate = Annotated[
     str | None,
-    typer.Option(
-        "--rate", help="Bottleneck rate of both directions: 100Mbit, 1Gbit, 12.5MB/s (unlimited)."
-    ),
+    typer.Option("--rate", help="Rate both ways (100Mbit, 12.5MB/s)."),
 ]
-RateUp = Annotated[
-    str | None, typer.Option("--rate-up", help="Client->server rate (overrides --rate).")
-]
+RateUp = Annotated[str | None, typer.Option("--rate-up", help="Client->server rate (not --rate).")]
 RateDown = Annotated[
-    str | None, typer.Option("--rate-down", help="Server->client rate (overrides --rate).")
+    str | None, typer.Option("--rate-down", help="Server->client rate (not --rate).")
 ]
 Jitter = Annotated[
     str | None,
-    typer.Option("--jitter", help="Uniform +-J on each chunk's delay, never reordering: 2ms."),
+    typer.Option("--jitter", help="Uniform +-J on each chunk's delay (2ms)."),
 ]
-LinkSeed = Annotated[
-    int | None, typer.Option("--seed", help="Seed of the jitter (default 1: reproducible).")
-]
+LinkSeed = Annotated[int | None, typer.Option("--seed", help="Seed of the jitter (default 1).")]
 LinkKindOption = Annotated[
     str,
     typer.Option(
         "--link",
-        help="stream: the delay line (HTTP/2's windows only); packet: the kernels' TCP over "
-        "an emulated IP link in network namespaces (root or user namespaces), with --loss.",
+        help="stream (delay line) | packet (kernel TCP).",
     ),
 ]
 Loss = Annotated[
     str | None,
-    typer.Option("--loss", help="Packet link: independent loss per packet: 0.1%, 0.001."),
+    typer.Option("--loss", help="Loss per packet (0.1%)."),
 ]
 LossBurst = Annotated[
     str | None,
-    typer.Option(
-        "--loss-burst", help="Packet link: loss in bursts (Gilbert-Elliott) LOSS:MEAN_LENGTH: 1%:4."
-    ),
+    typer.Option("--loss-burst", help="Loss in bursts, LOSS:MEAN_LENGTH (1%:4)."),
 ]
 Queue = Annotated[
     str | None,
-    typer.Option(
-        "--queue", help="Packet link: drop-tail queue at the rate: 256KiB or 20ms (default 1 BDP)."
-    ),
+    typer.Option("--queue", help="Drop-tail queue (256KiB, 20ms; 1 BDP)."),
 ]
-Mtu = Annotated[
-    int | None, typer.Option("--mtu", help="Packet link: MTU of its devices (default 1500).")
-]
+Mtu = Annotated[int | None, typer.Option("--mtu", help="MTU (default 1500).")]
 Congestion = Annotated[
     str | None,
     typer.Option(
         "--cc",
-        help="Packet link: the kernels' congestion control: cubic, bbr, reno (default: "
-        "this machine's).",
+        help="Congestion control: cubic | bbr | reno.",
     ),
 ]
 RateStepsOption = Annotated[
     str | None,
     typer.Option(
         "--rate-steps",
-        help="Down rate changing over time, looped: 100Mbit:5s,10Mbit:5s (either link).",
+        help="Down rates in turn (100Mbit:5s,1Mbit:5s).",
     ),
 ]
 TraceOption = Annotated[
     str | None,
     typer.Option(
         "--trace",
-        help="Down rate from a mahimahi trace file (one line per 1500-byte delivery, ms).",
+        help="Down rate from a mahimahi trace file.",
     ),
 ]
 Target = Annotated[
     str | None,
     typer.Option(
         "--target",
-        help="HOST:PORT of a running `kit serve` to measure instead of starting a server "
-        "(the delay line still adds --rtt; --direct to connect straight).",
+        help="A running `kit serve` to measure.",
     ),
 ]
-Units = Annotated[
-    str, typer.Option("--units", help="Throughput unit of the report: MiB/s | MB/s | Mbit/s.")
-]
+Units = Annotated[str, typer.Option("--units", help="MiB/s | MB/s | Mbit/s.")]
 Verbose = Annotated[
-    bool, typer.Option("--verbose", "-v", help="Show every SETTING, increment and error line.")
+    bool, typer.Option("--verbose", "-v", help="Every SETTING, increment and error line.")
 ]

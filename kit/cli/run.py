@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from kit.analysis.intervals import MIN_INTERVAL_MS
+from kit.analysis.intervals import MIN_INTERVAL_MS, intervals_of
 from kit.cli.export import (
     STDOUT,
     Csv,
@@ -24,12 +24,14 @@ from kit.cli.export import (
     check_records,
     check_units,
     csv_on_stdout,
+    interactive,
     run_json_text,
     save_record,
     with_progress,
     write_csv,
 )
 from kit.cli.help import RUN_EXAMPLES
+from kit.cli.interrupted import run_lines, timed_so_far
 from kit.cli.live import live_intervals
 from kit.cli.options import (
     Congestion,
@@ -74,8 +76,9 @@ from kit.plan.processes import (
     is_loopback_host,
 )
 from kit.plan.programs import CLIENT_KINDS, kinds_text
-from kit.plan.trial import ServerConfig, Trial
+from kit.plan.trial import WINDOW_POLICIES, WORKLOAD_KINDS, ServerConfig, Trial
 from kit.plan.units import parse_duration_ms, parse_size_bytes, size_spec, split_host_port
+from kit.report.intervals import interval_lines
 from kit.report.run import run_table
 from kit.results.records import Measurement, RunTags
 from kit.topology.foreground import serve_stack
@@ -90,11 +93,11 @@ def run(
     rtt: Rtt = "20ms",
     window: Annotated[
         str | None,
-        typer.Option(help="Static stream window (64KiB, 4MiB); omit for a dynamic window."),
+        typer.Option(help="Static stream window; none: dynamic."),
     ] = None,
     conn_window: Annotated[
         str | None,
-        typer.Option(help="Static connection window (h2 client only); default window x streams."),
+        typer.Option(help="Connection window (window x streams)."),
     ] = None,
     client: Annotated[
         str,
@@ -102,66 +105,52 @@ def run(
     ] = "grpcio",
     mode: Annotated[
         str | None,
-        typer.Option(help="dynamic | static | bdp-off (grpcio); inferred from --window."),
+        typer.Option(help="dynamic | static | bdp-off."),
     ] = None,
     option: Annotated[
         list[str] | None,
         typer.Option(
             "--option",
             "-o",
-            help="key=value (repeatable): a grpcio channel arg, or the stack's named option.",
+            help="Channel arg or stack option (repeatable).",
         ),
     ] = None,
     credit: Annotated[
         str | None,
-        typer.Option(
-            help="h2 credit threshold: immediate | half | quarter (grpc-go's; default when dynamic)."
-        ),
+        typer.Option(help="Credit threshold: immediate | half | quarter."),
     ] = None,
     conn_credit: Annotated[
         str | None,
-        typer.Option(help="h2: connection credit goes back on receipt (default) | read."),
+        typer.Option(help="Connection credit back on: receipt | read."),
     ] = None,
     window_policy: Annotated[
         str | None,
-        typer.Option(
-            help="h2: grpc-go (= dynamic) | grpc-java | hyper | dotnet | quic-go | quiche | "
-            "linux | pool | static (inferred from --window); as --mode. Other stacks' are "
-            "models (QUIC's: a QUIC stream is a stream, MAX_DATA the connection window)."
-        ),
+        typer.Option(help=", ".join(WINDOW_POLICIES) + "."),
     ] = None,
     pool: Annotated[
         str | None,
-        typer.Option(help="h2 pool policy: receive pool per connection (default 1.6MB)."),
+        typer.Option(help="Receive pool per connection (1.6MB)."),
     ] = None,
     max_frame_size: Annotated[
         str | None,
-        typer.Option(help="h2 client's advertised MAX_FRAME_SIZE (1MiB static, 16KiB else)."),
+        typer.Option(help="The MAX_FRAME_SIZE it advertises."),
     ] = None,
-    streams: Annotated[int, typer.Option(help="Concurrent downloads.")] = 1,
-    slow_streams: Annotated[
-        int, typer.Option(help="Read the first K streams slowly, at --read-rate.")
-    ] = 0,
-    read_rate: Annotated[
-        str | None, typer.Option(help="Application read rate of slow streams (20Mbit, 2MB/s).")
-    ] = None,
-    connections: Annotated[
-        int | None, typer.Option(help="Spread the streams over this many connections (default 1).")
-    ] = None,
-    workload: Annotated[str, typer.Option(help="download | unary | upload.")] = "download",
+    streams: Annotated[int, typer.Option(help="Concurrent streams.")] = 1,
+    slow_streams: Annotated[int, typer.Option(help="Read the first N streams at --read-rate.")] = 0,
+    read_rate: Annotated[str | None, typer.Option(help="Slow streams' read rate (20Mbit).")] = None,
+    connections: Annotated[int | None, typer.Option(help="Connections the streams share.")] = None,
+    workload: Annotated[str, typer.Option(help=" | ".join(WORKLOAD_KINDS) + ".")] = "download",
     message_size: Annotated[str, typer.Option(help="gRPC message size.")] = "256KiB",
-    duration: Annotated[
-        str | None, typer.Option(help="Timed phase (default max(2s, 20 RTT)).")
-    ] = None,
+    duration: Annotated[str | None, typer.Option(help="Timed phase (max(2s, 20 RTT)).")] = None,
     size: TransferSize = None,
-    calls: Annotated[int, typer.Option(help="Unary calls (workload unary).")] = 200,
+    calls: Annotated[int, typer.Option(help="Unary calls.")] = 200,
     server: ServerStack = None,
     server_window: ServerWindow = None,
     server_mode: ServerMode = None,
     server_option: ServerOption = None,
     timeout: Annotated[
         str | None,
-        typer.Option(help="Hard timeout (default max(60s, 2 x timed phase + 60 RTT))."),
+        typer.Option(help="Hard timeout (60s or more)."),
     ] = None,
     delay_up: DelayUp = None,
     delay_down: DelayDown = None,
@@ -179,14 +168,14 @@ def run(
     rate_steps: RateStepsOption = None,
     trace: TraceOption = None,
     direct: Annotated[
-        bool, typer.Option(help="Skip the delay line (no tap; RTT must be 0).")
+        bool, typer.Option("--direct", help="No delay line (RTT 0, no frame tap).")
     ] = False,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object instead of a table.")
+        bool, typer.Option("--json", help="One JSON object instead of the table.")
     ] = False,
     records: Annotated[
         Path,
-        typer.Option(help="Append the record to this JSON-lines file ('-': stdout, no table)."),
+        typer.Option(help="Append the record here ('-': stdout)."),
     ] = DEFAULT_RECORDS,
     no_records: NoRecords = False,
     csv: Csv = None,
@@ -195,8 +184,7 @@ def run(
         str | None,
         typer.Option(
             metavar="DURATION",
-            help="Print the throughput every DURATION while it runs (100ms, 1s), as iperf3 -i "
-            "does; the record keeps the series.",
+            help="Throughput every DURATION (100ms), as iperf3 -i.",
         ),
     ] = None,
     target: Target = None,
@@ -270,14 +258,17 @@ def run(
         direct=direct,
         target=server_at,
         keep_awake=keep_awake,
-        live_count=bool(interval_ms),
+        live_count=not direct,  # a run cut short still says what it delivered
         fresh_clients=fresh_clients,
     )
-    with topo_of as topo:
+    with topo_of as topo, timed_so_far(topo) as so_far:
         try:
-            measurement = _measured(topo, trial, interval_ms, units, plain)
+            measurement = _measured(topo, trial, interval_ms, units)
         except Interrupted as stopped:  # the record says it was cut short, then we stop
-            save_record(keep, topo.interrupted(trial, stopped.signal_name, RunTags(command="run")))
+            record = topo.interrupted(trial, stopped.signal_name, RunTags(command="run"))
+            for line in run_lines(record, so_far.delivered(), keep is not None, units):
+                echo_err(line)
+            save_record(keep, record)  # "record appended to ..."
             raise
     if interval_ms:
         measurement = replace(measurement, meta=replace(measurement.meta, interval_ms=interval_ms))
@@ -285,6 +276,9 @@ def run(
     write_csv(csv, [measurement], full)
     if keep != STDOUT and not csv_on_stdout(csv):
         table = run_table(measurement, verbose=verbose, unit=units)
+        if plain and interval_ms:  # the record's intervals, which the table summarises
+            for line in interval_lines(intervals_of(measurement), interval_ms, units):
+                typer.echo(line)
         typer.echo(run_json_text(measurement, full) if as_json else table)
     if unsaved is not None:  # the result is out; now say where it could not go
         raise RecordsError(f"{unsaved}; the result above is not in it")
@@ -292,15 +286,13 @@ def run(
         raise typer.Exit(4)
 
 
-def _measured(
-    topo: Topology, trial: Trial, interval_ms: float, unit: str, plain: bool
-) -> Measurement:
-    """The measurement, with a progress bar, or the interval lines (on stdout before the
-    table; on stderr when stdout carries JSON, CSV or the record)."""
+def _measured(topo: Topology, trial: Trial, interval_ms: float, unit: str) -> Measurement:
+    """The measurement, with a progress bar, or the live interval lines (on stderr: the
+    record's are printed after it)."""
     tags = RunTags(command="run")
     if not interval_ms:
         return with_progress(trial, lambda: topo.measure(trial, tags=tags))
-    with live_intervals(topo, interval_ms, unit, typer.echo if plain else echo_err):
+    with live_intervals(topo, interval_ms, unit, interactive(), echo_err):
         return topo.measure(trial, tags=tags)
 
 

@@ -14,11 +14,13 @@ from typing import Annotated
 
 import typer
 
+from kit.analysis.findings import findings
 from kit.analysis.series import PlotData
 from kit.campaign.tables import check_records_file, run_tables
 from kit.cli.export import (
     Csv,
     campaign_progress,
+    check_one_stdout_format,
     check_records,
     csv_on_stdout,
     terminal_width,
@@ -29,7 +31,13 @@ from kit.cli.output import echo_warnings, topology, write_chunks
 from kit.cli.plot import write_plots
 from kit.errors import ChecksFailed, UsageError
 from kit.plan.tables import TABLE_NAMES, TablesSettings, parse_only
-from kit.report.document import MAX_RUN_TABLES, report_chunks, scan_records
+from kit.report.document import (
+    MAX_RUN_TABLES,
+    report_chunks,
+    report_json_chunks,
+    scan_records,
+)
+from kit.report.findings import render_findings
 from kit.report.plot import plot_links, render_data, render_plots
 from kit.report.tables import failed_checks_line, render_bars_of, render_tables
 from kit.report.terminal import markdown_for_terminal
@@ -170,8 +178,27 @@ def report(
             "the one-line-per-run summary).",
         ),
     ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the report as one JSON object (see README).")
+    ] = False,
+    summary: Annotated[
+        bool,
+        typer.Option(
+            "--summary", help="Only what the lone runs show together (make run ends with it)."
+        ),
+    ] = False,
 ) -> None:
     """Re-render tables, comparisons or runs from records, without measuring."""
+    if summary:
+        given = [n for n, v in (("--csv", csv), ("--json", as_json), ("--markdown", markdown),
+                                ("--out", out), ("--all", all_runs)) if v]  # fmt: skip
+        if given:
+            raise UsageError(f"--summary prints the summary alone; drop {', '.join(given)}")
+        _summary(file)
+        return
+    check_one_stdout_format(csv, as_json)
+    if as_json and markdown:
+        raise UsageError("--json and --markdown: both would print on stdout; choose one")
     skipped = SkippedLines()
     # Streamed, in passes over the file: no pass holds its lone runs, so memory stays
     # bounded whatever the file's size (later passes skip the same lines quietly).
@@ -192,10 +219,23 @@ def report(
     if out is not None:
         chunks = report_chunks(scan, again, str(file), markdown=True, all_runs=all_runs)
         write_document_chunks(out, chunks, scan.plots)
-    if not csv_on_stdout(csv):
+    if as_json:
+        chunks = report_json_chunks(scan, again, str(file))
+    elif not csv_on_stdout(csv):
         chunks = report_chunks(scan, again, str(file), markdown, terminal_width(), all_runs)
-        for chunk in chunks:
-            typer.echo(chunk, nl=False)
+    else:
+        return
+    for chunk in chunks:
+        typer.echo(chunk, nl=False)
+
+
+def _summary(file: Path) -> None:
+    """``kit report FILE --summary``: the lone runs' findings, a record at a time."""
+    skipped = SkippedLines()
+    runs = (r for r in iter_records(file, skipped) if isinstance(r, Measurement))
+    found = findings(runs)
+    echo_warnings(f"kit report: {file}", skipped)
+    typer.echo(render_findings(found))
 
 
 def register(app: typer.Typer) -> None:

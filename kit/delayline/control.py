@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -85,15 +86,20 @@ class Control:
 
     def _record(self, change: LinkChange) -> None:
         link = change.link
-        self.announce(
+        text = (
             f"{change.at} link changed: delay up {link.delay_up_ms:g} ms, down "
             f"{link.delay_down_ms:g} ms, jitter {link.jitter_ms:g} ms, rate up "
             f"{_rate(link.rate_up_bits_s)}, down {_rate(link.rate_down_bits_s)}"
         )
+        for line in textwrap.wrap(text, ANNOUNCE_WIDTH, subsequent_indent="  "):
+            self.announce(line)
         if self.tap_path is not None:
             line = json.dumps(encode_tap_line(change), separators=(",", ":")) + "\n"
             with open(self.tap_path, "a", encoding="utf-8") as tap:  # one append: one write
                 tap.write(line)
+
+
+ANNOUNCE_WIDTH = 100  # every line the kit prints fits this many columns
 
 
 def _rate(bits_s: float | None) -> str:

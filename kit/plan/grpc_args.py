@@ -126,7 +126,7 @@ def check_arg_name(key: str, option: str = "--option") -> None:
         return
     close = difflib.get_close_matches(key, sorted(CHANNEL_ARG_NAMES), n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]}?" if close else " (grpcio would ignore it without a word)"
-    raise UsageError(f"{option}: {key!r} is not a channel argument grpcio knows{hint}")
+    raise UsageError(f"{option}: {key!r} is unknown to grpcio{hint}")
 
 
 def check_arg_value(pair: tuple[str, OptionValue], option: str = "--option") -> None:

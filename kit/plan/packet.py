@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass, field
 
 from kit.plan.trial import Link, require
-from kit.plan.units import KIB, format_bytes
+from kit.plan.units import KIB
 
 MIN_QUEUE_BYTES = 64 * KIB
 # The namespaces are the kit's own: these addresses exist only inside them.
@@ -40,21 +40,6 @@ def mathis_bits_s(link: Link) -> float | None:
     if link.loss <= 0 or link.rtt_ms <= 0:
         return None
     return float(mss_bytes(link) * 8 / (link.rtt_ms / 1000) * MATHIS_C / math.sqrt(link.loss))
-
-
-def packet_link_text(link: Link) -> str:
-    """ "MTU 1500, drop-tail queue 250 KB, loss 0.1% independent (seed 1)"."""
-    rates = [r for r in (link.rate_up_bits_s, link.rate_down_bits_s) if r is not None]
-    parts = [f"MTU {link.mtu}"]
-    if rates:
-        parts.append(f"drop-tail queue {format_bytes(queue_bytes_for(link, min(rates)))}")
-    if link.loss:
-        kind = (
-            f"in bursts of mean {link.loss_burst_len:g}" if link.loss_burst_len else "independent"
-        )
-        parts.append(f"loss {link.loss * 100:g}% {kind} (seed {link.seed})")
-    parts.append(f"congestion control {link.congestion or 'the kernel default'}")
-    return ", ".join(parts)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -50,6 +50,7 @@ KNEE_STREAMS = 8
 KNEE_MIN_WINDOW = 64 * KIB
 KNEE_MAX_WINDOW = 32 * MIB
 KNEE_ROUNDS = 3
+KNEE_TITLE_PREFIX = "knee-"  # every sweep's title (and so its campaign's name) starts so
 PRESETS = ("windows",)
 
 DEFAULTS = "defaults"
@@ -183,7 +184,7 @@ def knee_sweep(
         workload=replace(base.workload, kind="download", streams=streams),
         baseline=cand(largest),
         candidates=tuple(cand(w) for w in sorted(others)),
-        title=f"knee-{'' if client == 'h2' else client + '-'}{streams}stream"
+        title=f"{KNEE_TITLE_PREFIX}{'' if client == 'h2' else client + '-'}{streams}stream"
         + ("s" if streams > 1 else ""),
     )
 

@@ -98,16 +98,14 @@ MAX_SEED = 2**63 - 1
 MAX_CONNECTIONS = 256
 
 # What the grpcio client cannot do, by the field that would ask it to (it would ignore them
-# silently); the builder refuses the options that set them with the same words.
+# silently); the builder refuses the options that set them with the same words. Each fits
+# one 100-column line after "kit: error: --max-frame-size: " (70 characters at most).
 H2_ONLY: dict[str, str] = {
-    "conn_window_bytes": "the grpcio client cannot set the connection window separately "
-    "(C-core derives it from the stream window); use the h2 client",
+    "conn_window_bytes": "grpcio cannot set the connection window: C-core derives it (use h2)",
     "credit_policy": "only the h2 client has a credit policy (C-core returns credit itself)",
-    "conn_credit": "only the h2 client chooses when connection credit goes back "
-    "(C-core returns it itself)",
+    "conn_credit": "only the h2 client chooses when connection credit goes back",
     "pool_bytes": "the receive pool is the h2 client's (use --client h2 --window-policy pool)",
-    "max_frame_bytes": "only the h2 client advertises it here; for grpcio pass the channel "
-    "argument grpc.http2.max_frame_size (honoured with grpc.http2.bdp_probe=0)",
+    "max_frame_bytes": "grpcio: pass grpc.http2.max_frame_size (honoured with bdp_probe=0)",
 }
 
 
@@ -885,14 +883,24 @@ def window_theory_mib_s(trial: Trial) -> float | None:
         return upload_theory_mib_s(trial)
     if client.window_mode == "pool" and trial.link.rtt_ms > 0 and workload.kind == "download":
         return pool_granted_bytes(trial) / (trial.link.rtt_ms / 1000.0) / MIB
-    if client.window_bytes is None or trial.link.rtt_ms <= 0 or workload.kind != "download":
+    in_flight = window_in_flight_bytes(trial)
+    if in_flight is None or trial.link.rtt_ms <= 0:
+        return None
+    return in_flight / (trial.link.rtt_ms / 1000.0) / MIB
+
+
+def window_in_flight_bytes(trial: Trial) -> int | None:
+    """The bytes a download's static windows let in flight per round trip, summed over its
+    connections: per connection the smaller of streams x stream window and the connection
+    window (None: no static stream window, or not a download)."""
+    client, workload = trial.client, trial.workload
+    if client.window_bytes is None or workload.kind != "download":
         return None
     per_conn = client.window_bytes * trial.streams_per_connection
     conn_window = trial.conn_window_bytes
     if conn_window is not None:
         per_conn = min(per_conn, conn_window)
-    connections = min(client.connections, workload.streams)
-    return per_conn * connections / (trial.link.rtt_ms / 1000.0) / MIB
+    return per_conn * min(client.connections, workload.streams)
 
 
 def pool_granted_bytes(trial: Trial) -> int:

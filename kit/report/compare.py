@@ -6,6 +6,7 @@ A within-noise change is shown in parentheses, never as a bare percentage.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tabulate import tabulate
@@ -13,6 +14,7 @@ from tabulate import tabulate
 from kit.analysis.compare import CompareReport, Metric, Row
 from kit.analysis.stats import Summary
 from kit.report.format import fmt_mib_s, fmt_rate, one_line_table, short_verdict, sig3
+from kit.report.limits import limit_sentence
 
 # --- rendering ----------------------------------------------------------------------------
 
@@ -123,11 +125,34 @@ def render_text(report: CompareReport, unit: str = "MiB/s") -> str:
             [
                 *_notes(report),
                 *cpu_notes(report.rows, names),
-                "runs = ok/failed; CPU-bound = runs where a process used a core",
+                "runs = ok/failed; CPU-bound = runs where a process used a core; theory = "
+                "min(link rate, window / RTT), the bound the cell's window sets",
             ]
         ),
+        *limit_lines(report.rows, names, unit),
     ]
     return "\n".join(lines)
+
+
+def limit_lines(
+    rows: Sequence[Row],
+    names: Mapping[str, str],
+    unit: str = "MiB/s",
+    width: int | None = WIDTH,
+) -> list[str]:
+    """What limited each cell (its median run), a sentence each under the table (wrapped
+    to ``width``; None: a line each, for markdown)."""
+    found = [(r, r.limit) for r in rows if r.limit is not None]
+    if not found:
+        return []
+    lines = ["what limited each (its median run):"]
+    for row, limit in found:
+        text = f"{names.get(row.key, row.key)}: {limit_sentence(limit, unit)}"
+        if width is None:
+            lines.append(f"  {text}")
+        else:
+            lines += textwrap.wrap(text, width, initial_indent="- ", subsequent_indent="  ")
+    return lines
 
 
 def _md_cell(text: str) -> str:

@@ -15,18 +15,24 @@ table in a third. Memory is bounded by the campaigns and that cap, not by the fi
 from __future__ import annotations
 
 import collections
+import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from kit.analysis.cells import group_campaigns
 from kit.analysis.compare import CompareMeta, build_report
+from kit.analysis.compare import Row as CompareRow
 from kit.analysis.flat import flat_row
+from kit.analysis.knee import is_knee_campaign, sweep_of_records
+from kit.analysis.limits import limit_of
 from kit.analysis.series import PlotData
-from kit.analysis.tables import tables_in
+from kit.analysis.tables import evaluate_bars, tables_in
 from kit.plan.compare import BASELINE_KEY
 from kit.plan.tables import TablesSettings
-from kit.report.compare import render_text
+from kit.report.compare import render_text, report_json
 from kit.report.format import ColumnWidths
+from kit.report.knee import knee_json, knee_markdown, render_knee
+from kit.report.limits import limit_json
 from kit.report.run import run_table, summary_layout, summary_row, summary_widths
 from kit.report.tables import render_tables
 from kit.report.terminal import DEFAULT_WIDTH, markdown_for_terminal
@@ -51,6 +57,14 @@ def compare_campaigns(measurements: Sequence[Measurement]) -> dict[str, list[Mea
         if m.tags.campaign:
             found.setdefault(m.tags.campaign, []).append(m)
     return {name: ms for name, ms in found.items() if any(m.tags.key == BASELINE_KEY for m in ms)}
+
+
+def campaign_text(measurements: Sequence[Measurement], markdown: bool = False) -> str:
+    """A compare campaign's report, or a knee sweep's (its table, knee and answer)."""
+    if is_knee_campaign(measurements):
+        sweep = sweep_of_records(measurements)
+        return knee_markdown(sweep) if markdown else render_knee(sweep)
+    return render_text(build_report(CompareMeta.of_records(measurements), measurements))
 
 
 def is_lone_run(record: Record) -> bool:
@@ -133,7 +147,7 @@ def report_chunks(
         return
     gap = ""
     for ms in compare_campaigns(read.measurements).values():
-        yield gap + render_text(build_report(CompareMeta.of_records(ms), ms))
+        yield gap + campaign_text(ms, markdown)
         gap = "\n\n"
     if scan.runs == 1:
         for m in _lone_runs(records, 1):
@@ -187,6 +201,66 @@ def _runs_chunks(
 
 def _numbered(n: int, runs: int, table: str) -> str:
     return f"run {n} of {runs}\n{table}"
+
+
+# --- ``kit report --json`` -----------------------------------------------------------------
+
+REPORT_JSON_SHAPE = 1  # bumped when a key is renamed or changes meaning (never for a new one)
+
+
+def report_json_chunks(scan: ReportScan, records: Records, records_name: str) -> Iterator[str]:
+    """``kit report --json``: one JSON object, always of one shape (every key present; an
+    empty list or null where the records hold none of that kind), made a piece at a time so
+    that no run is held:
+
+    ``{"kit_report": 1, "records": NAME, "runs": [...], "comparisons": [...],
+    "knees": [...], "tables": null | {...}}``
+
+    - ``runs``: each lone run, ``{"run": N, "row": FLAT ROW, "limited_by": VERDICT}`` (the
+      ``--json`` / ``--csv`` row of ``kit.analysis.flat``; the verdict is
+      ``kit.report.limits.limit_json``: kind, sentence, bound, efficiency, why);
+    - ``comparisons``: each compare campaign as ``kit compare --json`` prints it, with
+      ``limited_by``: cell key -> the verdict of its median run;
+    - ``knees``: each knee sweep as ``kit knee --json`` prints it (its ``answer`` the line
+      the terminal ends with), with ``limited_by`` likewise;
+    - ``tables``: a tables run's checks (``name``, ``holds``: true, false or null when not
+      measured or not decided, ``undecided``, ``detail``) and its report as ``markdown``.
+    """
+    read = scan.read()
+    yield f'{{"kit_report": {REPORT_JSON_SHAPE}, "records": {json.dumps(records_name)}, "runs": ['
+    for n, m in enumerate(_lone_runs(records, scan.runs), start=1):
+        entry = {"run": n, "row": flat_row(m), "limited_by": limit_json(limit_of(m))}
+        yield ("" if n == 1 else ", ") + json.dumps(entry)
+    campaigns = [] if is_tables_run(read) else list(compare_campaigns(read.measurements).values())
+    comparisons = [_comparison_json(ms) for ms in campaigns if not is_knee_campaign(ms)]
+    knees = [_knee_json(ms) for ms in campaigns if is_knee_campaign(ms)]
+    yield f'], "comparisons": {json.dumps(comparisons)}, "knees": {json.dumps(knees)}, '
+    yield f'"tables": {json.dumps(_tables_json(read, records_name))}}}\n'
+
+
+def _limits_json(rows: Iterable[CompareRow]) -> dict[str, object]:
+    return {r.key: None if r.limit is None else limit_json(r.limit) for r in rows}
+
+
+def _comparison_json(measurements: Sequence[Measurement]) -> dict[str, object]:
+    report = build_report(CompareMeta.of_records(measurements), measurements)
+    return report_json(report) | {"limited_by": _limits_json(report.rows)}
+
+
+def _knee_json(measurements: Sequence[Measurement]) -> dict[str, object]:
+    sweep = sweep_of_records(measurements)
+    return knee_json(sweep) | {"limited_by": _limits_json(sweep.report.rows)}
+
+
+def _tables_json(read: RecordsRead, records_name: str) -> dict[str, object] | None:
+    if not is_tables_run(read):
+        return None
+    bars = evaluate_bars(group_campaigns(read.measurements))
+    checks = [
+        {"name": b.name, "holds": b.holds, "undecided": b.undecided, "detail": b.detail}
+        for b in bars
+    ]
+    return {"checks": checks, "markdown": render_tables(read, records_name)}
 
 
 def render_records(

@@ -9,11 +9,15 @@ name from starting matplotlib's mathtext).
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from kit.analysis.compare import sample_of
+from kit.analysis.knee import Sweep, is_knee_campaign, sweep_of_records, swept_window
 from kit.analysis.series import (
     CompareSeries,
     EstimatorBar,
@@ -22,17 +26,53 @@ from kit.analysis.series import (
     PlotData,
     Throughput,
     WindowPoint,
+    compare_series,
 )
-from kit.plan.units import MIB
+from kit.plan.units import MIB, format_bytes
+from kit.results.records import Measurement
 
 Scale = Literal["linear", "log2", "log10"]
 Ticks = Literal["auto", "size", "rate"]  # size: 64 KiB, 1 MiB; rate: 0.5, 10, 100
 Mark = Literal["points", "line", "dashed", "step", "bar", "hbar"]
 LineStyle = Literal["-", "--", ":"]
+FontSize = Literal["small", "medium", "large"]
 
-COLOURS = {"grpcio": "tab:blue", "h2": "tab:orange"}
-SLOW, FULL = "tab:red", "tab:blue"
+# Okabe and Ito's colour-blind-safe palette; each stack its own colour *and* marker, so two
+# stacks stay apart in grey and where their points coincide.
+OKABE_ITO = {
+    "blue": "#0072B2",
+    "orange": "#E69F00",
+    "green": "#009E73",
+    "vermillion": "#D55E00",
+    "purple": "#CC79A7",
+    "sky": "#56B4E9",
+    "yellow": "#F0E442",
+    "black": "#000000",
+}
+STACK_STYLES: dict[str, tuple[str, str]] = {  # client kind -> (colour, marker)
+    "grpcio": (OKABE_ITO["blue"], "o"),
+    "h2": (OKABE_ITO["orange"], "s"),
+    "grpc-go": (OKABE_ITO["green"], "^"),
+    "grpc-java": (OKABE_ITO["vermillion"], "D"),
+    "grpc-js": (OKABE_ITO["purple"], "v"),
+    "tonic": (OKABE_ITO["sky"], "P"),
+}
+OTHER_STYLE = (OKABE_ITO["black"], "X")  # a client kind from a newer release
+PALETTE = tuple(OKABE_ITO[c] for c in ("blue", "orange", "green", "vermillion", "purple",
+                                       "sky", "black", "yellow"))  # fmt: skip
+SLOW, FULL = OKABE_ITO["vermillion"], OKABE_ITO["blue"]
+BOUND_GREY = "grey"
 MAX_GROWTH_LINES = 8  # a legend beyond this overflows a panel
+
+
+def cycle_colour(index: int) -> str:
+    """The ``index``-th colour of lines that are not stacks (runs, rounds, links)."""
+    return PALETTE[index % len(PALETTE)]
+
+
+def stack_style(client: str) -> tuple[str, str]:
+    """A stack's (colour, marker) in every figure."""
+    return STACK_STYLES.get(client, OTHER_STYLE)
 
 
 @dataclass(frozen=True)
@@ -59,6 +99,9 @@ class Series:
     alpha: float = 1.0
     width: float = 0.8  # bars: their width (``hbar``: their height)
     markers: bool = False  # a dot at each point of a line or step
+    marker: str = "o"  # points: matplotlib's marker ("o", "s", "^", "*")
+    hollow: bool = False  # points: outlined only, so one drawn over another leaves it seen
+    size: float = 6.0  # points: the marker's size
 
     @property
     def is_bar(self) -> bool:
@@ -118,7 +161,8 @@ class FigureSpec:
 
 
 def describe(data: PlotData) -> list[FigureSpec]:
-    """Every figure the data supports, in the order they are written."""
+    """Every figure the data supports, in the order they are written, each title wrapped
+    to the width it is drawn in (``fitted``)."""
     out: list[FigureSpec] = []
     if points := data.window_points():
         out.append(window_figure(points))
@@ -130,9 +174,47 @@ def describe(data: PlotData) -> list[FigureSpec]:
         out.append(throughput_figure(throughput, data.throughput_runs))
     if estimators := data.estimator_bars():
         out.append(estimator_figure(estimators))
-    for index, series in enumerate(data.compare_series(), start=1):
+    knees = [ms for ms in data.compares.values() if is_knee_campaign(ms)]
+    others = [m for ms in data.compares.values() if not is_knee_campaign(ms) for m in ms]
+    for index, series in enumerate(compare_series(others), start=1):
         out.append(compare_figure(series, f"compare-{index}.png"))
-    return out
+    out += [knee_figure(sweep_of_records(ms), ms) for ms in knees]
+    return [fitted(spec) for spec in out]
+
+
+# --- titles drawn whole -----------------------------------------------------------------------
+
+FIGURE_WIDTH_PX = 900.0  # kit.report.plot draws 9 x 5 inches at 100 dpi
+# Average character widths of the figures' font (DejaVu Sans at 100 dpi), measured.
+CHAR_PX: dict[FontSize, float] = {"small": 6.4, "medium": 7.4, "large": 8.9}
+PANEL_MARGIN_PX = 70.0  # a panel's tick labels and axis label, beside its title
+LEGEND_OUTSIDE_PX = 150.0  # a legend drawn to the right of its panel
+
+
+def title_columns(spec: FigureSpec, panel: Panel | None = None) -> int:
+    """How many characters of a title fit on one line: the figure's (``panel`` None) or a
+    panel's, in the font size each is drawn in."""
+    if panel is None:
+        return int((FIGURE_WIDTH_PX - 20) / CHAR_PX["large"])
+    columns = min(len(spec.panels), spec.columns) or 1
+    width = FIGURE_WIDTH_PX / columns - PANEL_MARGIN_PX
+    width -= LEGEND_OUTSIDE_PX if panel.legend_outside else 0.0
+    return int(width / CHAR_PX["small" if panel.small else "medium"])
+
+
+def wrapped(title: str, columns: int) -> str:
+    """``title`` broken at spaces into lines of at most ``columns`` (its own breaks kept);
+    nothing is cut."""
+    lines = [textwrap.fill(line, columns, break_long_words=False) for line in title.split("\n")]
+    return "\n".join(lines)
+
+
+def fitted(spec: FigureSpec) -> FigureSpec:
+    """``spec`` with its title and every panel's wrapped to the width drawn."""
+    panels = tuple(
+        dataclasses.replace(p, title=wrapped(p.title, title_columns(spec, p))) for p in spec.panels
+    )
+    return dataclasses.replace(spec, title=wrapped(spec.title, title_columns(spec)), panels=panels)
 
 
 # --- throughput vs window -------------------------------------------------------------------
@@ -146,38 +228,76 @@ def window_panels(points: Sequence[WindowPoint]) -> list[tuple[str, float]]:
 
 def window_figure(points: Sequence[WindowPoint]) -> FigureSpec:
     panels = tuple(_window_panel(points, study, rtt) for study, rtt in window_panels(points))
-    lines = "window / RTT" + (", link rate" if any(p.rate_mib_s for p in points) else "")
     return FigureSpec(
         "throughput-vs-window.png",
-        f"Throughput against the static window (median run; lines: {lines})",
+        "Throughput against the window in flight (median run of each setting)",
         panels,
         sharey=True,
     )
 
 
+WINDOW_AXIS = "window in flight per RTT"  # streams x stream window, or the conn. window
+CONN_BOUND = "ringed: the connection window binds (drawn at it)"
+
+
+def window_series_label(client: str, streams: int) -> str:
+    """``h2``, ``h2, 4 streams``."""
+    return client + (f", {streams} streams" if streams > 1 else "")
+
+
+def _stack_order(client: str) -> int:
+    return list(STACK_STYLES).index(client) if client in STACK_STYLES else len(STACK_STYLES)
+
+
 def _window_panel(points: Sequence[WindowPoint], study: str, rtt: float) -> Panel:
+    """Each stack its colour and marker (hollow for one stream, filled for several); a run
+    at the window it had in flight, and ringed when its connection window bound it; the
+    window / RTT line across the windows run, or a level line when the panel has one."""
     mine = [p for p in points if p.study == study and p.rtt_ms == rtt]
+    groups = sorted({(p.client, p.streams) for p in mine}, key=lambda g: (_stack_order(g[0]), g))
     series = []
-    for client in sorted({p.client for p in mine}):
-        theirs = sorted((p for p in mine if p.client == client), key=lambda p: p.window_bytes)
+    for client, streams in groups:
+        theirs = sorted(
+            (p for p in mine if (p.client, p.streams) == (client, streams)),
+            key=lambda p: p.window_bytes,
+        )
+        colour, marker = stack_style(client)
         xs = tuple(float(p.window_bytes) for p in theirs)
         ys = tuple(p.throughput_mib_s for p in theirs)
-        series.append(Series("points", xs, ys, client, COLOURS.get(client), alpha=0.7))
+        label = window_series_label(client, streams)
+        series.append(
+            Series("points", xs, ys, label, colour, marker=marker, hollow=streams == 1, size=8.0)
+        )
+    if bound := [p for p in mine if p.conn_bound]:
+        xs = tuple(float(p.window_bytes) for p in bound)
+        ys = tuple(p.throughput_mib_s for p in bound)
+        ring = Series("points", xs, ys, CONN_BOUND, OKABE_ITO["black"], hollow=True, size=16.0)
+        series.append(ring)
     windows = sorted({p.window_bytes for p in mine})
-    if rtt > 0 and windows:
-        lo, hi = windows[0] / 1.5, windows[-1] * 1.5
-        ys = (lo / MIB / (rtt / 1000), hi / MIB / (rtt / 1000))
-        series.append(Series("dashed", (lo, hi), ys, "window / RTT", "grey"))
+    bounds = []
+    if rtt > 0 and len(windows) > 1:
+        ys = tuple(w / MIB / (rtt / 1000) for w in windows)
+        series.append(Series("dashed", tuple(map(float, windows)), ys, "window / RTT", BOUND_GREY))
+    elif rtt > 0 and windows:
+        only = windows[0]
+        label = f"window / RTT ({format_bytes(only)} / {rtt:g} ms)"
+        bounds.append(Bound(only / MIB / (rtt / 1000), label, BOUND_GREY, "--"))
     rates = sorted({p.rate_mib_s for p in mine if p.rate_mib_s is not None})
-    bounds = tuple(Bound(rate, f"link rate {rate:.3g} MiB/s", "tab:red", ":") for rate in rates)
+    bounds += [Bound(r, f"link rate {r:.3g} MiB/s", OKABE_ITO["vermillion"], ":") for r in rates]
     where = "loopback" if rtt == 0 else f"RTT {rtt:g} ms"
     return Panel(
         f"{study}: {where}",
-        Axis("stream window", "log2", "size"),
+        window_axis(WINDOW_AXIS, windows),
         Axis("throughput (MiB/s)", "log10", "rate"),
         tuple(series),
-        bounds,
+        tuple(bounds),
     )
+
+
+def window_axis(label: str, windows: Sequence[int]) -> Axis:
+    """A log axis of windows, ticked at the windows run only (64 KiB, 1 MiB)."""
+    ticks = tuple((float(w), format_bytes(w)) for w in sorted(set(windows)))
+    return Axis(label, "log2", "size", categories=ticks)
 
 
 # --- window growth ----------------------------------------------------------------------------
@@ -201,7 +321,7 @@ def growth_figure(series: Sequence[Growth]) -> FigureSpec:
         mine = [g for g in series if g.client == client and g.mode == mode]
         lines: list[Series] = []
         for i, g in enumerate(mine[:MAX_GROWTH_LINES]):
-            colour = f"C{i}"
+            colour = cycle_colour(i)
             xs, ys = zip(*g.stream_window, strict=True) if g.stream_window else ((), ())
             ws = tuple(map(float, ys))
             lines.append(Series("step", tuple(xs), ws, g.label, colour, markers=True))
@@ -283,7 +403,7 @@ def compare_figure(series: CompareSeries, name: str = "compare-1.png") -> Figure
         xs = [series.keys.index(k) for k, rr, _ in series.samples if rr == r]
         ys = tuple(v for _, rr, v in series.samples if rr == r)
         shifted = tuple(x + 0.05 * (r - len(rounds) / 2) for x in xs)
-        points.append(Series("points", shifted, ys, f"round {r + 1}", f"C{r % 10}"))
+        points.append(Series("points", shifted, ys, f"round {r + 1}", cycle_colour(r)))
     names = tuple((float(i), k) for i, k in enumerate(series.keys))
     panel = Panel(
         series.title,
@@ -320,7 +440,7 @@ def _throughput_panel(s: Throughput, first_column: bool) -> Panel:
         xs, ys = (*xs, s.end_ms), (*ys, ys[-1])
     bounds = []
     if s.rate_mib_s:
-        bounds.append(Bound(s.rate_mib_s, "link rate", "tab:red", ":"))
+        bounds.append(Bound(s.rate_mib_s, "link rate", OKABE_ITO["vermillion"], ":"))
     name = "window / RTT" if s.window_static else "final window / RTT"
     title = s.label
     if s.window_rtt_mib_s and s.window_rtt_mib_s <= top:
@@ -331,7 +451,7 @@ def _throughput_panel(s: Throughput, first_column: bool) -> Panel:
         f"{title}\n{s.interval_ms:g} ms intervals",
         Axis("ms since the timed phase began", lower=0.0),
         Axis("MiB/s" if first_column else "", lower=0.0, upper=top),
-        (Series("step", xs, ys, "delivered", "tab:blue"),),
+        (Series("step", xs, ys, "delivered", OKABE_ITO["blue"]),),
         tuple(bounds),
         small=True,
     )
@@ -397,7 +517,7 @@ def _grouped(
         found = {b.estimator: value(b) for b in bars if b.link == link}
         xs = tuple(e + (i - (len(links) - 1) / 2) * width for e in range(len(estimators)))
         ys = tuple(found.get(name) or 0.0 for name in estimators)
-        out.append(Series("bar", xs, ys, link, f"C{i}", width=width))
+        out.append(Series("bar", xs, ys, link, cycle_colour(i), width=width))
     return tuple(out)
 
 
@@ -408,3 +528,78 @@ def _link_order(link: str) -> tuple[float, float, str]:
         return 0.0, 0.0, link
     scale = 1e9 if found[2] == "G" else 1e6
     return float(found[1]) * scale, float(found[3]), link
+
+
+# --- the knee of a window sweep ----------------------------------------------------------------
+
+
+def knee_name(sweep: Sweep) -> str:
+    """The PNG of a sweep: ``knee-1stream.png``, ``knee-grpc-go-8streams.png``."""
+    kind = "" if sweep.client == "h2" else f"{sweep.client}-"
+    streams = f"{sweep.streams}stream" + ("s" if sweep.streams > 1 else "")
+    return f"knee-{kind}{streams}.png"
+
+
+def knee_figure(sweep: Sweep, runs: Sequence[Measurement]) -> FigureSpec:
+    """Which window is enough: throughput against the window set (log axis, windows in
+    order), every run and the medians; the bound each window allows (window / RTT, the
+    link's rate); the 90 % of the best line and the knee on it, the answer, marked."""
+    knee, points = sweep.knee, sweep.knee.points
+    top = knee_top(sweep)
+    each = [
+        (w, v) for m in runs if (w := swept_window(m.trial)) and (v := sample_of(m, "throughput"))
+    ]
+    streams = f"{sweep.streams} stream" + ("s" if sweep.streams > 1 else "")
+    highest = max([*(v for _, v in each), top, *(p.max for p in points)])
+    panel = Panel(
+        f"{sweep.client}, {streams}, RTT {sweep.rtt_ms:g} ms: {sweep.swept} swept",
+        window_axis("window set (--window)", [p.window_bytes for p in points]),
+        Axis("throughput (MiB/s)", lower=0.0, upper=highest * 1.15),
+        _knee_series(sweep, each),
+        _knee_bounds(sweep, top),
+        legend_outside=True,
+    )
+    size = format_bytes(knee.knee.window_bytes)
+    title = f"Which window is enough? {size} reaches {knee.fraction:.0%} of the best measured"
+    if knee.knee.window_bytes == points[-1].window_bytes:
+        title += " (the largest tried: the knee may lie beyond)"
+    return FigureSpec(knee_name(sweep), title, (panel,), columns=1)
+
+
+def knee_top(sweep: Sweep) -> float:
+    """What the knee's fraction is of: the best median, or the link's rate when lower."""
+    best = sweep.knee.best.median
+    return best if sweep.rate_mib_s is None else min(sweep.rate_mib_s, best)
+
+
+def _knee_series(sweep: Sweep, each: Sequence[tuple[int, float]]) -> tuple[Series, ...]:
+    colour, marker = stack_style(sweep.client)
+    knee, points = sweep.knee, sweep.knee.points
+    windows = tuple(float(p.window_bytes) for p in points)
+    medians = tuple(p.median for p in points)
+    runs_x, runs_y = tuple(float(w) for w, _ in each), tuple(v for _, v in each)
+    series = [
+        Series("line", windows, medians, "median of the runs", colour),
+        Series("points", runs_x, runs_y, "each run", colour, marker=marker, hollow=True, size=7),
+    ]
+    bound = [(float(p.window_bytes), p.theory_mib_s) for p in points if p.theory_mib_s]
+    if len(bound) > 1:
+        label = "window / RTT" if sweep.rate_mib_s is None else "min(window / RTT, rate)"
+        xs = tuple(x for x, _ in bound)
+        ys = tuple(y for _, y in bound if y is not None)
+        series.append(Series("dashed", xs, ys, label, BOUND_GREY))
+    size = format_bytes(knee.knee.window_bytes)
+    label = f"knee: {size}, the smallest window at >= {knee.fraction:.0%} of the best"
+    at = ((float(knee.knee.window_bytes),), (knee.knee.median,))
+    series.append(Series("points", *at, label, OKABE_ITO["black"], marker="*", size=16.0))
+    return tuple(series)
+
+
+def _knee_bounds(sweep: Sweep, top: float) -> tuple[Bound, ...]:
+    fraction = sweep.knee.fraction
+    line = f"{fraction:.0%} x the best ({top:.3g} MiB/s) = {fraction * top:.3g} MiB/s"
+    bounds = [Bound(fraction * top, line, OKABE_ITO["green"], ":")]
+    if sweep.rate_mib_s is not None:
+        rate = f"link rate {sweep.rate_mib_s:.3g} MiB/s"
+        bounds.append(Bound(sweep.rate_mib_s, rate, OKABE_ITO["vermillion"], ":"))
+    return tuple(bounds)

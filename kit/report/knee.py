@@ -5,10 +5,18 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from kit.analysis.compare import Row
 from kit.analysis.knee import Knee, KneePoint, Sweep
-from kit.plan.units import MIB, format_bytes
-from kit.report.compare import WIDTH, cpu_notes, fmt_cpu_count, fmt_summary
-from kit.report.format import fmt_mib_s, one_line_table, short_verdict, sig3
+from kit.plan.trial import DEFAULT_MESSAGE_BYTES, Trial
+from kit.plan.units import MIB, format_bytes, rate_spec, size_spec
+from kit.report.compare import (
+    WIDTH,
+    cpu_notes,
+    fmt_cpu_count,
+    fmt_summary,
+    limit_lines,
+)
+from kit.report.format import fmt_mib_s, markdown_table, one_line_table, short_verdict, sig3
 
 
 def _share(knee: Knee, point: KneePoint) -> str:
@@ -41,24 +49,57 @@ def knee_sentence(
     return text
 
 
-def window_setting(client: str, window_bytes: int, streams: int = 1) -> str:
-    """What to type to give ``client`` the window the sweep set (the names the kit's options
-    use); grpc-go and tonic then size the connection window W x the streams on it."""
-    w = format_bytes(window_bytes).replace(" ", "")
-    n, conn = str(window_bytes), str(window_bytes * streams)
-    settings = {
-        "h2": f"kit run --client h2 --window {w} --conn-window {w}",
-        "grpcio": f"kit run --window {w} (channel arguments grpc.http2.lookahead_bytes={n}, "
-        "grpc.http2.bdp_probe=0)",
-        "grpc-go": f"WithInitialWindowSize({n}), WithInitialConnWindowSize({conn}) "
-        f"(kit run --client grpc-go --window {w})",
-        "grpc-java": f"flowControlWindow({n}) (kit run --client grpc-java --window {w})",
-        "grpc-js": f"channel option grpc-node.flow_control_window={n} "
-        f"(kit run --client grpc-js --window {w})",
-        "tonic": f"initial_stream_window_size({n}), initial_connection_window_size({conn}), "
-        f"http2_adaptive_window(false) (kit run --client tonic --window {w})",
-    }
-    return settings.get(client, f"kit run --client {client} --window {w}")
+# The calls each stack's client program makes for a static window (stacks/<stack>/): what a
+# user types in that stack's own API. grpc-go: the static-window dial options (grpc-go >=
+# 1.74; WithInitialWindowSize is the older name of the stream one); grpc-java: its one
+# window knob (the connection window follows it unless set on Netty's flow controller).
+def window_setting(client: str, window_bytes: int, conn_window_bytes: int | None = None) -> str:
+    """What to type to give ``client`` the stream window ``window_bytes`` and the
+    connection window ``conn_window_bytes`` (None: the client's own rule)."""
+    n = window_bytes
+    m = n if conn_window_bytes is None else conn_window_bytes
+    if client == "grpcio":
+        return f'options=[("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", {n})]'
+    if client == "grpc-go":
+        return f"grpc.WithStaticStreamWindowSize({n}), grpc.WithStaticConnWindowSize({m})"
+    if client == "grpc-java":
+        own = "" if m == n else f" (connection window {m}: set on Netty's flow controller)"
+        return f"NettyChannelBuilder.flowControlWindow({n}){own}"
+    if client == "grpc-js":
+        return f"{{'grpc-node.flow_control_window': {n}}}"
+    if client == "tonic":
+        return f"Endpoint::initial_stream_window_size({n}) + initial_connection_window_size({m})"
+    return f"--window {size_spec(n)} --conn-window {size_spec(m)} (the kit's h2 client)"
+
+
+def run_command(trial: Trial) -> str:
+    """The ``kit run`` command that measures ``trial`` again (a download of the sweep)."""
+    link, client, workload = trial.link, trial.client, trial.workload
+    parts = ["kit run", f"--client {client.kind}"]
+    if link.delay_up_ms == link.delay_down_ms:
+        parts.append(f"--rtt {link.rtt_ms:g}ms")
+    else:
+        parts.append(f"--delay-up {link.delay_up_ms:g}ms --delay-down {link.delay_down_ms:g}ms")
+    up, down = link.rate_up_bits_s, link.rate_down_bits_s
+    if up is not None and up == down:
+        parts.append(f"--rate {rate_spec(up)}")
+    else:
+        parts += [f"--rate-{n} {rate_spec(r)}" for n, r in (("down", down), ("up", up)) if r]
+    if link.jitter_ms:
+        parts.append(f"--jitter {link.jitter_ms:g}ms")
+    if client.window_bytes is not None:
+        parts.append(f"--window {size_spec(client.window_bytes)}")
+    if client.conn_window_bytes is not None:
+        parts.append(f"--conn-window {size_spec(client.conn_window_bytes)}")
+    if workload.streams > 1:
+        parts.append(f"--streams {workload.streams}")
+    if workload.message_bytes != DEFAULT_MESSAGE_BYTES:
+        parts.append(f"--message-size {size_spec(workload.message_bytes)}")
+    if workload.bytes_per_stream is not None:
+        parts.append(f"--bytes {size_spec(workload.bytes_per_stream)}")
+    elif workload.duration_s is not None:
+        parts.append(f"--duration {workload.duration_s:g}s")
+    return " ".join(parts)
 
 
 def _where(sweep: Sweep) -> str:
@@ -75,11 +116,17 @@ def knee_answer(sweep: Sweep) -> str:
     limit = "the best it measured"
     if sweep.rate_mib_s is not None and sweep.rate_mib_s < top:
         top, limit = sweep.rate_mib_s, "the link rate"
+    conn = at.conn_window_bytes
+    if conn is None and sweep.client != "grpcio":  # a sweep built without its trials
+        conn = at.window_bytes * sweep.streams
     text = (
         f"answer: {_where(sweep)}: a {format_bytes(at.window_bytes)} window reaches "
         f"{knee.fraction:.0%} of {limit} ({fmt_mib_s(at.median)} of {fmt_mib_s(top)} MiB/s); "
-        f"type: {window_setting(sweep.client, at.window_bytes, sweep.streams)}"
+        f"type: {window_setting(sweep.client, at.window_bytes, conn)}"
     )
+    trial = sweep.knee_trial
+    if trial is not None:
+        text += f"; measure it again: {run_command(trial)}"
     return text + "".join(f"\n{extra}" for extra in _caveats(sweep))
 
 
@@ -110,25 +157,48 @@ def _still_grows(sweep: Sweep) -> bool:
     return knee.knee is largest
 
 
-def _table(sweep: Sweep) -> str:
-    knee, report, windows = sweep.knee, sweep.report, sweep.windows
-    rows_by_window = {windows[r.key]: r for r in report.rows if r.key in windows}
-    head = ["window", "MiB/s (min-max)", "best%", "theory", "PING ms", "vs largest", "CPU"]
+def _row_of(sweep: Sweep, point: KneePoint) -> Row:
+    """The report's row of a point: by its cell's key (by its window for a point built
+    without one)."""
+    if point.key:
+        return sweep.report.row(point.key)
+    return next(r for r in sweep.report.rows if sweep.windows.get(r.key) == point.window_bytes)
+
+
+HEAD = ("window", "MiB/s (min-max)", "best%", "theory", "PING ms", "vs largest", "CPU")
+
+
+def _cells(sweep: Sweep) -> list[list[str]]:
+    """A row per window of the sweep: what the text and markdown tables show."""
+    knee = sweep.knee
     lines = []
     for p in knee.points:
-        row = rows_by_window[p.window_bytes]
+        row = _row_of(sweep, p)
         mark = " <- knee" if p is knee.knee else ""
         ping = "-" if p.ping_rtt_ms is None else sig3(p.ping_rtt_ms)
         share = _share(knee, p)
         lines.append([format_bytes(p.window_bytes) + mark, fmt_summary(row.summary, "throughput")])
         verdict = short_verdict(row.verdict, reason=False)
         lines[-1] += [share, fmt_mib_s(p.theory_mib_s), ping, verdict, fmt_cpu_count(row)]
-    table, _, _ = one_line_table(lines, head, WIDTH)  # a window's name is short: never cut
-    notes = cpu_notes(
-        [rows_by_window[p.window_bytes] for p in knee.points],
-        {rows_by_window[p.window_bytes].key: format_bytes(p.window_bytes) for p in knee.points},
+    return lines
+
+
+def _table(sweep: Sweep) -> str:
+    knee = sweep.knee
+    table, _, _ = one_line_table(_cells(sweep), HEAD, WIDTH)  # a window's name is short
+    rows = [_row_of(sweep, p) for p in knee.points]
+    names = {r.key: format_bytes(p.window_bytes) for r, p in zip(rows, knee.points, strict=True)}
+    notes = cpu_notes(rows, names)
+    return "\n".join([table, *textwrap.wrap(_legend(sweep), WIDTH), *notes])
+
+
+def _legend(sweep: Sweep) -> str:
+    bound = f"{sweep.swept} / RTT"
+    theory = bound if sweep.rate_mib_s is None else f"min(link rate, {bound})"
+    return (
+        f"best% = median / the best median; theory = {theory}; vs largest = the change "
+        "against the largest window (the control)"
     )
-    return "\n".join([table, *notes])
 
 
 def render_knee(sweep: Sweep) -> str:
@@ -137,12 +207,33 @@ def render_knee(sweep: Sweep) -> str:
     floor = report.floor.describe() if report.floor else "noise floor: none"
     warnings = [f"warning: {w}" for w in report.warnings]
     sentence = knee_sentence(sweep.knee, sweep.swept, sweep.rtt_ms, sweep.rate_mib_s)
-    lines = [title, _table(sweep), floor, sentence, *warnings, *knee_answer(sweep).split("\n")]
+    names = {_row_of(sweep, p).key: format_bytes(p.window_bytes) for p in sweep.knee.points}
+    limits = "\n".join(limit_lines([_row_of(sweep, p) for p in sweep.knee.points], names))
+    lines = [title, _table(sweep), floor, sentence, *warnings]
+    lines += [*([limits] if limits else []), *knee_answer(sweep).split("\n")]
     return "\n".join(
         part
         for line in lines
         for part in (line.splitlines() if "\n" in line else textwrap.wrap(line, WIDTH) or [""])
     )
+
+
+def knee_markdown(sweep: Sweep) -> str:
+    """The sweep as markdown: its table, then what the terminal says under it (the
+    definitions, the noise floor, the knee, what limited each window, the answer)."""
+    report = sweep.report
+    sentence = knee_sentence(sweep.knee, sweep.swept, sweep.rtt_ms, sweep.rate_mib_s)
+    floor = report.floor.describe() if report.floor else "noise floor: none"
+    warnings = [f"warning: {w}" for w in report.warnings]
+    body = [f"- {line}" for line in (_legend(sweep), floor, sentence, *warnings)]
+    names = {_row_of(sweep, p).key: format_bytes(p.window_bytes) for p in sweep.knee.points}
+    limits = limit_lines([_row_of(sweep, p) for p in sweep.knee.points], names, width=None)
+    if limits:
+        body += [f"- {limits[0]}", *(f"  - {line.strip()}" for line in limits[1:])]
+    body += [f"- {line}" for line in knee_answer(sweep).split("\n")]
+    setup = f"{report.meta.setup}; windows swept: {sweep.swept}"
+    table = markdown_table(_cells(sweep), HEAD)
+    return "\n".join([f"### {report.meta.title}", "", setup, "", table, "", *body, ""])
 
 
 def knee_json(sweep: Sweep) -> dict[str, Any]:
@@ -166,7 +257,9 @@ def knee_json(sweep: Sweep) -> dict[str, Any]:
 
 def _point_json(p: KneePoint) -> dict[str, Any]:
     return {
+        "key": p.key,
         "window_bytes": p.window_bytes,
+        "conn_window_bytes": p.conn_window_bytes,
         "median_mib_s": p.median,
         "min": p.min,
         "max": p.max,

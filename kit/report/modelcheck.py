@@ -105,7 +105,9 @@ def render_cpu(rows: Sequence[CheckRow]) -> str:
 def render(rows: Sequence[CheckRow], shifts: Sequence[LoadShift]) -> str:
     notes = (
         "ratio = model median / real median; verdict 'not decided' when the noise floor "
-        "(the wider of the two stacks' duplicate-control floors) exceeds the tolerance, "
+        "(the wider of the two stacks' duplicate-control floors) exceeds the tolerance, or "
+        "when the ratio lies outside it by less than its noise over the rounds run (with the "
+        "rounds that would decide it); 'outside' only beyond that noise; "
         "'CPU-limited' instead of 'outside' when most model runs had no core to spare. "
         "model client CPU = its core fraction (median) and its CPU per MiB over the real "
         "client's; machine = busy cores (median) and the model runs that were CPU-limited (a "

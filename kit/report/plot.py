@@ -5,19 +5,23 @@ series, axes, bounds, legend entries); this module only draws a description.
 
 Figures (each only when the records hold something for it):
 
-- ``throughput-vs-window.png``: throughput against the static stream window, log-log, one
-  panel per RTT, one colour per client; the window / RTT bound (and a link's rate bound,
-  when a record has one) drawn as lines;
+- ``throughput-vs-window.png``: throughput against the window in flight (streams x stream
+  window, or the connection window when smaller), log-log, one panel per RTT, each stack
+  its own colour and marker; the window / RTT bound (and a link's rate bound, when a record
+  has one) drawn as lines;
 - ``window-growth.png``: how dynamic windows grew, one panel per client: the stream window
   the client announced and the connection credit it granted, over time (or by step for
   records without timestamps);
-- ``stream-finish.png``: per-stream finish times of multi-stream cells;
+- ``stream-finish.png``: per-stream finish times of multi-stream fixed-size cells;
 - ``throughput-over-time.png``: delivered MiB/s per interval of the first few runs with a
   delivery trace, one panel each, the link rate and window / RTT drawn as lines;
 - ``estimators.png``: the estimator and policies tables as grouped bars: final window / BDP
   and time to 90% of the rate, per estimator (x) and link (bars);
 - ``compare-N.png``: a comparison's sample of each round as dots, the baseline's median and
-  noise band shaded.
+  noise band shaded;
+- ``knee-*.png``: a window sweep (``kit knee``): throughput against the window set, in
+  window order on a log axis, the window / RTT and rate bounds, the 90 % of the best line
+  and the knee (the smallest window reaching it) marked.
 
 The caller writes the bytes; nothing here touches the file system.
 """
@@ -144,10 +148,23 @@ def _draw_series(ax: Axes, s: Series) -> Any:
     label = _plain(s.label) if s.label else None
     xs, ys = list(s.xs), list(s.ys)
     if s.mark == "points":
-        return ax.plot(xs, ys, "o", color=s.colour, alpha=s.alpha, label=label)[0]
+        face = "none" if s.hollow else s.colour
+        return ax.plot(
+            xs,
+            ys,
+            linestyle="none",
+            marker=s.marker,
+            markersize=s.size,
+            color=s.colour,
+            markerfacecolor=face,
+            markeredgewidth=1.5 if s.hollow else 1.0,
+            alpha=s.alpha,
+            label=label,
+        )[0]
     if s.mark in ("line", "dashed"):
         style = "--" if s.mark == "dashed" else "-"
-        return ax.plot(xs, ys, style, color=s.colour, alpha=s.alpha, label=label)[0]
+        marker = s.marker if s.markers else ""
+        return ax.plot(xs, ys, style, marker=marker, color=s.colour, alpha=s.alpha, label=label)[0]
     if s.mark == "step":
         marker, size = ("o", 3.0) if s.markers else ("", 0.0)
         return ax.step(

@@ -8,17 +8,31 @@ that silently reads as missing.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tabulate import tabulate
 
 from kit.analysis.cells import cpu_limit, efficiency, latency_stats, ping_rtt_ms
 from kit.analysis.intervals import intervals_of
-from kit.analysis.link import Ramp, bdp_of, mbit_s, ramp_of
+from kit.analysis.limits import (
+    FEW_LOSSES,
+    NOT_LOSS_BASED,
+    CreditRule,
+    congestion_used,
+    credit_rule,
+    limit_of,
+    loss_events,
+    server_credit_rule,
+    slow_readers,
+    window_bound,
+)
+from kit.analysis.link import Ramp, bdp_of, largest_window_bytes, mbit_s, ramp_of
 from kit.analysis.sharing import StreamSharing, stream_sharing
-from kit.plan.packet import mathis_bits_s, packet_link_text
-from kit.plan.trial import Link, Trial, pool_granted_bytes
+from kit.clients.pacing import slow_streams_text
+from kit.plan.packet import mathis_bits_s, queue_bytes_for
+from kit.plan.trial import Link, Trial
 from kit.plan.units import format_rate
 from kit.report.format import (
     ColumnWidths,
@@ -34,6 +48,13 @@ from kit.report.format import (
     sig3,
 )
 from kit.report.intervals import intervals_text
+from kit.report.limits import (
+    efficiency_text,
+    expectation,
+    limit_sentence,
+    read_received,
+    theory_rule,
+)
 from kit.results.records import FrameSummary, Measurement, ProcessCpu, StreamWindowPoint, TcpView
 
 Row = tuple[str, str]
@@ -115,12 +136,12 @@ def run_table(m: Measurement, verbose: bool = False, unit: str = "MiB/s") -> str
         ("RTT", _rtt_text(trial.link)),
         _window_row(trial),
     ]
-    rows += _link_rows(trial.link, bdp_of(m))
+    rows += _link_rows(trial.link, bdp_of(m), congestion_used(m))
     if m.status != "ok":
         rows.append(("FAILED", m.error if verbose else short_error(m.error, 300)))
         return _table(rows)
     rows += _result_rows(m, unit)
-    rows += _tcp_rows(m.tcp)
+    rows += _tcp_rows(m)
     rows += _frame_rows(m.frames, trial.workload.kind == "upload", verbose, m.meta.path)
     rows += [("note", n) for n in (m.result.notes if m.result else ())]
     if m.meta.keep_awake:
@@ -128,14 +149,14 @@ def run_table(m: Measurement, verbose: bool = False, unit: str = "MiB/s") -> str
     warning = cpu_warning(cpu_limit(m))
     if warning:
         rows.append(("WARNING", warning))
-    return _table(rows)
+    return _table(rows) + "\n" + "\n".join(textwrap.wrap(limit_sentence(limit_of(m), unit), WIDTH))
 
 
 def _rtt_text(link: Link) -> str:
     return f"{link.rtt_ms:g} ms (up {link.delay_up_ms:g} + down {link.delay_down_ms:g})"
 
 
-def _link_rows(link: Link, bdp: int | None) -> list[Row]:
+def _link_rows(link: Link, bdp: int | None, congestion: str = "") -> list[Row]:
     """The link's rate, jitter and BDP (nothing for today's unlimited, steady link)."""
     up, down = link.rate_up_bits_s, link.rate_down_bits_s
     rows = []
@@ -152,13 +173,48 @@ def _link_rows(link: Link, bdp: int | None) -> list[Row]:
     if link.rate_steps:
         rows.append(("down rate over time", _steps_text(link)))
     if link.kind == "packet":
-        rows.append(("packet link", packet_link_text(link)))
-        mathis = mathis_bits_s(link)
+        rows.append(("packet link", packet_link_text(link, congestion)))
+        mathis = bounds_of(link)
         if mathis is not None:
-            rows.append(
-                ("Mathis bound (loss)", f"{format_rate(mathis)} = MSS / RTT x 1.22 / sqrt(p)")
-            )
+            burst = bool(link.loss_burst_len)
+            rows.append(("Mathis bound (loss)", _mathis_text(mathis, congestion, burst)))
     return rows
+
+
+def packet_link_text(link: Link, congestion: str = "") -> str:
+    """ "MTU 1500, drop-tail queue 610 KiB, loss 0.1% independent (seed 1), congestion
+    control bbr (the kernel's default)": ``congestion`` is what the sockets ran."""
+    rates = [r for r in (link.rate_up_bits_s, link.rate_down_bits_s) if r is not None]
+    parts = [f"MTU {link.mtu}"]
+    if rates:
+        parts.append(f"drop-tail queue {fmt_size(queue_bytes_for(link, min(rates)))}")
+    if link.loss:
+        kind = (
+            f"in bursts of mean {link.loss_burst_len:g}" if link.loss_burst_len else "independent"
+        )
+        parts.append(f"loss {link.loss * 100:g}% {kind} (seed {link.seed})")
+    used = congestion or link.congestion
+    if not used:
+        parts.append("congestion control the kernel's default")
+    elif link.congestion:
+        parts.append(f"congestion control {used}")
+    else:
+        parts.append(f"congestion control {used} (the kernel's default)")
+    return ", ".join(parts)
+
+
+def bounds_of(link: Link) -> float | None:
+    """The Mathis bound of one connection (p: loss events, a burst counted once)."""
+    events = replace(link, loss=loss_events(link), loss_burst_len=0.0)
+    return mathis_bits_s(events)
+
+
+def _mathis_text(mathis: float, congestion: str, burst: bool = False) -> str:
+    p = "p, loss events (a burst counts once)" if burst else "p"
+    text = f"{format_rate(mathis)} per connection = MSS / RTT x 1.22 / sqrt({p})"
+    if congestion in NOT_LOSS_BASED:
+        return f"{text}; a model of Reno/CUBIC: {congestion} does not back off on random loss"
+    return text
 
 
 MAX_TCP_ROWS = 8
@@ -179,24 +235,70 @@ def _steps_text(link: Link) -> str:
     return f"{shown}; looped every {period_ms:g} ms, mean {format_rate(mean)}"
 
 
-def _tcp_rows(views: tuple[TcpView, ...]) -> list[Row]:
+def _tcp_rows(m: Measurement) -> list[Row]:
     """Each connection's kernel view on the packet link, senders (most bytes) first."""
-    ordered = sorted(views, key=lambda v: -v.bytes_sent)
+    ordered = sorted(m.tcp, key=lambda v: -v.bytes_sent)
     rows = [(f"TCP {v.side} {v.local}", _tcp_text(v)) for v in ordered[:MAX_TCP_ROWS]]
     if len(ordered) > MAX_TCP_ROWS:
         rows.append(("TCP", f"... {len(ordered) - MAX_TCP_ROWS} more connection ends"))
+    why = _retransmits_why(m)
+    if why:
+        rows.append(("retransmits", why))
     return rows
 
 
 def _tcp_text(v: TcpView) -> str:
-    segments = v.bytes_sent // max(1, v.mss_bytes)
-    # A share of a handful of segments (a receiver's) says nothing: only a sender's.
-    many = v.retransmits and segments >= MIN_SEGMENTS_FOR_SHARE
-    share = f" ({v.retransmits / segments:.2%} of ~{segments} segments)" if many else ""
+    share = _share(v)
+    shown = f" ({share:.2%} of ~{_segments(v)} segments sent)" if share is not None else ""
     return (
         f"{v.congestion or '?'}, cwnd {v.cwnd_packets} x {v.mss_bytes} B, srtt {sig3(v.srtt_ms)} ms, "
-        f"{v.retransmits} retransmitted{share}, {fmt_size(v.bytes_sent)} sent"
+        f"{v.retransmits} retransmitted{shown}, {fmt_size(v.bytes_sent)} sent"
     )
+
+
+def _segments(v: TcpView) -> int:
+    return v.bytes_sent // max(1, v.mss_bytes)
+
+
+def _share(v: TcpView) -> float | None:
+    """Retransmitted / sent segments; a share of a handful of segments (a receiver's) says
+    nothing: only a sender's."""
+    segments = _segments(v)
+    return (
+        v.retransmits / segments if v.retransmits and segments >= MIN_SEGMENTS_FOR_SHARE else None
+    )
+
+
+# A sender resending this many times the link's loss share resent more than the link lost.
+RESENT_OVER_LOSS = 2.0
+
+
+def _retransmits_why(m: Measurement) -> str:
+    """Why the senders resent more segments than the link's loss dropped: the bottleneck's
+    drop-tail queue dropped the rest (the window overfilled it: its peak reached the
+    queue's size), or a retransmission timeout resent a whole flight, lost or not."""
+    link, frames = m.trial.link, m.frames
+    senders = [(v, share) for v in m.tcp if v.side == "server" and (share := _share(v))]
+    if link.kind != "packet" or not senders:
+        return ""
+    share = max(share for _, share in senders)
+    resent = sum(v.retransmits for v, _ in senders)
+    if share <= RESENT_OVER_LOSS * link.loss or resent < FEW_LOSSES:
+        return ""  # as the loss says, or too few to say anything
+    lost = f"the link lost {link.loss:.2%} of packets" if link.loss else "the link lost none"
+    rate = link.rate_down_bits_s
+    queue = queue_bytes_for(link, rate) if rate is not None else None
+    peak = frames.peak_queued_bytes_down if frames is not None else 0
+    text = f"{share:.2%} of segments resent where {lost}: TCP resends more than the link drops"
+    if queue is not None and peak >= FULL_QUEUE * queue:
+        return (
+            f"{text}: the drop-tail queue filled (peak {fmt_size(peak)} of {fmt_size(queue)}) and "
+            "dropped what the window sent beyond it, and a timeout resends a whole flight"
+        )
+    return f"{text}: after a retransmission timeout it resends every segment in flight, lost or not"
+
+
+FULL_QUEUE = 0.9  # of its size: the drop-tail queue was full, so it dropped
 
 
 def _workload_text(trial: Trial) -> str:
@@ -220,6 +322,7 @@ def _result_rows(m: Measurement, unit: str = "MiB/s") -> list[Row]:
         download = m.trial.workload.kind == "download"
         sharing = stream_sharing(result) if result is not None and download else None
         rows += _sharing_rows(m.trial.workload.slow_streams, sharing, m.frames)
+        rows += _read_rows(m)
     rows += _tap_link_rows(m, bdp)
     intervals = intervals_of(m)
     if intervals:
@@ -245,11 +348,11 @@ def _throughput_rows(m: Measurement, unit: str, bdp: int | None) -> list[Row]:
             "theory",
             "-"
             if m.theory_mib_s is None
-            else f"{fmt_rate(m.theory_mib_s, unit)} {unit} = {_theory_rule(m.trial, bdp)}",
+            else f"{fmt_rate(m.theory_mib_s, unit)} {unit} = {theory_rule(m.trial, unit)}",
         ),
     ]
     eff = efficiency(throughput, m.theory_mib_s)
-    rows.append(("efficiency", "-" if eff is None else sig3(eff)))
+    rows.append(("efficiency", efficiency_text(eff, _rule_of(m))))
     rows += _fast_efficiency_rows(m)
     finish = result.stream_finish_s if result else ()
     if len(finish) > 1:
@@ -257,18 +360,31 @@ def _throughput_rows(m: Measurement, unit: str, bdp: int | None) -> list[Row]:
     return rows
 
 
+def _rule_of(m: Measurement) -> CreditRule | None:
+    """The credit rule that caps the window that binds (None: the rate binds, or no rule)."""
+    bound, rate = window_bound(m.trial), m.theory_mib_s
+    if bound is None or rate is None or rate < bound.mib_s:
+        return None
+    return server_credit_rule(m.trial) if bound.layer == "server" else credit_rule(m.trial.client)
+
+
 def _fast_efficiency_rows(m: Measurement) -> list[Row]:
     """With streams read slowly on purpose, the efficiency of the others alone: each
     stream's share of the bound is theory / streams (one window or one pool share each)."""
-    result, slow, streams = m.result, m.trial.workload.slow_streams, m.trial.workload.streams
-    if result is None or not slow or slow >= streams or m.theory_mib_s is None:
+    slow = slow_readers(m)
+    if slow is None or slow.fast_efficiency is None:
         return []
-    fast = result.stream_throughput_mib_s[slow:]
-    if len(fast) != streams - slow:
-        return []
-    eff = efficiency(sum(fast), m.theory_mib_s * len(fast) / streams)
-    which = "stream 1" if slow == 1 else f"streams 1..{slow}"
-    return [("efficiency, full-speed streams", f"{sig3(eff or 0)} ({which} throttled on purpose)")]
+    n, streams = len(slow.fast_mib_s), slow.streams
+    text = (
+        f"{sig3(slow.fast_efficiency)} = their throughput / their share of the theory "
+        f"({n} of {streams} streams: theory x {n}/{streams})"
+    )
+    rule = slow.rule
+    if rule is not None and rule.beyond and slow.fast_efficiency > 1:
+        text += f"; above 1 because {rule.who} {rule.text}"
+    elif rule is not None:
+        text += f"; {expectation(rule)}"
+    return [("efficiency, full-speed streams", text)]
 
 
 def _mbit_text(m: Measurement, unit: str, bdp: int | None) -> str:
@@ -279,38 +395,16 @@ def _mbit_text(m: Measurement, unit: str, bdp: int | None) -> str:
     return f" = {sig3(mbit)} Mbit/s"
 
 
-def _theory_rule(trial: Trial, bdp: int | None) -> str:
-    window = "server window" if trial.workload.kind == "upload" else "window"
-    if trial.client.window_mode == "pool" and trial.workload.kind == "download":
-        rule = _pool_rule(trial)
-        return f"min(rate, {rule})" if bdp is not None else rule
-    if bdp is not None:
-        return f"min(rate, {window} / RTT)"
-    return f"{window} / RTT"
-
-
-def _pool_rule(trial: Trial) -> str:
-    """What the pool really granted: its shares, or a buffer per stream beyond its size."""
-    granted, pool = pool_granted_bytes(trial), trial.client.pool_size_bytes
-    connections = min(trial.client.connections, trial.workload.streams)
-    if granted > pool * connections:
-        return (
-            f"granted / RTT ({trial.workload.streams} streams x 16 KiB, "
-            f"above the {fmt_size(pool)} pool)"
-        )
-    pools = (
-        f"{connections} x {fmt_size(pool)} pools"
-        if connections > 1
-        else f"the {fmt_size(pool)} pool"
-    )
-    return f"granted / RTT (shares: {fmt_size(granted)} of {pools})"
-
-
 def _tap_link_rows(m: Measurement, bdp: int | None) -> list[Row]:
     """What the tap and the link saw: the final window, the bottleneck's queue, the ramp."""
     frames, rows = m.frames, []
-    if frames is not None and frames.window_final_bytes is not None:
-        rows.append(("final stream window (tap)", fmt_size(frames.window_final_bytes)))
+    largest = largest_window_bytes(m)
+    if largest is not None:
+        announced = frames.window_final_bytes if frames is not None else None
+        text = f"{fmt_size(largest)} (the largest window a stream's sender had)"
+        if announced is not None and abs(largest - announced) > 0.01 * largest:
+            text += f"; the last SETTINGS announced {fmt_size(announced)}"
+        rows.append(("final stream window", text))
     if bdp is not None:  # the packet link's queue counts IP packets, the stream link's bytes
         queued = frames.peak_queued_bytes_down if frames is not None else 0
         rows.append(("peak queued at bottleneck", fmt_size(queued)))
@@ -348,7 +442,8 @@ def _sharing_rows(
     text = " ".join(("slow " if i < slow else "") + sig3(r) for i, r in enumerate(rates))
     rows = [("stream throughput (MiB/s)", text)]
     if sharing is not None and sharing.jain is not None:
-        rows.append(("Jain's index (full-speed streams)", sig3(sharing.jain)))
+        jain = f"{sig3(sharing.jain)} (1: equal shares; 1/n: one stream took all)"
+        rows.append(("Jain's index (full-speed streams)", jain))
     if sharing is not None and sharing.peak_unread_total_bytes is not None:
         rows.append(("peak bytes received, unread", fmt_size(sharing.peak_unread_total_bytes)))
     if windows:
@@ -357,6 +452,14 @@ def _sharing_rows(
     if seen:
         rows.append(("stream windows at tap (median/max)", seen))
     return rows
+
+
+def _read_rows(m: Measurement) -> list[Row]:
+    slow = slow_readers(m)
+    if slow is None:
+        return []
+    label = f"{slow_streams_text(slow.slow)}: read, received"
+    return [(label, read_received(slow, m.trial.client.kind))]
 
 
 def _per_stream(sizes: Sequence[int], slow: int) -> str:

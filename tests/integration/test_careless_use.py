@@ -61,7 +61,7 @@ def test_csv_on_stdout_is_all_that_stdout_holds() -> None:
     proc = kit_here("report", str(FIXTURES / "compare.jsonl"), "--csv", "-", env=ENV)
     assert proc.returncode == 0, proc.stderr
     rows = list(csv.DictReader(io.StringIO(proc.stdout)))
-    assert len(rows) == 6 and all(r["schema"] == "2" for r in rows)
+    assert len(rows) == 6 and all(r["schema"] == "3" for r in rows)
 
 
 # --- CSV formula injection --------------------------------------------------------------------

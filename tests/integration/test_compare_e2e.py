@@ -130,7 +130,11 @@ def test_knee_end_to_end(tmp_path: Path) -> None:
         knee = format_bytes(sweep["knee_window_bytes"])
         assert sweep["answer"].startswith(f"answer: at 4 ms on 100 Mbit/s: a {knee} window"), sweep
         typed = f"--window {knee.replace(' ', '')} --conn-window {knee.replace(' ', '')}"
-        assert f"type: kit run --client h2 {typed}" in sweep["answer"]
+        assert f"type: {typed} (the kit's h2 client)" in sweep["answer"]
+        assert (
+            f"measure it again: kit run --client h2 --rtt 4ms --rate 100Mbit {typed}"
+            in (sweep["answer"])
+        )
 
 
 @pytest.mark.parametrize(

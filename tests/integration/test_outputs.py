@@ -161,7 +161,7 @@ def test_report_exports_csv_and_refuses_what_it_cannot_render(tmp_path: Path) ->
     assert proc.returncode == 0, proc.stderr
     assert "h2:window=1MiB" in proc.stdout and "noise floor" in proc.stdout
     rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
-    assert len(rows) == 6 and all(r["schema"] == "2" for r in rows)
+    assert len(rows) == 6 and all(r["schema"] == "3" for r in rows)
     assert all(float(r["throughput_mib_s"]) > 0 for r in rows)
     empty = tmp_path / "empty.jsonl"
     empty.write_text('{"schema": 2, "kind": "tables-session", "started_at": "", "elapsed_s": 0, '

@@ -67,7 +67,8 @@ def test_run_json_through_the_delay_line(tmp_path: Path) -> None:
     assert records.read_text().count("\n") == 1
 
 
-INTERVAL_LINE = re.compile(r"^\s*([\d.]+)-\s*([\d.]+) s\s+([\d.]+) MiB\s+([\d.]+)$")
+# A live line (stderr, marked "live": the run's progress, not its record).
+INTERVAL_LINE = re.compile(r"^live\s+([\d.]+)-\s*([\d.]+) s\s+([\d.]+) MiB\s+([\d.]+)$")
 
 
 def _check_intervals(stderr: str, data: dict[str, Any], records: Path) -> None:

@@ -266,7 +266,9 @@ def test_knee_sweeps_a_stacks_static_windows(tmp_path: Path) -> None:
     # the answer names grpc-go's own setting for the window it found
     (sweep,) = json.loads(out.stdout)
     knee = sweep["knee_window_bytes"]
-    assert f"type: WithInitialWindowSize({knee})" in sweep["answer"], sweep["answer"]
+    assert knee in by_window  # a window the sweep set, read from grpc-go's own records
+    typed = f"grpc.WithStaticStreamWindowSize({knee}), grpc.WithStaticConnWindowSize({knee})"
+    assert f"type: {typed}" in sweep["answer"], sweep["answer"]
 
 
 @pytest.mark.parametrize("role", ["client", "server"])

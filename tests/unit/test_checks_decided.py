@@ -9,7 +9,9 @@ from kit.report.tables.checks import failed_line, render_bars
 def test_a_failure_far_beyond_the_noise_still_fails_in_one_round() -> None:
     bar = settled(Bar("unary", False, "-40.0% (limit ±5.0%)"), 35.0, 4.0, rounds=1)
     assert bar.holds is False
-    assert failed_line([bar]) == "1 check(s) against the reference FAIL: unary (see the tables)"
+    assert (
+        failed_line([bar]) == "1 check(s) against the reference FAIL: unary (see the checks above)"
+    )
 
 
 def test_a_pass_far_from_the_bar_holds_in_one_round() -> None:

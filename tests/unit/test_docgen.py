@@ -13,6 +13,8 @@ import pytest
 from kit import errors
 from kit.analysis import flat
 from kit.cli import docgen
+from kit.cli.docgen import cell
+from kit.cli.help import DETAILS
 from kit.errors import UsageError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,7 +57,7 @@ def test_the_reference_lists_commands_in_the_help_order_with_their_help() -> Non
 
 def test_defaults_and_metavars_are_their_own_columns() -> None:
     run = _sections(docgen.cli_reference())["kit run"]
-    assert "| `--rtt` | `DURATION` | `20ms` | Round-trip time" in run
+    assert "| `--rtt` | `DURATION` | `20ms` | RTT the delay line adds" in run
     assert "| `--keep-awake` | flag |  |" in run
     assert "[default:" not in run
 
@@ -132,3 +134,14 @@ def test_every_marker_in_the_docs_names_a_known_part() -> None:
     }
     assert "cli" in used
     assert used <= set(docgen.BLOCKS)
+
+
+def test_every_options_long_form_is_in_the_reference() -> None:
+    """What an option's one-line ``--help`` leaves out (``kit.cli.help.DETAILS``) is in the
+    command reference beside it, and names no option that is gone."""
+    run = _sections(docgen.cli_reference())["kit run"]
+    command = docgen.root_command().commands["run"]
+    names = {p.name for p in command.params if p.param_type_name == "option"}
+    assert set(DETAILS) <= names
+    for name, detail in DETAILS.items():
+        assert cell(detail) in run, name

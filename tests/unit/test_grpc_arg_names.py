@@ -27,8 +27,8 @@ def test_every_key_is_one_the_installed_grpcio_is_built_with() -> None:
     [
         ("grpc.htp2.bdp_probe", "did you mean grpc.http2.bdp_probe"),
         ("grpc.http2.lookahead_byte", "did you mean grpc.http2.lookahead_bytes"),
-        ("grpc.http2.\U0001f600", "is not a channel argument grpcio knows"),
-        ("zzz.qqq", "is not a channel argument grpcio knows"),
+        ("grpc.http2.\U0001f600", "is unknown to grpcio"),
+        ("zzz.qqq", "is unknown to grpcio"),
     ],
 )
 def test_a_mistyped_key_is_refused_with_the_closest_one(key: str, match: str) -> None:

@@ -86,13 +86,16 @@ def test_rounds_alternate_conditions_and_reshuffle() -> None:
     assert parse_campaign("compare-abc") is None
 
 
-def row(real: list[float], model: list[float], floor: float | None) -> CheckRow:
-    return CheckRow(CELLS[0], "quiet", summarize(real), summarize(model), floor, 0)
+def row(real: list[float], model: list[float], floor: float | None, rounds: int = 3) -> CheckRow:
+    return CheckRow(CELLS[0], "quiet", summarize(real), summarize(model), floor, 0, rounds=rounds)
 
 
 def test_verdicts() -> None:
     assert row([10, 10], [10.5, 10.5], 5.0).verdict == "within"
     assert row([10, 10], [12, 12], 5.0).verdict == "outside"
+    # 1.2 against 1.1 at a 5% floor: one round's interval (±12%) still reaches 1.1
+    assert row([10, 10], [12, 12], 5.0, rounds=1).verdict == "not decided (needs 3 rounds)"
+    assert row([10, 10], [20, 20], 5.0, rounds=1).verdict == "outside"  # far beyond the noise
     assert row([10, 10], [10, 10], 25.0).verdict == "not decided"
     assert row([10, 10], [10, 10], None).verdict == "not decided"
     assert row([10, 10], [11, 11], 5.0).ratio == 1.1

@@ -207,7 +207,7 @@ def test_plot_series_draw_one_point_and_one_finish_per_configuration() -> None:
 
     trial = Trial(
         client=ClientConfig(kind="h2", window_mode="static", window_bytes=2**20),
-        workload=Workload(streams=2),
+        workload=Workload(streams=2, bytes_per_stream=8 * 2**20),  # a finish time says much
     )
 
     def run(mib: int) -> Measurement:

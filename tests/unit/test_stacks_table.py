@@ -147,7 +147,7 @@ def test_credit_check_holds_fails_or_is_not_decided() -> None:
     fails = credit_bar(_credit_records([0.30, 0.31, 0.32]), "grpc-go")
     assert fails.holds is False and not fails.undecided
     noisy = credit_bar(_credit_records([0.20, 0.40, 0.90]), "grpc-go")
-    assert noisy.holds is None and noisy.undecided and "noise wider" in noisy.detail
+    assert noisy.holds is None and noisy.undecided and "3 rounds, needs" in noisy.detail
     assert "- not decided: stacks: grpc-go static 64 KiB" in render_bars([noisy])
 
 

@@ -1,6 +1,7 @@
 """Pure: the figures and the check of table 10 (what limits TCP on a lossy path).
 
-Each cell has three bounds: the window's (the windows the client grants over the RTT, per
+Each cell has three bounds (``kit.analysis.limits.bounds``, the one rule every verdict
+reads): the window's (the windows the client grants over the RTT, per
 connection, summed over connections; none for a dynamic window, which grows), the loss's
 (the Mathis bound MSS / RTT x 1.22 / sqrt(p) per connection, summed; p is the rate of loss
 *events*, so a burst of mean length L counts once: p = loss / L) and the link's rate. The
@@ -15,58 +16,20 @@ delivery (a stall of every stream on a connection while TCP recovers a loss).
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
-from dataclasses import dataclass
 
 from kit.analysis.cells import CampaignView, CellView, median_of, throughput
+from kit.analysis.limits import Bounds as Bounds  # re-exported: the verdict's bounds
+from kit.analysis.limits import bounds as bounds
+from kit.analysis.limits import loss_events as loss_events
 from kit.analysis.link import mbit_s, ramp
 from kit.analysis.tables.checks import Bar
-from kit.plan.packet import mathis_bits_s
 from kit.plan.tables.loss import LOSS_CAMPAIGN, WINDOWS, cell_key
-from kit.plan.trial import Link, Trial
+from kit.plan.trial import Trial
 from kit.results.records import Measurement
 
 WITHIN = (0.5, 2.0)  # the factor of its bound a measured figure is "within"
 MATHIS_LOSS = 0.01  # the check's loss: many losses per cell, so the model's regime
-
-
-@dataclass(frozen=True)
-class Bounds:
-    """A cell's three bounds on goodput, bits/s (``loss`` None without loss)."""
-
-    window: float | None
-    loss: float | None
-    rate: float | None
-
-    def limit(self) -> tuple[str, float]:
-        """The bound that binds: ("window" | "loss" | "rate", bits/s)."""
-        named = [("window", self.window), ("loss", self.loss), ("rate", self.rate)]
-        return min(((n, v) for n, v in named if v is not None), key=lambda nv: nv[1])
-
-
-def loss_events(link: Link) -> float:
-    """Loss events per packet: a burst of mean length L is one event (Mathis's p)."""
-    return link.loss / link.loss_burst_len if link.loss_burst_len else link.loss
-
-
-def bounds(trial: Trial) -> Bounds:
-    link, client = trial.link, trial.client
-    rtt_s = link.rtt_ms / 1000
-    connections = min(client.connections, trial.workload.streams)
-    window = None
-    if client.window_mode == "static" and client.window_bytes is not None:
-        per_conn = client.window_bytes * trial.streams_per_connection
-        if trial.conn_window_bytes is not None:
-            per_conn = min(per_conn, trial.conn_window_bytes)
-        window = per_conn * 8 / rtt_s * connections
-    events = dataclasses.replace(link, loss=loss_events(link), loss_burst_len=0.0)
-    mathis = mathis_bits_s(events)
-    return Bounds(
-        window=window,
-        loss=None if mathis is None else mathis * connections,
-        rate=link.rate_down_bits_s,
-    )
 
 
 def goodput_bits_s(m: Measurement) -> float | None:

@@ -28,7 +28,15 @@ from dataclasses import dataclass
 
 from kit.analysis.cells import CampaignView, CellView, Metric, efficiency, median_of, throughput
 from kit.analysis.link import ramp_ms, window_final_bytes
-from kit.analysis.tables.checks import Bar
+from kit.analysis.tables.checks import (
+    Bar,
+    Figure,
+    cell_rounds,
+    cell_spread_pct,
+    judged_bar,
+    ratio_figure,
+    unless_cpu_limited,
+)
 from kit.analysis.tables.links import RATE_CEILING, rate_ceiling
 from kit.plan.tables.stacks import (
     MODEL,
@@ -132,6 +140,8 @@ class ModelRatio:
     throughput: float | None
     final_window: float | None
     ramp: float | None
+    model_cell: CellView | None = None
+    real_cell: CellView | None = None
 
 
 def _ratio(a: CellView | None, b: CellView | None, metric: Metric) -> float | None:
@@ -156,6 +166,8 @@ def model_ratios(view: CampaignView) -> list[ModelRatio]:
                 _ratio(model, real, throughput),
                 _ratio(model, real, _final_window),
                 _ratio(model, real, ramp_ms),
+                model,
+                real,
             )
         )
     return out
@@ -205,16 +217,9 @@ def bound_bar(views: dict[str, CampaignView]) -> Bar:
     return Bar(name, not over, detail)
 
 
-def _noise(cell: CellView, view: CampaignView) -> float:
-    """The cell's relative noise: the wider of its own min-max spread and the floor."""
-    summary = cell.summary(throughput)
-    floor = view.floor(throughput)
-    spread = summary.spread_pct if summary is not None and summary.n > 1 else 0.0
-    return max(spread, floor.floor_pct if floor is not None else 0.0) / 100
-
-
 def credit_bar(views: dict[str, CampaignView], kind: str) -> Bar:
-    """Static 64 KiB at 20 ms carries what ``kind``'s credit rule predicts (+-0.15)."""
+    """Static 64 KiB at 20 ms carries what ``kind``'s credit rule predicts (+-0.15); FAILS
+    only beyond the cell's noise (``kit.analysis.tables.checks.decide``)."""
     rule, expected = CREDIT_RULES[kind]
     name = (
         f"stacks: {kind} static 64 KiB at 20 ms carries {expected:.2f} +- "
@@ -225,13 +230,11 @@ def credit_bar(views: dict[str, CampaignView], kind: str) -> Bar:
     eff = cell_efficiency(cell)
     if view is None or cell is None or eff is None:
         return Bar(name, None, "not measured")
-    noise = _noise(cell, view) * eff
-    detail = f"{eff:.2f}, noise +-{noise:.2f}"
-    if abs(eff - expected) <= CREDIT_TOLERANCE:
-        return Bar(name, True, detail)
-    if noise > CREDIT_TOLERANCE:
-        return Bar(name, None, f"{detail}: noise wider than the tolerance", undecided=True)
-    return Bar(name, False, detail)
+    figure = Figure(eff, cell_spread_pct(cell, view, throughput), max(1, cell_rounds(cell)))
+    target = (expected - CREDIT_TOLERANCE, expected + CREDIT_TOLERANCE)
+    return unless_cpu_limited(
+        judged_bar(name, f"{eff:.2f}", [("efficiency", figure, target)]), [cell]
+    )
 
 
 def rate_bar(views: dict[str, CampaignView]) -> Bar:
@@ -241,7 +244,8 @@ def rate_bar(views: dict[str, CampaignView]) -> Bar:
 
 
 def model_bar(views: dict[str, CampaignView]) -> Bar:
-    """h2's model of grpc-go within 0.8-1.25x of real grpc-go on every link (throughput)."""
+    """h2's model of grpc-go within 0.8-1.25x of real grpc-go on every link (throughput);
+    FAILS only beyond the ratio's noise (``kit.analysis.tables.checks.decide``)."""
     low, high = MODEL_RANGE
     name = f"stacks: h2's grpc-go model within {low:g}-{high:g}x of real grpc-go on every link"
     view = links_view(views)
@@ -249,18 +253,17 @@ def model_bar(views: dict[str, CampaignView]) -> Bar:
     if view is None or not ratios:
         return Bar(name, None, "not measured")
     detail = ", ".join(f"{r.link} {r.throughput:.2f}" for r in ratios if r.throughput)
-    outside = [r for r in ratios if r.throughput is not None and not low <= r.throughput <= high]
-    if outside:
-        noisy = [
-            c
-            for r in outside
-            for kind in (MODEL, REAL)
-            if (c := view.cell(f"{r.link}-{kind}-dynamic")) is not None
-            and _noise(c, view) > (high - low) / 2
-        ]
-        if noisy:
-            return Bar(name, None, f"{detail}: noise wider than the range", undecided=True)
-    return Bar(name, not outside, detail)
+    figures = [
+        (
+            r.link,
+            ratio_figure(r.throughput, (r.model_cell, r.real_cell), view, throughput),
+            MODEL_RANGE,
+        )
+        for r in ratios
+        if r.throughput is not None
+    ]
+    bar = judged_bar(name, detail, figures)
+    return unless_cpu_limited(bar, [c for r in ratios for c in (r.model_cell, r.real_cell)])
 
 
 def js_server_bar(views: dict[str, CampaignView]) -> Bar:

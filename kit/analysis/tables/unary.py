@@ -11,7 +11,7 @@ from typing import Literal
 
 from kit.analysis.cells import CampaignView, CellView, mean_latency_ms
 from kit.analysis.stats import Verdict, verdict
-from kit.analysis.tables.checks import Bar, settled
+from kit.analysis.tables.checks import Bar, settled, unless_cpu_limited
 from kit.analysis.tables.windows import row_order
 from kit.plan.tables.unary import UNARY_CAMPAIGN
 from kit.quantile import percentile
@@ -56,7 +56,7 @@ def unary_bar(views: dict[str, CampaignView]) -> Bar:
     if view is None or floor is None:
         return Bar(name, None, "not measured (no noise floor)")
     limit = max(floor.floor_pct, UNARY_MIN_PCT)
-    changes, missing = {}, []
+    changes, missing, compared = {}, [], []
     for cell in (c for c in view.cells if c.trial.client.window_mode == "static"):
         base = view.dynamic_of(cell)
         base_values = base.values(mean_latency_ms) if base else []
@@ -66,10 +66,12 @@ def unary_bar(views: dict[str, CampaignView]) -> Bar:
             continue
         change = verdict(base_values, values, floor.floor_pct, higher_is_better=False).change_pct
         changes[f"{cell.key} vs {base.key}"] = change
+        if abs(change) >= limit:
+            compared += [cell, base]
     if missing or not changes:
         return Bar(name, None, f"not measured: {', '.join(missing) or 'no static rows'}")
     details = ", ".join(f"{k} {v:+.1f}%" for k, v in changes.items())
     holds = all(abs(v) < limit for v in changes.values())
     worst = max(abs(v) for v in changes.values())
     bar = Bar(name, holds, f"{details} (limit ±{limit:.1f}%)")
-    return settled(bar, worst - limit, floor.floor_pct, floor.rounds)
+    return unless_cpu_limited(settled(bar, worst - limit, floor.floor_pct, floor.rounds), compared)

@@ -16,7 +16,13 @@ from kit.analysis.cells import (
     median_ratio,
     throughput,
 )
-from kit.analysis.tables.checks import Bar, ratio_spread_pct, rounds_to_decide, settled_ratio
+from kit.analysis.tables.checks import (
+    Bar,
+    ratio_spread_pct,
+    rounds_to_decide,
+    settled_ratio,
+    unless_cpu_limited,
+)
 from kit.plan.tables.windows import TABLE1_PREFIX, table1_campaign_name
 from kit.plan.units import MIB
 
@@ -111,7 +117,7 @@ def efficiency_bar(views: dict[str, CampaignView]) -> Bar:
         f"h2 static efficiency >= {EFFICIENCY_BAR:.2f} where window/RTT <= "
         f"{EFFICIENCY_MAX_THEORY_MIB_S:g} MiB/s"
     )
-    checked, misses, needed = 0, [], []
+    checked, misses, needed, missed = 0, [], [], []
     for view_name in sorted(views):
         for cell in views[view_name].cells:
             theory = cell.theory_mib_s
@@ -126,6 +132,7 @@ def efficiency_bar(views: dict[str, CampaignView]) -> Bar:
                 shown = "failed" if eff is None else f"{eff:.2f}{_against_ping(cell, eff)}"
                 misses.append(f"{view_name} {cell.key}: {shown}{cpu}")
                 needed.append(_rounds_to_fail(views[view_name], eff))
+                missed.append(cell)
     if checked == 0:
         return Bar(name, None, "not measured")
     detail = "; ".join(misses) if misses else f"all {checked} cells"
@@ -133,7 +140,7 @@ def efficiency_bar(views: dict[str, CampaignView]) -> Bar:
         rounds = needed_rounds(views)
         shown = f"{rounds} round{'s' if rounds != 1 else ''}; needs {min(needed)}"
         return Bar(name, None, f"{detail}; {shown}", undecided=True)
-    return Bar(name, not misses, detail)
+    return unless_cpu_limited(Bar(name, not misses, detail), missed)
 
 
 def needed_rounds(views: dict[str, CampaignView]) -> int:

@@ -106,8 +106,11 @@ def table_name(token: str | int) -> str:
         return by_number[text]
     if text in TABLE_NUMBERS:
         return text
-    choices = ", ".join(f"{name} ({number})" for name, number in TABLES)
-    raise UsageError(f"--only: {str(token).strip()!r} is not a table; choose among {choices}")
+    shown = str(token).strip()
+    shown = shown if len(shown) <= 20 else shown[:17] + "..."
+    raise UsageError(
+        f"--only: {shown!r} is not a table: 1-{len(TABLES)} or a name (kit tables --help)"
+    )
 
 
 def parse_only(text: str | None) -> tuple[str, ...]:

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from kit.analysis.tables.checks import Bar
 
 _MARKS = {True: "holds", False: "FAILS", None: "not measured"}
+# The failing line is printed after "kit: error: " and must fit 100 columns with it.
+FAILED_LINE_COLUMNS = 100 - len("kit: error: ")
 
 
 def _mark(bar: Bar) -> str:
@@ -19,7 +21,17 @@ def failed_line(bars: Sequence[Bar]) -> str | None:
     if not failed:
         return None
     more = f" and {len(failed) - 1} more" if len(failed) > 1 else ""
-    return f"{len(failed)} check(s) against the reference FAIL: {failed[0]}{more} (see the tables)"
+    head = f"{len(failed)} check(s) against the reference FAIL: "
+    tail = f"{more} (see the checks above)"
+    return head + _shortened(failed[0], FAILED_LINE_COLUMNS - len(head) - len(tail)) + tail
+
+
+def _shortened(name: str, room: int) -> str:
+    """``name`` cut at a word to fit ``room`` columns, "..." marking the cut."""
+    if len(name) <= room:
+        return name
+    cut = name.rfind(" ", 0, room - 3)
+    return name[: cut if cut > 0 else room - 3].rstrip(" ,;:") + "..."
 
 
 def render_bars(bars: Sequence[Bar]) -> str:

@@ -1,0 +1,153 @@
+"""What limited a run (``kit.analysis.limits``) and how the table says it: the theory names
+the window that binds, the efficiency carries the stack's credit rule, and the verdict is
+decided only where the record supports it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from kit.analysis.limits import limit_of, window_bound
+from kit.analysis.link import largest_window_bytes
+from kit.plan.trial import ClientConfig, Link, ServerConfig, Trial, Workload, theory_mib_s
+from kit.plan.units import KIB, MIB
+from kit.report.limits import limit_sentence, theory_rule
+from kit.report.run import run_table
+from kit.results.client import ClientResult
+from kit.results.records import (
+    FrameSummary,
+    MachineLoad,
+    Measurement,
+    ProcessCpu,
+    RunMeta,
+    StreamWindowPoint,
+)
+
+QUIET = RunMeta(machine=MachineLoad(busy_cores=0.4, path_cores=0.3, other_cores=0.1, cpus=2))
+
+
+def run(trial: Trial, mib_s: float, cpu: float = 0.2, **result: object) -> Measurement:
+    """A finished one-second run of ``trial`` at ``mib_s`` on a quiet machine."""
+    streams = trial.workload.streams
+    per = int(mib_s * MIB / streams)
+    base = ClientResult(
+        client=trial.client.kind,
+        bytes=per * streams,
+        elapsed_s=1.0,
+        stream_bytes=(per,) * streams,
+        stream_finish_s=(1.0,) * streams,
+    )
+    return Measurement(
+        trial=trial,
+        status="ok",
+        result=replace(base, **result),  # type: ignore[arg-type]
+        theory_mib_s=theory_mib_s(trial),
+        cpu=(ProcessCpu("client", cpu), ProcessCpu("server", 0.1)),
+        meta=QUIET,
+    )
+
+
+def static(
+    kind: str = "h2", window: int = MIB, conn: int | None = None, streams: int = 1, **link: float
+) -> Trial:
+    return Trial(
+        link=Link(delay_up_ms=10.0, delay_down_ms=10.0, **link),  # type: ignore[arg-type]
+        client=ClientConfig(
+            kind=kind,  # type: ignore[arg-type]
+            window_mode="static",
+            window_bytes=window,
+            conn_window_bytes=conn,
+        ),
+        workload=Workload(streams=streams),
+    )
+
+
+def test_the_theory_names_the_connection_window_when_it_binds() -> None:
+    trial = static(window=MIB, conn=64 * KIB, streams=4)
+    assert window_bound(trial).layer == "connection"  # type: ignore[union-attr]
+    assert theory_rule(trial) == (
+        "connection window / RTT (64 KiB / 20 ms, shared by 4 streams; their stream windows "
+        "allow 4 x 1 MiB)"
+    )
+    assert theory_rule(static(window=MIB)) == "stream window / RTT (1 MiB / 20 ms)"
+    wide = static(window=MIB, conn=16 * MIB, streams=4)
+    assert theory_rule(wide).startswith("streams x stream window / RTT (4 x 1 MiB / 20 ms")
+    rated = static(window=4 * MIB, rate_up_bits_s=50e6, rate_down_bits_s=50e6)
+    assert theory_rule(rated).startswith("the link rate (50 Mbit/s); stream window / RTT")
+
+
+def test_a_connection_bound_run_says_so_with_its_streams() -> None:
+    trial = static(window=MIB, conn=64 * KIB, streams=4)
+    text = limit_sentence(limit_of(run(trial, 0.92 * 3.125)))
+    assert text.startswith("Limited by the connection window (64 KiB shared by 4 streams): it")
+    assert "the h2 client moves 0.88-1.00 of it" in text
+
+
+def test_a_stacks_credit_rule_is_the_expectation_beside_its_efficiency() -> None:
+    trial = static(kind="grpc-go", window=4 * MIB)
+    table = " ".join(run_table(run(trial, 0.70 * 200)).split())
+    assert "efficiency 0.700 = throughput / theory; grpc-go moves 0.70-0.81 of it" in table
+    assert "Limited by the stream window (4 MiB): it moved 0.700 of the 200 MiB/s" in table
+
+
+def test_a_run_far_below_its_window_is_not_decided() -> None:
+    limit = limit_of(run(static(window=MIB), 0.3 * 50))
+    assert limit.kind == "not decided" and "it moved 0.30 of its window / RTT" in limit.why
+
+
+def test_a_process_near_a_full_core_is_the_limit() -> None:
+    limit = limit_of(run(static(window=MIB), 10.0, cpu=0.97))
+    assert limit_sentence(limit).startswith("Limited by the CPU: the client used 97% of a core")
+
+
+def test_the_rate_binds_when_the_run_fills_it() -> None:
+    trial = static(window=4 * MIB, rate_up_bits_s=50e6, rate_down_bits_s=50e6)
+    text = limit_sentence(limit_of(run(trial, 0.95 * 50e6 / 8 / MIB)))
+    assert text.startswith("Limited by the link's rate: 47.5 Mbit/s of 50 Mbit/s")
+
+
+def test_a_dynamic_window_on_an_unlimited_link_is_not_decided() -> None:
+    trial = Trial(link=Link.from_rtt(20.0))
+    limit = limit_of(run(trial, 100.0))
+    assert limit.kind == "not decided" and "no bound to compare with" in limit.why
+
+
+def test_a_server_window_bounds_an_upload_with_c_cores_extra_credit() -> None:
+    trial = Trial(
+        link=Link.from_rtt(100.0),
+        server=ServerConfig(window_mode="static", window_bytes=64 * KIB),
+        workload=Workload(kind="upload"),
+    )
+    text = limit_sentence(limit_of(run(trial, 3.0 * 0.625)))
+    assert text.startswith("Limited by the server's receive window (64 KiB): it moved 3.00x")
+    assert "more than the window because grpcio (C-core) grants extra credit" in text
+
+
+@pytest.mark.parametrize(("fast", "held"), [(0.95, "it did not hold"), (0.3, "it held")])
+def test_a_slow_reader_says_whether_it_held_the_others(fast: float, held: str) -> None:
+    trial = replace(
+        static(window=MIB, streams=3),
+        workload=Workload(streams=3, slow_streams=1, read_rate_bits_s=8e6),
+    )
+    share = 50.0  # each stream's: theory 150 / 3
+    m = run(
+        trial,
+        1.0,
+        stream_bytes=(int(0.95 * MIB), int(fast * share * MIB), int(fast * share * MIB)),
+        slow_streams=1,
+    )
+    text = limit_sentence(limit_of(m))
+    assert text.startswith("Limited by a slow reader (stream 1 read at 8 Mbit/s);")
+    assert f"{held} the others: streams 2..3 moved" in text
+
+
+def test_the_final_window_is_the_largest_a_sender_had() -> None:
+    trial = Trial(client=ClientConfig(kind="h2", window_mode="dotnet"))
+    m = run(trial, 10.0, stream_window_bytes=(1_048_560,))
+    frames = FrameSummary(
+        window_final_bytes=65535, stream_windows=(StreamWindowPoint(1, 3, 900_000),)
+    )
+    assert largest_window_bytes(replace(m, frames=frames)) == 1_048_560
+    assert largest_window_bytes(replace(m, result=replace(m.result, stream_window_bytes=()),
+                                        frames=frames)) == 900_000  # fmt: skip
