@@ -10,8 +10,11 @@ keepalive finishes cleanly. The whole matrix (10 s keepalive, 45 s idle) runs in
 from __future__ import annotations
 
 import dataclasses
+import re
+from pathlib import Path
 
 import pytest
+from cli_support import kit_here
 from stacks_support import need_built
 
 from kit.analysis.cells import group_campaigns
@@ -20,10 +23,12 @@ from kit.plan.tables.pairs import PING_POLICING, pair_trial
 from kit.plan.trial import ClientConfig, Trial
 from kit.report.tables.pairs import cell_text, render_pairs
 from kit.results.records import RunTags
+from kit.results.store import read_records
 from kit.topology.topology import Topology
 
 pytestmark = pytest.mark.integration
 
+SERVERS = ["grpcio", "grpc-go", "grpc-java", "grpc-js", "tonic"]
 EVERY_SECOND = (
     ("grpc.keepalive_time_ms", 1000),
     ("grpc.keepalive_permit_without_calls", 1),
@@ -67,3 +72,27 @@ def test_servers_that_police_pings_hang_up_on_a_client_that_pings_too_often() ->
     assert PING_POLICING["grpc-go"] in text and PING_POLICING["grpcio"] in text
     assert all(len(line) <= 100 for line in text.splitlines() if line.startswith("|"))
     assert len(pair_outcomes(records)) == 3
+
+
+STORED = Path(__file__).resolve().parents[1] / "fixtures" / "tables-quick" / "pairs.jsonl"
+
+
+def test_kit_report_prints_the_stored_matrix_as_its_records_say() -> None:
+    """A real run of the whole table (55 pairs at once), read back as a user reads it: each
+    matrix cell is what the records say of that pair, every hang-up is listed in words."""
+    out = kit_here("report", str(STORED))
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    outcomes = pair_outcomes(read_records(STORED).measurements)
+    assert len(outcomes) == 55
+    keepalive = text.split("With keepalive", 1)[1].split("What went wrong", 1)[0]
+    shipped = text.split("As shipped:", 1)[1].split("With keepalive", 1)[0]
+    for o in outcomes:
+        block = keepalive if o.setting == "keepalive" else shipped
+        row = next(line for line in block.splitlines() if line.startswith(f"{o.client} "))
+        column = SERVERS.index(o.server)
+        cells = re.split(r"\s{2,}", row.strip())[1:]
+        assert cells[column] == cell_text(o), (o, row)
+        if not o.ok:
+            assert f"{o.client} client -> {o.server} server ({o.setting})" in text
+    assert all(len(line) <= 100 for line in text.splitlines())

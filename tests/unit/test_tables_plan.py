@@ -36,7 +36,9 @@ def test_parse_only() -> None:
         "stacks",
         "policies",
         "loss",
+        "pairs",
     )
+    assert parse_only("pairs") == parse_only("11") == ("pairs",)
     assert parse_only("policies") == parse_only("9") == ("policies",)
     assert parse_only("loss") == parse_only("10") == ("loss",)
     assert parse_only("stacks") == parse_only("8") == ("stacks",)
@@ -46,7 +48,7 @@ def test_parse_only() -> None:
     assert parse_only(" 2 ") == ("wire",)
     assert parse_only("Unary,windows") == ("windows", "unary")
     assert parse_only("unary,4") == ("unary",)
-    for bad in ("", ",", "11", "1,x", "0", "tables", "stack"):
+    for bad in ("", ",", "12", "1,x", "0", "tables", "stack"):
         with pytest.raises(UsageError, match="--only"):
             parse_only(bad)
 
@@ -165,6 +167,7 @@ def test_campaign_names_carry_their_tables_numbers() -> None:
         "table9-links": ("policies",),
         "table9-sharing": ("policies",),
         "table10-loss": ("loss",),
+        "table11-pairs": ("pairs",),
     }
     for campaign in campaigns:
         assert campaign.name.startswith(f"table{TABLE_NUMBERS[campaign.tables[0]]}-")
@@ -230,3 +233,13 @@ def test_the_stacks_table_runs_one_round_fewer() -> None:
     assert by_table["table1-rtt20ms"] == by_table["table7-sharing"] == 3
     quick = plan_tables(TablesSettings(quick=True, rounds=1, only=("stacks",)))
     assert {c.spec.rounds for c in quick} == {1}
+
+
+def test_the_pairs_table_runs_once_its_cells_together() -> None:
+    """Table 11 is qualitative (who hangs up on whom): one round whatever --rounds says, its
+    cells at once; every client against every server, keepalive where the client has it."""
+    (pairs,) = plan_tables(TablesSettings(only=("pairs",), rounds=5))
+    assert pairs.spec.rounds == 1 and pairs.spec.together
+    keys = {c.key for c in pairs.spec.cells}
+    assert len(keys) == 6 * 5 + 5 * 5  # shipped: every pair; keepalive: h2 has none
+    assert "keepalive-grpc-java-grpc-go" in keys and "keepalive-h2-grpcio" not in keys

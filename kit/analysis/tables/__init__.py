@@ -17,6 +17,7 @@ from kit.analysis.cells import CampaignView, other_cores
 from kit.analysis.tables.checks import Bar
 from kit.analysis.tables.links import links_bars, links_view
 from kit.analysis.tables.loss import loss_bars, loss_view
+from kit.analysis.tables.pairs import pairs_view
 from kit.analysis.tables.policies import policies_bars, policies_held
 from kit.analysis.tables.sharing import sharing_bars, sharing_view
 from kit.analysis.tables.stacks import stacks_bars, stacks_held
@@ -45,6 +46,7 @@ def tables_in(plans: Sequence[TablesSettings], views: dict[str, CampaignView]) -
         "stacks": stacks_held(views),
         "policies": policies_held(views),
         "loss": loss_view(views) is not None,
+        "pairs": pairs_view(views) is not None,
     }
     return [table for table, found in held.items() if found]
 

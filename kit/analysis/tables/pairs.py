@@ -1,9 +1,11 @@
 """Pure: table 11, who hangs up on whom, from each pair's records.
 
 A pair hung up when either side sent a GOAWAY with an error code (a server's
-``ENHANCE_YOUR_CALM "too_many_pings"`` is the usual one) or reset a stream with anything but
-CANCEL (a client cancels its streams when the timed phase ends: that is no failure); it
-failed when the client could not finish its download. The first failing second is counted
+``ENHANCE_YOUR_CALM "too_many_pings"`` is the usual one) or reset a stream with an error
+before the download's end. What follows the end is the end: a client cancels its streams
+when the timed phase is over (CANCEL), and a peer still sending on them then hears
+STREAM_CLOSED; neither is a hang-up. It failed when the client could not finish its
+download. The first failing second is counted
 from the first connection's open (the delay line's tap saw both).
 """
 
@@ -13,7 +15,8 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from kit.plan.tables.pairs import pair_of
+from kit.analysis.cells import CampaignView
+from kit.plan.tables.pairs import PAIRS_CAMPAIGN, pair_of
 from kit.results.records import GoawaySeen, Measurement, ResetSeen
 
 # RFC 9113, section 7.
@@ -82,9 +85,10 @@ def outcome(m: Measurement) -> PairOutcome:
     resets = client_pings = server_pings = 0
     if frames is not None:
         opened = frames.opened_ns
+        end = m.result.t_end_ns if m.result is not None else None
         found = [
             *(_goaway(g, opened) for g in frames.goaways if g.error_code != NO_ERROR),
-            *(_reset(r, opened) for r in frames.resets if r.error_code != CANCEL),
+            *(_reset(r, opened) for r in frames.resets if _failing_reset(r, end)),
         ]
         if found:
             hang_up = min(found, key=lambda pair: pair[0])[1]
@@ -103,6 +107,12 @@ def outcome(m: Measurement) -> PairOutcome:
         client_stack=m.meta.client_stack,
         server_stack=m.meta.server_stack,
     )
+
+
+def _failing_reset(r: ResetSeen, end_ns: int | None) -> bool:
+    """A reset with an error code before the download's end (``end_ns``; None: it never
+    ended, so every one counts)."""
+    return r.error_code not in (NO_ERROR, CANCEL) and (end_ns is None or r.t_ns < end_ns)
 
 
 def _seconds(t_ns: int, opened_ns: int) -> float | None:
@@ -134,3 +144,7 @@ def _worst(runs: Sequence[PairOutcome]) -> PairOutcome:
     hung = [r for r in runs if r.hang_up is not None]
     worst = (failed or hung or list(runs))[0]
     return dataclasses.replace(worst, runs=len(runs))
+
+
+def pairs_view(views: dict[str, CampaignView]) -> CampaignView | None:
+    return views.get(PAIRS_CAMPAIGN)

@@ -1,7 +1,8 @@
 """The reference study's tables, and the kit's own, as campaigns of trials.
 
 One module per table holds its cells (``windows`` is table 1, ``wire`` 2, ``starvation`` 3,
-``unary`` 4, ``uploads`` 5, ``links`` 6, ``sharing`` 7, ``stacks`` 8, ``policies`` 9, ``loss`` 10; ``sizing`` says how long the cells
+``unary`` 4, ``uploads`` 5, ``links`` 6, ``sharing`` 7, ``stacks`` 8, ``policies`` 9, ``loss`` 10,
+``pairs`` 11; ``sizing`` says how long the cells
 of tables 1, 3 and 4 run). This module holds what every table shares: the registry of names
 and numbers, the settings of a ``kit tables`` run, and the campaigns a run needs, each
 named after its table's number (``table6-links``). Pure planning: ``kit.campaign`` runs
@@ -16,6 +17,8 @@ from kit.errors import UsageError
 from kit.plan.campaign import CampaignSpec, Cell
 from kit.plan.tables.links import LINKS_CAMPAIGN, LINKS_CONTROL, link_cells
 from kit.plan.tables.loss import LOSS_CAMPAIGN, LOSS_CONTROL, loss_cells
+from kit.plan.tables.pairs import CONTROL as PAIRS_CONTROL
+from kit.plan.tables.pairs import PAIRS_CAMPAIGN, pair_cells
 from kit.plan.tables.policies import LINKS_CONTROL as POLICIES_LINKS_CONTROL
 from kit.plan.tables.policies import (
     POLICIES_LINKS_CAMPAIGN,
@@ -71,6 +74,7 @@ TABLES: tuple[tuple[str, int], ...] = (
     ("stacks", 8),
     ("policies", 9),
     ("loss", 10),
+    ("pairs", 11),
 )
 TABLE_NAMES: tuple[str, ...] = tuple(name for name, _ in TABLES)
 TABLE_NUMBERS: dict[str, int] = dict(TABLES)
@@ -166,6 +170,7 @@ def _campaigns(settings: TablesSettings) -> list[CampaignParts]:
         *_stacks_campaigns(quick),
         *_policies_campaigns(quick),
         (LOSS_CAMPAIGN, loss_cells(quick), LOSS_CONTROL, ("loss",)),
+        (PAIRS_CAMPAIGN, pair_cells(), PAIRS_CONTROL, ("pairs",)),
     ]
 
 
@@ -201,10 +206,16 @@ def _policies_campaigns(quick: bool) -> list[CampaignParts]:
 # The policies table's 104 link cells (JVM clients among them) likewise; the loss table's 21
 # runs take ~85 s a round (each cell builds its namespaces and rides slow start).
 ROUNDS_FEWER: dict[str, int] = {"stacks": 1, "policies": 1, "loss": 1}
+# The pairs table says who hangs up on whom, not how fast: one round, its cells all at once
+# (each waits most of a minute for keepalive to act).
+ONE_ROUND = frozenset({"pairs"})
+TOGETHER = frozenset({"pairs"})
 
 
 def table_rounds(table: str, rounds: int) -> int:
     """The rounds one table runs in a run of ``rounds`` (at least 1)."""
+    if table in ONE_ROUND:
+        return 1
     return max(1, rounds - ROUNDS_FEWER.get(table, 0))
 
 
@@ -214,7 +225,12 @@ def plan_tables(settings: TablesSettings) -> list[TableCampaign]:
     return [
         TableCampaign(
             CampaignSpec(
-                name, tuple(cells), control, table_rounds(fed[0], settings.rounds), settings.seed
+                name,
+                tuple(cells),
+                control,
+                table_rounds(fed[0], settings.rounds),
+                settings.seed,
+                together=fed[0] in TOGETHER,
             ),
             fed,
         )

@@ -18,6 +18,7 @@ from kit.analysis.cells import CampaignView, group_campaigns
 from kit.analysis.tables import SessionFacts, evaluate_bars, session_facts, tables_in
 from kit.analysis.tables.links import links_view
 from kit.analysis.tables.loss import loss_view
+from kit.analysis.tables.pairs import pairs_view
 from kit.analysis.tables.sharing import sharing_view
 from kit.analysis.tables.starvation import starvation_view
 from kit.analysis.tables.unary import unary_view
@@ -28,6 +29,7 @@ from kit.plan.tables import TABLE_NUMBERS, TablesSettings
 from kit.report.tables.checks import failed_line, render_bars
 from kit.report.tables.links import render_links
 from kit.report.tables.loss import render_loss
+from kit.report.tables.pairs import render_pairs
 from kit.report.tables.policies import policies_views, render_policies
 from kit.report.tables.sharing import render_sharing
 from kit.report.tables.stacks import render_stacks, stacks_views
@@ -112,6 +114,7 @@ def _sections(
         "stacks": lambda: _section(stacks_views(views, skipped), render_stacks),
         "policies": lambda: _section(policies_views(views), render_policies),
         "loss": lambda: _section(loss_view(views), render_loss),
+        "pairs": lambda: _section(pairs_view(views), render_pairs),
     }
 
 
