@@ -1,7 +1,10 @@
 """grpcio channel arguments for each window mode, in one place (client and server alike).
 
 Facts (checked on the wire by tests/integration/test_grpcio_windows.py):
-- dynamic: C-core defaults, BDP probe on (window starts at 4 MiB and only grows);
+- dynamic: C-core defaults, BDP probe on (window starts at 4 MiB; it targets
+  max(4 MiB, 2 x BDP) while memory pressure is below 20 %, ramping down towards 2 x BDP
+  and then 0 above: chttp2 ``flow_control.cc``
+  ``TargetInitialWindowSizeBasedOnMemoryPressureAndBdp``, grpcio 1.85);
 - static W: ``bdp_probe=0`` + ``lookahead_bytes=W`` (lookahead only sticks without BDP);
 - bdp-off: ``bdp_probe=0`` alone (the window then depends on message size: C-core grants
   per-message extra credit while the application waits for a message).

@@ -20,7 +20,7 @@ import dataclasses
 import math
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, cast, get_args, get_origin
 
 from kit.errors import UsageError
@@ -55,116 +55,233 @@ def to_json(value: Any) -> Any:
 
 def from_json(cls: type[T], data: Any, where: str = "value") -> T:
     """Rebuild a ``cls`` from ``to_json`` output; ``UsageError`` names what is wrong, where."""
-    return cast(T, _decode(cls, data, where))
+    return cast(T, _decoder(cls)(data, where))
 
 
-_HINTS: dict[type[Any], dict[str, Any]] = {}
+Decoder = Callable[[Any, str], Any]
+Valid = Callable[[Any], bool]
+# One decoder per type, built once from its annotations: records are decoded by the
+# thousand, and working out a type's shape for every value cost most of a report's time.
+_DECODERS: dict[Any, Decoder] = {}
+# For the types whose JSON is already the value (a str, an int in range, a finite float, a
+# bool, None where allowed): a check that lets a value through without a decoder's call or
+# its path (a record holds hundreds of such numbers; their messages come from the decoder).
+_AS_IS: dict[Any, Valid] = {}
+
+
+def _as_is(tp: Any) -> Valid | None:
+    if tp in _AS_IS:
+        return _AS_IS[tp]
+    if get_origin(tp) in (typing.Union, types.UnionType):
+        options = [o for o in get_args(tp) if o is not type(None)]
+        if type(None) in get_args(tp) and len(options) == 1 and options[0] in _AS_IS:
+            inner = _AS_IS[options[0]]
+            return lambda v: v is None or inner(v)
+    return None
+
+
+def _decoder(tp: Any) -> Decoder:
+    found = _DECODERS.get(tp)
+    if found is None:
+        found = _DECODERS[tp] = _build(tp)
+    return found
 
 
 def _hints(cls: type[Any]) -> dict[str, Any]:
-    """A dataclass's resolved field types (cached: records are decoded by the thousand)."""
-    if cls not in _HINTS:
-        _HINTS[cls] = typing.get_type_hints(cls)
-    return _HINTS[cls]
+    """A dataclass's resolved field types."""
+    return typing.get_type_hints(cls)
 
 
 def _fail(where: str, message: str) -> UsageError:
     return UsageError(f"{where}: {message}")
 
 
-def _decode(tp: Any, data: Any, where: str) -> Any:
+def _build(tp: Any) -> Decoder:
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        return _decode_dataclass(tp, data, where)
+        return _dataclass_decoder(tp)
     origin = get_origin(tp)
     if origin in (typing.Union, types.UnionType):
-        return _decode_union(get_args(tp), data, where)
+        return _union_decoder(get_args(tp))
     if origin is Literal:
-        if data not in get_args(tp) or isinstance(data, bool):
-            choices = ", ".join(repr(a) for a in get_args(tp))
+        return _literal_decoder(get_args(tp))
+    if origin is tuple:
+        return _tuple_decoder(get_args(tp))
+    if origin is dict:
+        return _dict_decoder(get_args(tp)[1])
+    return _scalar_decoder(tp)
+
+
+def _dataclass_decoder(cls: type[Any]) -> Decoder:
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    names = frozenset(f.name for f in fields)
+    required = [
+        f.name
+        for f in fields
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+    types_of = _hints(cls)
+    as_is = {name: _as_is(types_of[name]) for name in names}
+    decoders: dict[str, Decoder] = {}
+
+    def field_decoder(name: str) -> Decoder:
+        # Built on first use: a dataclass may refer to itself, or to one being built.
+        if name not in decoders:
+            decoders[name] = _decoder(types_of[name])
+        return decoders[name]
+
+    def decode(data: Any, where: str) -> Any:
+        if not isinstance(data, dict):
+            raise _fail(where, f"a JSON object, not {type(data).__name__}")
+        if not names.issuperset(data):
+            raise _fail(where, f"unknown field(s) {', '.join(sorted(set(data) - names))}")
+        missing = [name for name in required if name not in data]
+        if missing:
+            raise _fail(where, f"missing field(s) {', '.join(missing)}")
+        kwargs = {}
+        for name, value in data.items():
+            valid = as_is[name]
+            if valid is not None and valid(value):
+                kwargs[name] = value
+            else:
+                kwargs[name] = field_decoder(name)(value, f"{where}.{name}")
+        try:
+            return cls(**kwargs)
+        except UsageError as exc:
+            raise _fail(where, str(exc)) from None
+
+    return decode
+
+
+def _union_decoder(options: tuple[Any, ...]) -> Decoder:
+    nullable = type(None) in options
+    decoders = [_decoder(o) for o in options if o is not type(None)]
+
+    def decode(data: Any, where: str) -> Any:
+        if data is None and nullable:
+            return None
+        errors = []
+        for option in decoders:
+            try:
+                return option(data, where)
+            except UsageError as exc:
+                errors.append(str(exc))
+        raise UsageError(
+            errors[0] if len(errors) == 1 else f"{where}: {data!r} fits no allowed type"
+        )
+
+    return decode
+
+
+def _literal_decoder(allowed: tuple[Any, ...]) -> Decoder:
+    choices = ", ".join(repr(a) for a in allowed)
+
+    def decode(data: Any, where: str) -> Any:
+        if data not in allowed or isinstance(data, bool):
             raise _fail(where, f"{data!r} is not one of {choices}")
         return data
-    if origin is tuple:
-        return _decode_tuple(get_args(tp), data, where)
-    if origin is dict:
-        return _decode_dict(get_args(tp)[1], data, where)
-    return _decode_scalar(tp, data, where)
+
+    return decode
 
 
-def _decode_dataclass(cls: type[Any], data: Any, where: str) -> Any:
-    if not isinstance(data, dict):
-        raise _fail(where, f"a JSON object, not {type(data).__name__}")
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        raise _fail(where, f"unknown field(s) {', '.join(unknown)}")
-    missing = [
-        name
-        for name, f in fields.items()
-        if name not in data
-        and f.default is dataclasses.MISSING
-        and f.default_factory is dataclasses.MISSING
-    ]
-    if missing:
-        raise _fail(where, f"missing field(s) {', '.join(missing)}")
-    hints = _hints(cls)
-    kwargs = {name: _decode(hints[name], value, f"{where}.{name}") for name, value in data.items()}
-    try:
-        return cls(**kwargs)
-    except UsageError as exc:
-        raise _fail(where, str(exc)) from None
-
-
-def _decode_union(options: tuple[Any, ...], data: Any, where: str) -> Any:
-    if data is None and type(None) in options:
-        return None
-    errors = []
-    for option in options:
-        if option is type(None):
-            continue
-        try:
-            return _decode(option, data, where)
-        except UsageError as exc:
-            errors.append(str(exc))
-    raise UsageError(errors[0] if len(errors) == 1 else f"{where}: {data!r} fits no allowed type")
-
-
-def _decode_tuple(args: tuple[Any, ...], data: Any, where: str) -> tuple[Any, ...]:
-    if not isinstance(data, list | tuple):
-        raise _fail(where, f"a JSON array, not {type(data).__name__}")
+def _tuple_decoder(args: tuple[Any, ...]) -> Decoder:
     if len(args) == 2 and args[1] is Ellipsis:
-        return tuple(_decode(args[0], v, f"{where}[{i}]") for i, v in enumerate(data))
-    if len(args) != len(data):
-        raise _fail(where, f"an array of {len(args)} items, not {len(data)}")
-    pairs = enumerate(zip(args, data, strict=True))
-    return tuple(_decode(a, v, f"{where}[{i}]") for i, (a, v) in pairs)
+        item = _decoder(args[0])
+        valid = _as_is(args[0])
+
+        def decode_all(data: Any, where: str) -> tuple[Any, ...]:
+            if not isinstance(data, list | tuple):
+                raise _fail(where, f"a JSON array, not {type(data).__name__}")
+            if valid is not None and all(map(valid, data)):
+                return tuple(data)
+            return tuple(item(v, f"{where}[{i}]") for i, v in enumerate(data))
+
+        return decode_all
+    items = [_decoder(a) for a in args]
+    checks = [_as_is(a) for a in args]
+    simple = all(c is not None for c in checks)
+
+    def decode_fixed(data: Any, where: str) -> tuple[Any, ...]:
+        if not isinstance(data, list | tuple):
+            raise _fail(where, f"a JSON array, not {type(data).__name__}")
+        if len(items) != len(data):
+            raise _fail(where, f"an array of {len(items)} items, not {len(data)}")
+        if simple and all(c(v) for c, v in zip(checks, data, strict=True)):  # type: ignore[misc]
+            return tuple(data)
+        pairs = enumerate(zip(items, data, strict=True))
+        return tuple(d(v, f"{where}[{i}]") for i, (d, v) in pairs)
+
+    return decode_fixed
 
 
-def _decode_dict(value_type: Any, data: Any, where: str) -> dict[str, Any]:
-    if not isinstance(data, dict):
-        raise _fail(where, f"a JSON object, not {type(data).__name__}")
-    return {str(k): _decode(value_type, v, f"{where}.{k}") for k, v in data.items()}
+def _dict_decoder(value_type: Any) -> Decoder:
+    value = _decoder(value_type)
+
+    def decode(data: Any, where: str) -> dict[str, Any]:
+        if not isinstance(data, dict):
+            raise _fail(where, f"a JSON object, not {type(data).__name__}")
+        return {str(k): value(v, f"{where}.{k}") for k, v in data.items()}
+
+    return decode
 
 
-def _decode_scalar(tp: Any, data: Any, where: str) -> Any:
-    if tp is Any:
+def _scalar_decoder(tp: Any) -> Decoder:
+    scalars: dict[Any, Decoder] = {
+        Any: _any,
+        bool: _bool,
+        int: _int,
+        float: _float,
+        str: _str,
+    }
+    if tp in scalars:
+        return scalars[tp]
+
+    def unknown(data: Any, where: str) -> Any:  # a kit bug: a field type not handled
+        raise _fail(where, f"cannot decode type {tp!r}")
+
+    return unknown
+
+
+def _any(data: Any, where: str) -> Any:
+    return data
+
+
+def _bool(data: Any, where: str) -> bool:
+    if data is True or data is False:
+        return bool(data)
+    raise _fail(where, f"{data!r} is not true or false")
+
+
+def _int(data: Any, where: str) -> int:
+    if type(data) is int and -MAX_INT <= data <= MAX_INT:
         return data
-    if tp is bool:
-        if isinstance(data, bool):
-            return data
-        raise _fail(where, f"{data!r} is not true or false")
-    if tp is int:
-        if isinstance(data, int) and not isinstance(data, bool) and abs(data) <= MAX_INT:
-            return data
-        raise _fail(where, f"{_short(data)} is not a whole number within +-(2^63-1)")
-    if tp is float:
-        if isinstance(data, int | float) and not isinstance(data, bool) and _finite(data):
-            return float(data)
-        raise _fail(where, f"{_short(data)} is not a finite number")
-    if tp is str:
-        if isinstance(data, str):
-            return data
-        raise _fail(where, f"{data!r} is not a string")
-    raise _fail(where, f"cannot decode type {tp!r}")  # a kit bug: a field type not handled
+    if isinstance(data, int) and not isinstance(data, bool) and abs(data) <= MAX_INT:
+        return int(data)
+    raise _fail(where, f"{_short(data)} is not a whole number within +-(2^63-1)")
+
+
+def _float(data: Any, where: str) -> float:
+    if type(data) is float and math.isfinite(data):
+        return data
+    if isinstance(data, int | float) and not isinstance(data, bool) and _finite(data):
+        return float(data)
+    raise _fail(where, f"{_short(data)} is not a finite number")
+
+
+def _str(data: Any, where: str) -> str:
+    if isinstance(data, str):
+        return data
+    raise _fail(where, f"{data!r} is not a string")
+
+
+_AS_IS.update(
+    {
+        Any: lambda v: True,
+        bool: lambda v: v is True or v is False,
+        int: lambda v: type(v) is int and -MAX_INT <= v <= MAX_INT,
+        float: lambda v: type(v) is float and math.isfinite(v),
+        str: lambda v: type(v) is str,
+    }
+)
 
 
 # Every whole number the kit writes (bytes, counts, ns timestamps) fits in 64 bits; JSON's

@@ -87,7 +87,7 @@ def test_grpcio_dynamic_window_on_a_rate_limited_link(tmp_path: Path) -> None:
     data = run_json(tmp_path, "--rtt", "20ms", "--rate", "100Mbit", "--duration", "1s")
     assert data["client_window_mode"] == "dynamic"
     assert data["theory_mib_s"] == pytest.approx(100e6 / 8 / 2**20, rel=1e-3)
-    assert data["window_final_bytes"] >= 4 * 2**20  # C-core starts at 4 MiB and only grows
+    assert data["window_final_bytes"] >= 4 * 2**20  # C-core: max(4 MiB, 2 x BDP), low pressure
     assert data["efficiency"] >= 0.85
 
 

@@ -21,7 +21,7 @@ from test_h2_receiver import FRAME, Server, connect, run
 from kit.clients.h2 import policies
 from kit.clients.h2.connection import ConnOptions, H2GrpcConnection
 from kit.clients.h2.events import WindowsGrew
-from kit.clients.h2.policies import dotnet, grpc_java, hyper, quiche
+from kit.clients.h2.policies import dotnet, grpc_java, hyper, linux, quiche
 from kit.clients.h2.policies.model import Window
 from kit.clients.h2.policies.quic_go import QuicGoPolicy
 from kit.plan.trial import MODEL_POLICIES
@@ -227,6 +227,35 @@ def test_hyper_bdp_grows_on_two_thirds_and_backs_its_pings_off() -> None:
     assert bdp.calculate(20 * MIB, 0.01) == hyper.BDP_LIMIT_BYTES
 
 
+def test_hyper_ping_delay_quadruples_while_under_ten_seconds_up_to_25_6() -> None:
+    """ping.rs stabilize_delay: x4 after two stable samples while the delay is < 10 s, so
+    100 ms -> 400 ms -> 1.6 s -> 6.4 s -> 25.6 s, and no further."""
+    bdp = hyper.Bdp(hyper.BDP_LIMIT_BYTES)  # at the cap every sample is stable
+    delays = []
+    for _ in range(12):
+        bdp.calculate(1000, 0.02)
+        delays.append(bdp.ping_delay_ns)
+    assert delays[1::2] == [400 * MS, 1_600 * MS, 6_400 * MS, 25_600 * MS, 25_600 * MS,
+                            25_600 * MS]  # fmt: skip
+
+
+def test_hyper_first_ping_goes_with_the_first_data_read_then_waits_ping_delay() -> None:
+    """channel(): next_bdp_at = now, so the first DATA read PINGs at once; after the PONG
+    no byte counts and no PING goes until next_bdp_at = pong + ping_delay."""
+    policy = hyper.HyperPolicy()
+    policy.opened(1, None, 0)
+    policy.data(1, 1000, 0, 0)
+    assert policy.read(1, 1000, 0).ping  # the first read
+    policy.ping_acked(20 * MS)
+    policy.read_done(20 * MS)  # a stable first sample: the delay stays 100 ms
+    delay = policy.bdp.ping_delay_ns
+    assert delay == hyper.INITIAL_PING_DELAY_NS
+    policy.data(1, 1000, 0, 21 * MS)
+    assert not policy.read(1, 1000, 21 * MS).ping and policy.sample_bytes == 0
+    policy.data(1, 1000, 0, 20 * MS + delay)
+    assert policy.read(1, 1000, 20 * MS + delay).ping and policy.sample_bytes == 1000
+
+
 def test_hyper_releases_at_half_of_the_window_left() -> None:
     w = Window(65_535)
     w.received = w.consumed = 20_000  # released 20000 < (65535 - 20000) / 2
@@ -276,15 +305,102 @@ def test_dotnet_doubles_a_window_that_fills_within_an_rtt() -> None:
     assert grants[1] == 2 * eighth and policy.streams[1].size == 2 * 65_535
 
 
-def test_dotnet_pings_a_burst_then_once_a_second() -> None:
+def test_dotnet_pings_a_burst_of_four_then_every_two_seconds_after_credit() -> None:
+    """RttEstimator (Http2StreamWindowManager.cs @32eab2c9590e): InitialBurstCount 4, then
+    more than PingIntervalInSeconds = 2 s apart, each after a forced connection
+    WINDOW_UPDATE (the model before followed 03d70ca7: a burst of 2, then one a second)."""
     policy = dotnet.DotnetPolicy()
-    sent = []
-    for t in range(0, 3_000, 10):  # a PING acked 1 ms after each one sent
+    policy.opened(1, None, 0)
+    sent, forced = [], []
+    for t in range(0, 5_000, 10):  # a 100-byte frame every 10 ms, each PING acked in 1 ms
         now = t * MS
-        if policy.data(None, 100, 0, now).ping:
+        answer = policy.data(1, 100, 0, now)
+        if answer.ping:
             sent.append(t)
+            forced.append(dict(answer.grants).get(0, 0))
             policy.ping_acked(now + MS)
-    assert sent[:2] == [0, 10] and sent[2:] == [1020, 2030]
+    assert sent == [0, 10, 20, 30, 2040, 4050]
+    assert forced == [100, 100, 100, 100, 201 * 100, 201 * 100]  # pending credit, then PING
+
+
+def test_dotnet_pings_after_the_burst_only_with_credit_to_send() -> None:
+    """ForceSendConnectionWindowUpdate returns false with nothing pending: no PING then
+    (after the burst), and the next DATA frame tries again."""
+    policy = dotnet.DotnetPolicy()
+    policy.opened(1, None, 0)
+    policy.initial_burst = 0
+    policy.conn_pending = 0
+    assert not policy.data(1, 0, 0, 3 * S).ping  # an empty frame: no credit, no PING
+    answer = policy.data(1, 100, 0, 3 * S)
+    assert answer.ping and answer.grants == ((0, 100),)
+
+
+def test_dotnet_returns_connection_credit_on_receipt_every_eight_mib() -> None:
+    """ProcessDataFrame -> ExtendWindow(frameData.Length): 8 MiB received, none read,
+    sends the connection's WINDOW_UPDATE; reads return stream credit only."""
+    policy = dotnet.DotnetPolicy()
+    policy.opened(1, None, 0)
+    policy.initial_burst = 0
+    policy.ping_sent_ns = 0
+    frame = 16 * KIB
+    updates = [dict(policy.data(1, frame, 0, MS).grants).get(0, 0) for _ in range(512)]
+    assert updates[:-1] == [0] * 511 and updates[-1] == 8 * MIB
+    assert all(g[0] != 0 for g in policy.read(1, 8 * MIB, 2 * MS).grants)
+
+
+# -- Linux (6.18) -----------------------------------------------------------------------------
+
+
+def linux_stream(window: int = 65_535) -> tuple[linux.LinuxPolicy, Window]:
+    policy = linux.LinuxPolicy(window, window)
+    policy.opened(1, None, 0)
+    policy.rtt.smoothed_ns = 10 * MS
+    return policy, policy.streams[1]
+
+
+def test_linux_grows_to_twice_copied_plus_slow_start_room() -> None:
+    """tcp_rcvbuf_grow (6.18): rcvwin = 2 x copied, + 2 x rcvwin x (copied - old) / old;
+    kernels up to 6.15 added 16 x advmss first (646336 here)."""
+    assert linux.rcvbuf_grow(65_535, 150_000, 100_000) == 600_000
+    assert linux.rcvbuf_grow(65_535, 40 * MIB, 100_000) == linux.WINDOW_CAP_BYTES
+    assert linux.rcvbuf_grow(900_000, 150_000, 100_000) == 900_000  # never shrinks
+
+
+def test_linux_subtracts_the_unread_queue_from_copied() -> None:
+    """tcp_rcv_space_adjust since 6.16: copied -= inq, so bytes read but matched by a
+    backlog count for nothing (6.15 and older grew on all 60000: to 9.5 x more)."""
+    policy, w = linux_stream()
+    space = policy.spaces[1]
+    space.adjust(10 * MS, 0)  # the first read starts the measurement
+    w.received, w.consumed = 100_000, 60_000  # 60000 read in one RTT, 40000 waiting
+    space.adjust(10 * MS, 10 * MS)
+    assert space.space == 20_000  # copied = 60000 - 40000
+    assert w.size == 40_000 + 2 * (40_000 * (20_000 - linux.INITIAL_SPACE_BYTES) // 14_480)
+
+
+def test_linux_receiver_rtt_seeks_the_minimum_and_skips_big_samples_behind_a_queue() -> None:
+    """tcp_rcv_rtt_update (b879dcb1aeec, a00f135cd986): smaller samples at once, larger
+    ones by 1/8 and only with an empty receive queue (the model before: RFC 9002's EWMA)."""
+    rtt = linux.ReceiverRtt()
+    rtt.update(20 * MS, queue_empty=False)
+    rtt.update(100 * MS, queue_empty=False)  # a slow reader's queue: skipped
+    assert rtt.smoothed_ns == 20 * MS
+    rtt.update(100 * MS, queue_empty=True)
+    assert rtt.smoothed_ns == 30 * MS
+    rtt.update(10 * MS, queue_empty=False)
+    assert rtt.smoothed_ns == 10 * MS
+
+
+def test_linux_read_opens_the_window_at_once_only_when_it_doubles_it() -> None:
+    """__tcp_cleanup_rbuf: a read that at least doubles the window the sender has sends a
+    window update at once; a smaller one rides on the next ACK (the next DATA frame)."""
+    policy, w = linux_stream()
+    policy.data(1, 40_000, 0, 0)  # the sender has 25535 left
+    assert policy.read(1, 10_000, 0).grants == ()  # 35535 < 2 x 25535: wait for the ACK
+    answer = policy.data(1, 1_000, 0, 0)
+    assert (1, 10_000) in answer.grants and w.available == 65_535 - 31_000
+    policy.data(1, 30_000, 0, 0)  # the sender has 4535 left
+    assert (1, 20_000) in policy.read(1, 20_000, 0).grants  # 24535 >= 2 x 4535: at once
 
 
 # -- every policy: credit is conserved --------------------------------------------------------

@@ -1,4 +1,7 @@
-"""Pure: the grpc-go style BDP estimator (internal/transport/bdp_estimator.go), time passed in.
+"""Pure: the grpc-go style BDP estimator, time passed in.
+
+Source: google.golang.org/grpc v1.85.0 ``internal/transport/bdp_estimator.go`` (``add``,
+``timesnap``, ``calculate``); the loop around it is ``kit.clients.h2.policies.grpc_go``.
 
 The receiver measures how many bytes arrive during one PING round trip. On the first DATA
 frame after the previous PING's ack it asks for a PING, counts every flow-controlled byte

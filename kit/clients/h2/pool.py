@@ -1,7 +1,7 @@
 """Pure: a per-connection receive pool shared between the streams that receive (HAProxy-style).
 
 Modelled on HAProxy's automatic receive window (``h2c_update_strm_rx_win`` in its
-src/mux_h2.c, sized by ``tune.h2.fe.rxbuf`` / ``tune.h2.be.rxbuf``): the pool is a number of
+src/mux_h2.c, read at haproxy/haproxy 39a0a1e12097, sized by ``tune.h2.fe.rxbuf`` / ``tune.h2.be.rxbuf``): the pool is a number of
 buffers of one frame each (``UNIT_BYTES``, 16 KiB); every open stream that is not receiving
 keeps one buffer, one buffer is kept back per 8 streams that could still open, and what
 is left is divided evenly between the streams that are receiving, rounded down to whole

@@ -9,15 +9,19 @@ h2 crate it drives, hyperium/h2 ``src/proto/streams/flow_control.rs`` and ``recv
 - Credit (h2): released capacity goes back once it reaches half of what the sender still
   has (``unclaimed_capacity``: unclaimed >= window / 2), per stream and for the connection.
 - BDP (ping.rs): bytes the application takes are counted while a PING is in flight (the
-  frame that starts it counts); none are counted before ``next_bdp_at``. The ack is seen
-  when hyper's ``Ponger`` is next polled (``Conn::poll`` polls it before h2's connection),
-  so the DATA read in the same socket read as the PONG counts too (on the wire: a 65535
-  burst, then the PONG with 49152 more, and the next window 2 x 114687). On the ack:
-  RTT = first sample, then an EWMA of 1/8; bandwidth = bytes / (1.5 x RTT); below the
-  largest seen: no growth; else, when bytes >= 2/3 of the current BDP, BDP = min(2 x
+  frame that starts it counts); none are counted before ``next_bdp_at``. The first BDP
+  PING goes with the first DATA read (``channel`` sets ``next_bdp_at`` to now). The ack is
+  seen when hyper's ``Ponger`` is next polled (``Conn::poll`` polls it before h2's
+  connection), so the DATA read in the same socket read as the PONG counts too (on the
+  wire: a 65535 burst, then the PONG with 49152 more, and the next window 2 x 114687). On
+  the ack: RTT = first sample, then an EWMA of 1/8; bandwidth = bytes / (1.5 x RTT); below
+  the largest seen: no growth; else, when bytes >= 2/3 of the current BDP, BDP = min(2 x
   bytes, 16 MiB), the connection window's target and SETTINGS_INITIAL_WINDOW_SIZE become
-  it, and the PING delay halves. A stable sample (twice) quadruples the delay (from 100 ms,
-  up to 10 s); at the cap every sample is stable. The next PING waits that delay.
+  it, and the PING delay halves.
+- The next PING waits ``ping_delay`` after each PONG (``next_bdp_at = now + ping_delay``):
+  100 ms at first (``ping.rs:51``), halved on each growth, multiplied by 4 after two
+  stable samples (no growth) while it is under 10 s (``stabilize_delay``, ``ping.rs:414``),
+  so it can reach 25.6 s (100 ms x 4^4); at the 16 MiB cap every sample is stable.
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ BDP_LIMIT_BYTES = 16 * MIB
 RTT_GAIN = 0.125
 SAMPLE_TO_BDP = 1.5
 INITIAL_PING_DELAY_NS = 100_000_000
-MAX_PING_DELAY_NS = 10_000_000_000
+# stabilize_delay multiplies the delay by 4 only while it is under 10 s: 25.6 s at most.
+PING_DELAY_GROWTH_BELOW_NS = 10_000_000_000
 # h2's ``Ping::opaque()`` payload: hyper's BDP PINGs carry it.
 OPAQUE_PING = bytes([0x3B, 0x7C, 0xDB, 0x7A, 0x0B, 0x87, 0x16, 0xB4])
 
@@ -79,7 +84,7 @@ class Bdp:
         return None
 
     def stabilize_delay(self) -> None:
-        if self.ping_delay_ns < MAX_PING_DELAY_NS:
+        if self.ping_delay_ns < PING_DELAY_GROWTH_BELOW_NS:
             self.stable_count += 1
             if self.stable_count >= 2:
                 self.ping_delay_ns *= 4

@@ -1,6 +1,7 @@
 """Pure: a per-connection receive pool shared by the streams that receive (HAProxy-style).
 
-The rules are ``kit.clients.h2.pool``'s (HAProxy's ``h2c_update_strm_rx_win``): every
+The rules are ``kit.clients.h2.pool``'s (HAProxy's ``h2c_update_strm_rx_win`` in
+haproxy/haproxy ``src/mux_h2.c``, read at 39a0a1e12097): every
 receiving stream's window is an even share of the pool, re-divided whenever the set of
 receiving streams changes; a stream's advertised limit is its read offset plus its share
 (never past the bytes it expects), updated once it moves by a frame's worth. The
