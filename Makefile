@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install stacks test-stacks run test lint docs protos bench modelcheck tables tables-quick soak clean
+.PHONY: install stacks test-stacks run test lint docs protos bench modelcheck kernelcheck tables tables-quick soak clean
 
 install: $(STAMP) stacks
 
@@ -125,6 +125,13 @@ bench: install
 # and with one core busy: ~5 minutes a pair. MODELCHECK_ARGS="--pair hyper --rounds 5".
 modelcheck: install
 	$(BIN)/python -m kit.tools.modelcheck $(MODELCHECK_ARGS)
+	$(BIN)/python -m kit.tools.kernelcheck $(KERNELCHECK_ARGS)
+	$(BIN)/python -m kit.tools.kernelcheck --read-rate 8Mbit $(KERNELCHECK_ARGS)
+
+# The linux window model beside this machine's kernel on the packet link (root): a table of
+# the kernel's advertised window and rcv_space against the model's, over time.
+kernelcheck: install
+	$(BIN)/python -m kit.tools.kernelcheck $(KERNELCHECK_ARGS)
 
 # Minutes of mixed traffic through the delay line, checksummed end to end (not in CI).
 # SOAK_ARGS="--duration 30s" for a short run.
