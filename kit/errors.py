@@ -62,7 +62,8 @@ class MeasurementError(KitError):
 
 
 class ChecksFailed(KitError):
-    """A measured check against the reference study fails (``kit tables``, after the tables)."""
+    """A check fails: against the reference study (``kit tables``, after the tables), or an
+    expectation of ``kit check`` (after every line)."""
 
     exit_code = 6
 

@@ -4,8 +4,10 @@
 
 The baseline is the campaign's control cell: every copy of it (two per round) is a
 baseline sample, and the spread between the copies of one round is the noise floor
-(``kit.analysis.stats.noise_floor``). A candidate's verdict is ``kit.analysis.stats.verdict`` against those
-samples; a within-noise change is shown in parentheses, never as a bare percentage.
+(``kit.analysis.stats.noise_floor``). A candidate's verdict is ``kit.analysis.stats.verdict``
+against those samples, grouped by round (its ratio's bootstrap interval resamples whole
+rounds): faster / slower, within noise, or not decided with the rounds that would decide it
+(``undecided_of``: what ``--until-decided`` adds rounds to).
 """
 
 from __future__ import annotations
@@ -18,16 +20,18 @@ from typing import Any
 from kit.analysis.cells import floor_of, p50_latency_ms, ping_rtt_ms, throughput
 from kit.analysis.limits import Limit, limit_of
 from kit.analysis.stats import (
+    MIN_BOOTSTRAP_ROUNDS,
     MIN_ROUNDS,
+    ByRound,
+    ConfidenceInterval,
     NoiseFloor,
     Summary,
-    relative_sigma_pct,
     summarize,
-    too_few_rounds,
     verdict,
 )
 from kit.errors import UsageError
 from kit.plan.compare import BASELINE_KEY, CompareMetric, ComparePlan, describe_setup
+from kit.plan.schedule import Undecided
 from kit.results.records import Measurement
 
 Metric = CompareMetric
@@ -100,10 +104,24 @@ class Row:
     ping_rtt_ms: float | None = None
     warnings: tuple[str, ...] = ()
     limit: Limit | None = None  # what limited the cell's median run
+    # candidate median / baseline median, its 95% bootstrap interval over rounds (None:
+    # fewer than 3 rounds), and, when not decided, the rounds that would decide it
+    ratio: float | None = None
+    ci: ConfidenceInterval | None = None
+    needs: int | None = None
+    rounds: int = 0  # the rounds the cell has a result in
+    # the cell's samples per round (what its intervals resample)
+    by_round: Mapping[int, tuple[float, ...]] = field(default_factory=dict)
+    reason: str = ""  # why it is within noise or not decided (and what would decide it)
 
     @property
     def runs_ok(self) -> int:
         return 0 if self.summary is None else self.summary.n
+
+    @property
+    def undecided(self) -> bool:
+        """Measured against a floor, and neither faster, slower nor within noise yet."""
+        return self.label == "not decided"
 
 
 @dataclass(frozen=True)
@@ -119,6 +137,16 @@ class CompareReport:
             if row.key == key:
                 return row
         raise KeyError(key)
+
+    def undecided(self) -> dict[str, int | None]:
+        """The candidates not decided yet -> the rounds that would decide them (None: no
+        estimate)."""
+        return {r.key: r.needs for r in self.rows if r.undecided}
+
+
+def undecided_of(report: CompareReport) -> Undecided:
+    """The candidates ``--until-decided`` adds rounds to (the control runs in every round)."""
+    return Undecided(report.undecided())
 
 
 def no_result_rows(report: CompareReport) -> tuple[Row, ...]:
@@ -138,8 +166,8 @@ def build_report(meta: CompareMeta, measurements: Sequence[Measurement]) -> Comp
     by_key = _group(measurements)
     base_runs = by_key.get(meta.baseline_key, [])
     floor, floor_problem = _floor(base_runs, meta.metric)
-    base_samples = _samples(base_runs, meta.metric)
-    rows = [_baseline_row(meta, base_runs, base_samples)]
+    base_samples = samples_by_round(base_runs, meta.metric)
+    rows = [_baseline_row(meta, base_runs, _samples(base_runs, meta.metric))]
     for key in meta.keys:
         if key != meta.baseline_key:
             rows.append(_candidate_row(meta, key, by_key.get(key, []), base_samples, floor))
@@ -157,6 +185,17 @@ def _group(measurements: Sequence[Measurement]) -> dict[str, list[Measurement]]:
 
 def _samples(runs: Sequence[Measurement], metric: Metric) -> list[float]:
     return [s for s in (sample_of(m, metric) for m in runs) if s is not None]
+
+
+def samples_by_round(runs: Sequence[Measurement], metric: Metric) -> dict[int, list[float]]:
+    """A cell's samples per round (the control's two copies together): what the bootstrap
+    resamples."""
+    out: dict[int, list[float]] = {}
+    for m in runs:
+        value = sample_of(m, metric)
+        if value is not None:
+            out.setdefault(m.tags.round, []).append(value)
+    return out
 
 
 def _floor(base_runs: Sequence[Measurement], metric: Metric) -> tuple[NoiseFloor | None, str]:
@@ -186,6 +225,8 @@ def _common(runs: Sequence[Measurement], metric: Metric) -> dict[str, Any]:
         "ping_rtt_ms": statistics.median(pings) if pings else None,
         "warnings": tuple(warnings),
         "limit": _median_limit(runs, metric),
+        "rounds": len({m.tags.round for m in runs if sample_of(m, metric) is not None}),
+        "by_round": {r: tuple(v) for r, v in samples_by_round(runs, metric).items()},
     }
 
 
@@ -206,6 +247,7 @@ def _baseline_row(meta: CompareMeta, runs: Sequence[Measurement], samples: list[
         meta.specs.get(meta.baseline_key, ""),
         label="baseline",
         verdict=text,
+        ratio=1.0 if samples else None,
         **common,
     )
 
@@ -214,57 +256,38 @@ def _candidate_row(
     meta: CompareMeta,
     key: str,
     runs: Sequence[Measurement],
-    base_samples: list[float],
+    base_samples: ByRound,
     floor: NoiseFloor | None,
 ) -> Row:
     common = _common(runs, meta.metric)
     spec = meta.specs.get(key, "")
-    samples = _samples(runs, meta.metric)
+    samples = samples_by_round(runs, meta.metric)
     if not samples:
         return Row(key, spec, verdict="no result (every run failed)", **common)
     if not base_samples or floor is None:
         return Row(key, spec, verdict="no verdict (no noise floor)", **common)
     try:
         v = verdict(
-            base_samples, samples, floor.floor_pct, higher_is_better=meta.metric == "throughput"
+            base_samples,
+            samples,
+            floor.floor_pct,
+            higher_is_better=meta.metric == "throughput",
+            seed=f"compare:{key}",
         )
     except UsageError as exc:
         return Row(key, spec, verdict=f"no verdict ({exc})", **common)
-    warnings = (
-        *common.pop("warnings"),
-        *_rounds_warning(v.change_pct, v.significant, v.reason, base_samples, samples),
-    )
     return Row(
         key,
         spec,
         change_pct=v.change_pct,
         label=v.label,
         verdict=v.describe(),
-        warnings=warnings,
+        ratio=v.ratio,
+        ci=v.ci,
+        needs=v.needs,
+        reason=v.reason,
         **common,
     )
-
-
-def _rounds_warning(
-    change_pct: float, significant: bool, reason: str, base: list[float], cand: list[float]
-) -> tuple[str, ...]:
-    """Too few rounds for this candidate's change at the spread seen (never for a change
-    below the floor: more rounds do not lower the floor)."""
-    if (
-        len(base) < 2
-        or len(cand) < 2
-        or abs(change_pct) == 0
-        or (not significant and reason != "rounds overlap")
-    ):
-        return ()
-    noisier = max((base, cand), key=relative_sigma_pct)
-    try:
-        text = too_few_rounds(len(cand), noisier, abs(change_pct))
-    except UsageError:
-        return ()
-    if text is None:
-        return ()
-    return (f"{text}{'' if not significant else ' (this verdict is fragile)'}",)
 
 
 def _global_warnings(
@@ -276,10 +299,10 @@ def _global_warnings(
     warnings = []
     if floor is None:
         warnings.append(f"no noise floor: {floor_problem or 'no control runs'}; no verdicts given")
-    if 0 < rounds_done < MIN_ROUNDS:
+    if 0 < rounds_done < max(MIN_ROUNDS, MIN_BOOTSTRAP_ROUNDS):
         warnings.append(
             f"only {rounds_done} round(s): with fewer than {MIN_ROUNDS} "
-            "one unlucky run moves a median"
+            "one unlucky run moves a median, and a bootstrap has too few rounds for an interval"
         )
     if floor is not None and floor.floor_pct > LOUD_FLOOR_PCT:
         warnings.append(

@@ -8,14 +8,17 @@ says so instead of pretending the window did it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kit.analysis.compare import CompareMeta, CompareReport, build_report
+from kit.analysis.stats import ConfidenceInterval, Decision, Figure, decide, ratio_interval
 from kit.errors import UsageError
 from kit.plan.campaign import RUN_SETUP_S, expected_cell_s
 from kit.plan.compare import BASELINE_KEY, ComparePlan
 from kit.plan.presets import KNEE_TITLE_PREFIX
+from kit.plan.schedule import Undecided
 from kit.plan.trial import Trial
 from kit.plan.units import MIB
 from kit.results.records import Measurement
@@ -37,9 +40,22 @@ class KneePoint:
     # The cell's connection window (None: the client's own, e.g. C-core's) and its key.
     conn_window_bytes: int | None = None
     key: str = ""
+    # Its samples per round: what its interval against the best resamples.
+    by_round: Mapping[int, tuple[float, ...]] = field(default_factory=dict)
 
     def rtt_inflated(self, rtt_ms: float) -> bool:
         return self.ping_rtt_ms is not None and self.ping_rtt_ms > INFLATED_RTT_FACTOR * rtt_ms
+
+
+@dataclass(frozen=True)
+class Share:
+    """A window's median over the best median, its 95% bootstrap interval over the rounds
+    both have (None: fewer than 3), and whether it reaches the knee's share of the best
+    (``decide`` against [share needed, inf): inside = reaches it)."""
+
+    ratio: float
+    ci: ConfidenceInterval | None
+    decision: Decision
 
 
 @dataclass(frozen=True)
@@ -50,6 +66,8 @@ class Knee:
     best: KneePoint
     knee: KneePoint
     fraction: float = KNEE_FRACTION
+    # Window -> its share of the best with its interval and decision (absent: the best is 0).
+    shares: Mapping[int, Share] = field(default_factory=dict)
 
     @property
     def best_is_cpu_bound(self) -> bool:
@@ -59,12 +77,32 @@ class Knee:
         """point's median / the best median (None when even the best moved nothing)."""
         return point.median / self.best.median if self.best.median > 0 else None
 
+    def share(self, point: KneePoint) -> Share | None:
+        return self.shares.get(point.window_bytes)
+
+    def undecided(self) -> list[KneePoint]:
+        """The windows below the knee that might still reach it (their interval reaches the
+        share needed): more rounds there could move the knee down."""
+        return [
+            p
+            for p in self.points
+            if p.window_bytes < self.knee.window_bytes
+            and (share := self.share(p)) is not None
+            and share.decision.verdict == "not decided"
+            and share.decision.needs is not None  # None: no noise to judge it by
+        ]
+
 
 def find_knee(
-    points: Sequence[KneePoint], fraction: float = KNEE_FRACTION, ceiling: float | None = None
+    points: Sequence[KneePoint],
+    fraction: float = KNEE_FRACTION,
+    ceiling: float | None = None,
+    floor_pct: float | None = None,
 ) -> Knee:
     """The smallest window whose median reaches ``fraction`` of min(``ceiling``, the best
-    median); ``ceiling`` is the link rate in MiB/s (None: no rate)."""
+    median); ``ceiling`` is the link rate in MiB/s (None: no rate). Each window's share of
+    the best carries its interval and decision (``floor_pct``, the control's noise floor,
+    judges a share with fewer than 3 rounds)."""
     if not points:
         raise UsageError("knee: no window of the sweep has a result")
     if not 0 < fraction <= 1:
@@ -73,7 +111,29 @@ def find_knee(
     best = max(ordered, key=lambda p: p.median)
     top = best.median if ceiling is None else min(ceiling, best.median)
     knee = next(p for p in ordered if p.median >= fraction * top)
-    return Knee(ordered, best, knee, fraction)
+    shares = _shares(ordered, best, fraction * top, floor_pct)
+    return Knee(ordered, best, knee, fraction, shares)
+
+
+def _shares(
+    points: Sequence[KneePoint], best: KneePoint, needed: float, floor_pct: float | None
+) -> dict[int, Share]:
+    """Each window's median / the best's, judged against [needed / best, inf) by ``decide``:
+    the interval is the bootstrap's over the rounds both have, or with fewer than 3 rounds
+    the one the noise floor gives (two medians at the floor)."""
+    if best.median <= 0:
+        return {}
+    out = {}
+    for p in points:
+        ratio = p.median / best.median
+        ci = None
+        if p is not best:
+            ci = ratio_interval(p.by_round, best.by_round, f"knee:{p.key or p.window_bytes}")
+        rounds = len(set(p.by_round) & set(best.by_round)) or 1
+        spread = None if ci is not None or floor_pct is None else math.sqrt(2) * floor_pct
+        figure = Figure(ratio, spread, rounds, ci)
+        out[p.window_bytes] = Share(ratio, ci, decide(figure, (needed / best.median, math.inf)))
+    return out
 
 
 def knee_points(
@@ -100,6 +160,7 @@ def knee_points(
                 row.ping_rtt_ms,
                 conn,
                 row.key,
+                row.by_round,
             )
         )
     return points
@@ -163,7 +224,8 @@ def sweep_of(report: CompareReport, trials: Mapping[str, Trial], rounds: int) ->
     conns = {k: t.conn_window_bytes for k, t in trials.items()}
     base = trials[BASELINE_KEY] if BASELINE_KEY in trials else next(iter(trials.values()))
     rate = link_rate_mib_s(base)
-    knee = find_knee(knee_points(report, windows, conns), ceiling=rate)
+    floor = report.floor.floor_pct if report.floor is not None else None
+    knee = find_knee(knee_points(report, windows, conns), ceiling=rate, floor_pct=floor)
     top_cell_s = (expected_cell_s(base) + RUN_SETUP_S) * max(1, rounds)
     return Sweep(
         report,
@@ -177,6 +239,14 @@ def sweep_of(report: CompareReport, trials: Mapping[str, Trial], rounds: int) ->
         base.workload.streams,
         trials,
     )
+
+
+def undecided_of(sweep: Sweep) -> Undecided:
+    """The windows below the knee that might still reach it, for ``--until-decided``; the
+    best window runs with them (their shares are against it)."""
+    knee = sweep.knee
+    cells = {p.key: s.decision.needs for p in knee.undecided() if (s := knee.share(p))}
+    return Undecided(cells, (knee.best.key,) if cells and knee.best.key else ())
 
 
 def is_knee_campaign(measurements: Sequence[Measurement]) -> bool:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from kit.analysis.cells import cpu_limit, machine_busy_cores, throughput
 from kit.analysis.link import delivered_mib_s, window_over_bdp
-from kit.analysis.stats import Summary, noise_floor, summarize
+from kit.analysis.stats import ConfidenceInterval, Summary, noise_floor, ratio_interval, summarize
 from kit.analysis.tables.checks import Decision, Figure, decide, ratio_spread_pct, spread_of
 from kit.plan.modelcheck import (
     CELLS,
@@ -84,12 +84,13 @@ class CheckRow:
     failed: int
     cpu: CpuUse | None = None
     rounds: int = 1  # the rounds both stacks have a sample in
+    # model / real's 95% bootstrap interval over those rounds (None: fewer than 3)
+    ci: ConfidenceInterval | None = None
 
     @property
-    def decision(self) -> Decision | None:
-        """The ratio against 1 +- tolerance by the tables' one rule
-        (``kit.analysis.tables.checks.decide``): its interval from the two stacks' spreads
-        (their samples' own, or the floor when wider) over the rounds run."""
+    def figure(self) -> Figure | None:
+        """model / real with its noise: the bootstrap interval over rounds, widened to the one
+        the two stacks' spreads give (their samples' own, or the floor when wider)."""
         ratio = self.ratio
         if ratio is None or self.real is None or self.model is None:
             return None
@@ -97,9 +98,23 @@ class CheckRow:
             spread_of(s.spread_pct if s.n > 1 else None, self.floor_pct)
             for s in (self.real, self.model)
         ]
+        return Figure(ratio, ratio_spread_pct(*spreads), self.rounds, self.ci)
+
+    @property
+    def decision(self) -> Decision | None:
+        """The ratio against 1 +- tolerance by the one rule (``kit.analysis.stats.decide``)."""
+        figure = self.figure
+        if figure is None:
+            return None
         tol = self.cell.tolerance
-        figure = Figure(ratio, ratio_spread_pct(*spreads), self.rounds)
         return decide(figure, (1 - tol, 1 + tol))
+
+    @property
+    def undecided(self) -> bool:
+        """Outside the tolerance by less than its interval: more rounds would decide it (a
+        floor wider than the tolerance is not decided either, but rounds do not narrow it)."""
+        decision = self.decision
+        return decision is not None and decision.verdict == "not decided"
 
     @property
     def ratio(self) -> float | None:
@@ -277,6 +292,9 @@ def check_rows(measurements: Sequence[Measurement]) -> list[CheckRow]:
                         runs.get((cell.name, condition, "model"), []),
                     ),
                     rounds=max(1, len(set(real or {}) & set(model or {}))),
+                    ci=ratio_interval(
+                        model or {}, real or {}, f"modelcheck:{cell.name}:{condition}"
+                    ),
                 )
             )
     return rows

@@ -2,7 +2,8 @@
 
 Only this package prints, and only ``main`` turns a ``KitError`` into a one-line message
 and its exit code: the one boundary where errors become exit codes. Commands live in
-``run`` (run, proxy, serve), ``tables`` (tables, report) and ``compare`` (compare, knee).
+``run`` (run, proxy, serve), ``tables`` (tables, report), ``compare`` (compare, knee),
+``plot`` and ``check`` (the CI gate).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import typer
 import typer.main
 
 from kit import __version__
-from kit.cli import compare, plot, run, tables
+from kit.cli import check, compare, plot, run, tables
 from kit.cli.help import apply_help
 from kit.cli.output import echo_err
 from kit.errors import Interrupted, KitError
@@ -29,7 +30,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Measure how HTTP/2 flow-control windows and RTT bound gRPC throughput.",
 )
-for _commands in (run, tables, compare, plot):
+for _commands in (run, tables, compare, plot, check):
     _commands.register(app)
 
 

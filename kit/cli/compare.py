@@ -6,7 +6,6 @@ control, records appended as made); its report is a pure function of those recor
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +17,8 @@ import typer
 from kit.analysis.compare import CompareMeta, CompareReport, build_report, no_result_rows
 from kit.analysis.knee import analyse_sweep
 from kit.analysis.matrix import matrix_groups
-from kit.campaign.runner import campaign_records, check_resumable, run_campaigns
+from kit.campaign.runner import UntilDecided, campaign_records, check_resumable, run_campaigns
+from kit.cli.documents import check_document_paths, html_of_records, json_of_records
 from kit.cli.export import (
     Csv,
     campaign_progress,
@@ -36,6 +36,7 @@ from kit.cli.options import (
     DelayUp,
     Duration,
     FreshClients,
+    Html,
     Jitter,
     KeepAwake,
     Markdown,
@@ -53,6 +54,7 @@ from kit.cli.options import (
     Units,
 )
 from kit.cli.output import topology, write_text
+from kit.cli.until import MaxRounds, TimeLimit, UntilDecidedFlag, until_of
 from kit.errors import Interrupted, MeasurementError, UsageError
 from kit.plan.builder import parse_candidate
 from kit.plan.campaign import expected_campaign_s
@@ -61,8 +63,8 @@ from kit.plan.options import PlanOptions, Source, overlay
 from kit.plan.presets import knee_from, presets_from
 from kit.plan.programs import CLIENT_KINDS, kinds_text
 from kit.plan.units import parse_window_bytes, split_host_port
-from kit.report.compare import render_markdown, render_text, report_json
-from kit.report.knee import knee_json, knee_markdown, render_knee
+from kit.report.compare import render_markdown, render_text, until_lines
+from kit.report.knee import knee_markdown, render_knee
 from kit.report.matrix import matrix_findings
 from kit.topology.target import check_target
 
@@ -130,6 +132,7 @@ def compare(
     resume: Resume = False,
     as_json: AsJson = False,
     markdown: Markdown = None,
+    html: Html = None,
     file: Annotated[
         Path | None,
         typer.Option("--file", help="TOML plan file (see examples/compare.toml)."),
@@ -143,6 +146,9 @@ def compare(
     units: Units = "MiB/s",
     keep_awake: KeepAwake = False,
     fresh_clients: FreshClients = False,
+    until_decided: UntilDecidedFlag = False,
+    max_rounds: MaxRounds = None,
+    time_limit: TimeLimit = None,
 ) -> None:
     """Is each candidate faster than the baseline beyond noise, on the link you describe?"""
     settings = PlanOptions(
@@ -169,6 +175,8 @@ def compare(
         plans = (_user_plan(settings, baseline, candidate or [], file),)
     check_units(units)
     check_one_stdout_format(csv, as_json)
+    check_document_paths(html, None, csv, as_json)
+    until = until_of(plans, until_decided, max_rounds, time_limit)
     server_at = None if target is None else split_host_port(target, "--target")
     if server_at is not None:
         check_target(*server_at)
@@ -177,9 +185,11 @@ def compare(
         resume_command(ctx.command_path, typed_args(ctx), path), units, plain_stdout(csv, as_json)
     )
     reports = _run_plans(
-        plans, path, resume, csv, server_at, keep_awake, fresh_clients, stopped=stopped
+        plans, path, resume, csv, server_at, keep_awake, fresh_clients, stopped=stopped, until=until
     )
-    _emit(reports, as_json, markdown, findings=preset is not None, unit=units, csv=csv)
+    _emit(reports, path, as_json, markdown, findings=preset is not None, unit=units, csv=csv)
+    if html is not None:
+        html_of_records(html, path, [p.campaign_name for p in plans])
     _fail_without_result(reports, path)
 
 
@@ -261,7 +271,9 @@ def _run_plans(
     keep_awake: bool = False,
     fresh_clients: bool = False,
     stopped: Stopped | None = None,
+    until: UntilDecided | None = None,
 ) -> list[tuple[ComparePlan, CompareReport]]:
+    started = time.monotonic()  # --time-limit counts from here
     specs = [p.campaign() for p in plans]
     if resume:
         check_resumable(specs, path)
@@ -278,6 +290,8 @@ def _run_plans(
                 topology_factory=lambda: topology(
                     target=target, keep_awake=keep_awake, fresh_clients=fresh_clients
                 ),
+                until=until,
+                started=started,
             )
         except Interrupted as exc:  # every process is stopped; the records are on disk
             interrupted = exc
@@ -286,6 +300,9 @@ def _run_plans(
             _print_partial(plans, path, interrupted.signal_name, stopped)
         raise interrupted
     typer.echo(f"done in {outcome.elapsed_s:.0f} s; records: {path}", err=True)
+    if outcome.until is not None:  # what stayed open is also in each report's notes
+        titles = {p.campaign_name: p.title for p in plans}
+        typer.echo("\n".join(until_lines(outcome.until, titles)), err=True)
     write_csv(csv, outcome.measurements)
     out = []
     for plan in plans:
@@ -325,6 +342,7 @@ def _fail_without_result(reports: list[tuple[ComparePlan, CompareReport]], path:
 
 def _emit(
     reports: list[tuple[ComparePlan, CompareReport]],
+    path: Path,
     as_json: bool,
     markdown: Path | None,
     findings: bool,
@@ -334,12 +352,8 @@ def _emit(
     texts = [render_text(r, unit) for _, r in reports]
     summary = _findings(reports) if findings else ""
     if as_json:  # never with --csv - (check_one_stdout_format)
-        objs = [report_json(r) for _, r in reports]
-        typer.echo(
-            json.dumps(
-                objs[0] if len(objs) == 1 else {"comparisons": objs, "findings": summary}, indent=2
-            )
-        )
+        campaigns = [p.campaign_name for p, _ in reports]
+        json_of_records(path, campaigns, findings=summary or None)
     elif not csv_on_stdout(csv):
         typer.echo("\n\n".join([*texts, *([summary] if summary else [])]))
     if markdown is not None:
@@ -384,8 +398,12 @@ def knee(
     resume: Resume = False,
     as_json: AsJson = False,
     markdown: Markdown = None,
+    html: Html = None,
     csv: Csv = None,
     fresh_clients: FreshClients = False,
+    until_decided: UntilDecidedFlag = False,
+    max_rounds: MaxRounds = None,
+    time_limit: TimeLimit = None,
 ) -> None:
     """Sweep static windows; the smallest reaching >= 90% of the best, for 1 and N streams."""
     plans = knee_from(
@@ -407,6 +425,8 @@ def knee(
         client=client,
     )
     check_one_stdout_format(csv, as_json)
+    check_document_paths(html, None, csv, as_json)
+    until = until_of(plans, until_decided, max_rounds, time_limit, knee=True)
     path = _records_path(records, resume, "knee")
     expected = sum(expected_campaign_s(p.campaign()) for p in plans)
     cells = sum(len(p.cells()) for p in plans)
@@ -418,12 +438,17 @@ def knee(
     stopped = Stopped(
         resume_command(ctx.command_path, typed_args(ctx), path), "MiB/s", plain_stdout(csv, as_json)
     )
-    reports = _run_plans(plans, path, resume, csv, fresh_clients=fresh_clients, stopped=stopped)
+    reports = _run_plans(
+        plans, path, resume, csv, fresh_clients=fresh_clients, stopped=stopped, until=until
+    )
     sweeps = [analyse_sweep(p, r) for p, r in reports]
+    campaigns = [p.campaign_name for p in plans]
     if as_json:  # never with --csv - (check_one_stdout_format)
-        typer.echo(json.dumps([knee_json(s) for s in sweeps], indent=2))
+        json_of_records(path, campaigns)
     elif not csv_on_stdout(csv):
         typer.echo("\n\n".join(render_knee(s) for s in sweeps))
     if markdown is not None:
         write_text(markdown, "\n".join(knee_markdown(s) for s in sweeps), "--markdown")
+    if html is not None:
+        html_of_records(html, path, campaigns)
     _fail_without_result(reports, path)

@@ -11,6 +11,7 @@ from typing import Any
 
 LINK, PACKET, WORKLOAD, MACHINE = "Link", "Packet link (--link packet)", "Workload", "Machine"
 CLIENT, H2, SERVER, OUTPUT = "Client", "h2 client", "Server", "Output"
+CHECK = "Check"
 
 _PANELS: dict[str, tuple[str, ...]] = {
     LINK: (
@@ -44,6 +45,9 @@ _PANELS: dict[str, tuple[str, ...]] = {
         "calls",
         "timeout",
         "rounds",
+        "until_decided",
+        "max_rounds",
+        "time_limit",
         "min_window",
         "max_window",
         "baseline",
@@ -58,6 +62,7 @@ _PANELS: dict[str, tuple[str, ...]] = {
     H2: ("conn_window", "credit", "conn_credit", "window_policy", "pool", "max_frame_size"),
     SERVER: ("server", "server_window", "server_mode", "server_option"),
     MACHINE: ("keep_awake", "fresh_clients"),
+    CHECK: ("expect",),
     OUTPUT: (
         "as_json",
         "records",
@@ -66,6 +71,8 @@ _PANELS: dict[str, tuple[str, ...]] = {
         "units",
         "verbose",
         "markdown",
+        "html",
+        "benchmark_json",
         "out",
         "interval",
         "full",
@@ -79,6 +86,8 @@ PANEL_OF = {name: panel for panel, names in _PANELS.items() for name in names}
 _METAVARS: dict[str, str] = {
     **dict.fromkeys(("rtt", "delay_up", "delay_down", "jitter", "duration", "timeout"), "DURATION"),
     "interval": "DURATION",
+    "time_limit": "DURATION",
+    "max_rounds": "N",
     **dict.fromkeys(
         (
             "window",
@@ -101,7 +110,21 @@ _METAVARS: dict[str, str] = {
     ),
     **dict.fromkeys(("target", "listen", "upstream"), "HOST:PORT"),
     **dict.fromkeys(("option", "server_option"), "KEY=VALUE"),
-    **dict.fromkeys(("records", "csv", "markdown", "out", "file", "tap_file", "trace"), "FILE"),
+    **dict.fromkeys(
+        (
+            "records",
+            "csv",
+            "markdown",
+            "out",
+            "file",
+            "tap_file",
+            "trace",
+            "html",
+            "benchmark_json",
+        ),
+        "FILE",
+    ),
+    "expect": "EXPR",
     "link": "KIND",
     "loss": "RATIO",
     "loss_burst": "LOSS:LEN",

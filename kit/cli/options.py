@@ -69,6 +69,10 @@ Resume = Annotated[
     ),
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+Html = Annotated[
+    Path | None,
+    typer.Option("--html", help="Also write the report as one self-contained HTML file."),
+]
 Markdown = Annotated[
     Path | None, typer.Option("--markdown", help="Also write the report as markdown to this file.")
 ]

@@ -6,6 +6,7 @@ with ``kit.report.tables``. ``kit.cli`` turns every ``KitError`` into one line a
 
 from __future__ import annotations
 
+import collections
 import itertools
 import time
 from collections.abc import Iterable, Iterator
@@ -17,7 +18,17 @@ import typer
 from kit.analysis.findings import findings
 from kit.analysis.series import PlotData
 from kit.campaign.tables import check_records_file, run_tables
+from kit.cli.documents import (
+    check_document_paths,
+    echo_json,
+    html_of_records,
+    json_of_records,
+    records_pass,
+    write_benchmark_json,
+    write_html,
+)
 from kit.cli.export import (
+    STDOUT,
     Csv,
     campaign_progress,
     check_one_stdout_format,
@@ -26,23 +37,25 @@ from kit.cli.export import (
     terminal_width,
     write_csv_stream,
 )
-from kit.cli.options import RESULTS_DIR, FreshClients
+from kit.cli.options import RESULTS_DIR, AsJson, FreshClients, Html
 from kit.cli.output import echo_warnings, topology, write_chunks
 from kit.cli.plot import write_plots
 from kit.errors import ChecksFailed, UsageError
 from kit.plan.tables import TABLE_NAMES, TablesSettings, parse_only
-from kit.report.document import (
-    MAX_RUN_TABLES,
-    report_chunks,
-    report_json_chunks,
-    scan_records,
-)
+from kit.report.document import MAX_RUN_TABLES, report_chunks, scan_records
 from kit.report.findings import render_findings
 from kit.report.plot import plot_links, render_data, render_plots
 from kit.report.tables import failed_checks_line, render_bars_of, render_tables
 from kit.report.terminal import markdown_for_terminal
 from kit.results.records import Measurement
-from kit.results.store import Record, RecordsRead, SkippedLines, iter_records, read_records
+from kit.results.store import (
+    Record,
+    RecordsRead,
+    SkippedLines,
+    decode_raw,
+    iter_records,
+    read_records,
+)
 
 DEFAULT_OUT = RESULTS_DIR / "tables.md"
 RECORDS_GLOB = "tables-*.jsonl"
@@ -129,8 +142,11 @@ def tables(
         bool, typer.Option(help="Finish an interrupted run (default: the newest records file).")
     ] = False,
     fresh_clients: FreshClients = False,
+    html: Html = None,
+    as_json: AsJson = False,
 ) -> None:
     """Measure the reference study's tables with our stacks; write markdown and records."""
+    check_document_paths(html, None, None, as_json)
     if resume:
         path = records if records is not None else _latest_records_path()
         settings = check_records_file(path, _settings(quick, rounds, seed, only), resume=True)
@@ -157,7 +173,14 @@ def tables(
         f"{failed} failed; tables -> {out}",
         err=True,
     )
-    typer.echo(markdown_for_terminal(render_bars_of(read.measurements), terminal_width()), nl=False)
+    if html is not None:
+        html_of_records(html, path)
+    if as_json:
+        json_of_records(path)
+    else:
+        typer.echo(
+            markdown_for_terminal(render_bars_of(read.measurements), terminal_width()), nl=False
+        )
     failing = failed_checks_line(read.measurements)
     if failing is not None:  # after the tables: a newcomer sees what failed, and CI fails
         raise ChecksFailed(failing)
@@ -179,7 +202,10 @@ def report(
         ),
     ] = False,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print the report as one JSON object (see README).")
+        bool,
+        typer.Option(
+            "--json", help="Print the report as one JSON object (docs/reference/json.md)."
+        ),
     ] = False,
     summary: Annotated[
         bool,
@@ -187,11 +213,20 @@ def report(
             "--summary", help="Only what the lone runs show together (make run ends with it)."
         ),
     ] = False,
+    html: Html = None,
+    benchmark_json: Annotated[
+        Path | None,
+        typer.Option(
+            "--benchmark-json",
+            help="Each cell's median as github-action-benchmark's JSON list ('-': stdout).",
+        ),
+    ] = None,
 ) -> None:
     """Re-render tables, comparisons or runs from records, without measuring."""
     if summary:
         given = [n for n, v in (("--csv", csv), ("--json", as_json), ("--markdown", markdown),
-                                ("--out", out), ("--all", all_runs)) if v]  # fmt: skip
+                                ("--out", out), ("--all", all_runs), ("--html", html),
+                                ("--benchmark-json", benchmark_json)) if v]  # fmt: skip
         if given:
             raise UsageError(f"--summary prints the summary alone; drop {', '.join(given)}")
         _summary(file)
@@ -199,10 +234,20 @@ def report(
     check_one_stdout_format(csv, as_json)
     if as_json and markdown:
         raise UsageError("--json and --markdown: both would print on stdout; choose one")
+    check_document_paths(html, benchmark_json, csv, as_json)
     skipped = SkippedLines()
     # Streamed, in passes over the file: no pass holds its lone runs, so memory stays
     # bounded whatever the file's size (later passes skip the same lines quietly).
-    scan = scan_records(iter_records(file, skipped), csv=csv is not None, figures=out is not None)
+    figures = out is not None or html is not None
+    # Lone runs read as their summary lines need them, unless a document wants them whole:
+    # decoding a run's frames was most of a long file's summary.
+    light = not (figures or as_json or csv is not None or benchmark_json is not None)
+    late: collections.deque[bytes] = collections.deque(maxlen=MAX_RUN_TABLES)
+    scan = scan_records(
+        iter_records(file, skipped, summaries=light, keep_raw=late if light else None),
+        csv=csv is not None,
+        figures=figures,
+    )
     echo_warnings(f"kit report: {file}", skipped)
     if not scan.renders():
         if scan.records == 0 and skipped.count:
@@ -211,22 +256,33 @@ def report(
             f"{file}: no measurement records to render (kit run, compare, knee or tables)"
         )
 
-    def again() -> Iterator[Record]:
-        return iter_records(file, SkippedLines(keep=0))
-
+    again = records_pass(file)
     if csv is not None:
         write_csv_stream(csv, scan.csv_columns, (r for r in again() if isinstance(r, Measurement)))
     if out is not None:
         chunks = report_chunks(scan, again, str(file), markdown=True, all_runs=all_runs)
         write_document_chunks(out, chunks, scan.plots)
+    if html is not None:
+        write_html(html, scan, again, str(file), all_runs)
+    if benchmark_json is not None:
+        write_benchmark_json(benchmark_json, again)
     if as_json:
-        chunks = report_json_chunks(scan, again, str(file))
-    elif not csv_on_stdout(csv):
-        chunks = report_chunks(scan, again, str(file), markdown, terminal_width(), all_runs)
-    else:
-        return
-    for chunk in chunks:
-        typer.echo(chunk, nl=False)
+        echo_json(scan, again, str(file))
+    elif not csv_on_stdout(csv) and benchmark_json != STDOUT:
+        summaries = records_pass(file, summaries=True)
+
+        def whole(first: int) -> Iterator[Record]:
+            return records_pass(file, summaries=True, whole_from=first)()
+
+        def kept() -> Iterator[Measurement]:
+            runs = (decode_raw(raw) for raw in late)
+            return (m for m in runs if isinstance(m, Measurement))
+
+        chunks = report_chunks(
+            scan, summaries, str(file), markdown, terminal_width(), all_runs, whole, kept
+        )
+        for chunk in chunks:
+            typer.echo(chunk, nl=False)
 
 
 def _summary(file: Path) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from kit.errors import UsageError
+from kit.plan.units import parse_duration_ms
 
 
 class Keyed(Protocol):
@@ -164,3 +165,107 @@ def estimate_remaining_s(
         return None
     fallback = statistics.median(all_s)
     return sum(per_key.get(key, fallback) for key in pending)
+
+
+# --- rounds added until every cell is decided (``--until-decided``) --------------------------
+
+DEFAULT_MAX_ROUNDS = 20
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How far ``--until-decided`` may go: no cell beyond ``max_rounds`` rounds in all, and
+    no round started that would end after ``time_limit_s`` seconds of the command (None: no
+    limit)."""
+
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    time_limit_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_rounds <= 1000:
+            raise UsageError(f"--max-rounds: {self.max_rounds} is outside 1..1000")
+        if self.time_limit_s is not None and not self.time_limit_s > 0:
+            raise UsageError(f"--time-limit: {self.time_limit_s:g} s must be above 0")
+
+    def describe(self) -> str:
+        limit = "" if self.time_limit_s is None else f", --time-limit {self.time_limit_s:g}s"
+        return f"--max-rounds {self.max_rounds}{limit}"
+
+
+def budget_of(until_decided: bool, max_rounds: int | None, time_limit: str | None) -> Budget | None:
+    """``--until-decided [--max-rounds N] [--time-limit DURATION]`` -> a Budget (None: not
+    asked); a budget option without ``--until-decided`` is refused, not ignored."""
+    if not until_decided:
+        given = [o for o, v in (("--max-rounds", max_rounds), ("--time-limit", time_limit)) if v]
+        if given:
+            raise UsageError(f"{' and '.join(given)}: only with --until-decided")
+        return None
+    seconds = None
+    if time_limit is not None:
+        seconds = parse_duration_ms(time_limit, option="--time-limit") / 1000.0
+    return Budget(max_rounds if max_rounds is not None else DEFAULT_MAX_ROUNDS, seconds)
+
+
+def added_round(
+    cells: Sequence[P],
+    keys: Iterable[str],
+    round_index: int,
+    seed: int,
+    control_key: str,
+    control_copies: int = DEFAULT_CONTROL_COPIES,
+) -> list[ScheduledRun[P]]:
+    """One more round for some cells only (those ``keys``) and the control's copies, which
+    every round needs (the noise floor and the comparisons pair with it by round). Seeded by
+    the campaign's seed and the round, so a rerun draws the same order; its run ids are the
+    ones a full round would give those cells (``run_id``), so a resume skips them."""
+    wanted = set(keys)
+    unknown = sorted(wanted - {c.key for c in cells})
+    if unknown:
+        raise UsageError(f"added round: {', '.join(unknown)} is not a cell of the campaign")
+    ordered = sorted(cells, key=lambda c: c.key)
+    control = next(c for c in ordered if c.key == control_key)
+    others = [c for c in ordered if c.key in wanted and c.key != control_key]
+    rng = random.Random(f"{seed}:added:{round_index}")
+    order = _round_order(others, control, control_copies, rng)
+    return [ScheduledRun(round_index, i, cell, copy) for i, (cell, copy) in enumerate(order)]
+
+
+def added_run_ids(
+    schedule: Sequence[ScheduledRun[P]], cells: Sequence[P], done_run_ids: Iterable[str]
+) -> set[str]:
+    """Done ids from rounds added beyond the ``schedule`` (``added_round``): a round past
+    the schedule's last, of one of its cells, a copy the cell can have. A resume keeps them;
+    anything else it does not know is a sign the plan changed."""
+    last = max((run.round_index for run in schedule), default=-1)
+    copies = {c.key: 1 for c in cells}
+    for run in schedule:
+        copies[run.key] = max(copies.get(run.key, 1), run.copy + 1)
+    out = set()
+    for done in done_run_ids:
+        parts = done.split(":")
+        if len(parts) < 3 or not parts[0].startswith("r") or not parts[0][1:].isdigit():
+            continue
+        key, copy = ":".join(parts[1:-1]), parts[-1]
+        if int(parts[0][1:]) > last and copy.isdigit() and int(copy) < copies.get(key, 0):
+            out.add(done)
+    return out
+
+
+@dataclass(frozen=True)
+class Undecided:
+    """What one campaign has not decided yet: cell key -> the rounds that would decide it
+    (None: no estimate), and the cells its figures also need in every added round (a
+    knee's best window: the shares are against it)."""
+
+    cells: Mapping[str, int | None]
+    with_cells: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class UntilOutcome:
+    """How ``--until-decided`` ended: rounds added, what is still open per campaign (cell ->
+    the rounds it needs) and why it stopped ("" when everything was decided)."""
+
+    rounds_added: int
+    still_open: Mapping[str, Mapping[str, int | None]]
+    stopped_by: str = ""

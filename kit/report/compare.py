@@ -12,7 +12,17 @@ from typing import Any
 from tabulate import tabulate
 
 from kit.analysis.compare import CompareReport, Metric, Row
-from kit.analysis.stats import Summary
+from kit.analysis.stats import (
+    CI_METHOD,
+    CONFIDENCE,
+    MAX_ROUNDS_TO_DECIDE,
+    MIN_BOOTSTRAP_ROUNDS,
+    RESAMPLES,
+    ConfidenceInterval,
+    Summary,
+    ratio_text,
+)
+from kit.plan.schedule import UntilOutcome
 from kit.report.format import fmt_mib_s, fmt_rate, one_line_table, short_verdict, sig3
 from kit.report.limits import limit_sentence
 
@@ -20,6 +30,11 @@ from kit.report.limits import limit_sentence
 
 
 WIDTH = 100
+RULE_NOTE = (
+    "x baseline = candidate / baseline median, [95% CI] its seeded percentile bootstrap over "
+    f"rounds (n = rounds; no CI with fewer than {MIN_BOOTSTRAP_ROUNDS}); faster / slower only "
+    "when that whole interval lies beyond 1 ± the noise floor"
+)
 
 
 def fmt_value(value: float, metric: Metric, unit: str = "MiB/s") -> str:
@@ -32,6 +47,26 @@ def fmt_summary(summary: Summary | None, metric: Metric, unit: str = "MiB/s") ->
     values = (summary.min, summary.median, summary.max)
     lo, mid, hi = (fmt_value(v, metric, unit) for v in values)
     return f"{mid} ({lo}-{hi})"
+
+
+def fmt_interval(
+    value: float | None, ci: ConfidenceInterval | None, rounds: int | None = None
+) -> str:
+    """A ratio beside its 95% interval, "1.12 [1.04, 1.21]"; with too few rounds for one,
+    "1.12 (n=2, no CI)" (n: the rounds) rather than a meaningless interval."""
+    if value is None:
+        return "-"
+    if ci is not None:
+        return f"{ratio_text(value)} {ci.text()}"
+    if rounds is not None and rounds < MIN_BOOTSTRAP_ROUNDS:
+        return f"{ratio_text(value)} (n={rounds}, no CI)"
+    return ratio_text(value)
+
+
+def fmt_row_ratio(row: Row, baseline_key: str) -> str:
+    if row.key == baseline_key:
+        return "1 (control)" if row.ratio is not None else "-"
+    return fmt_interval(row.ratio, row.ci, row.rounds)
 
 
 def fmt_change(row: Row) -> str:
@@ -51,7 +86,7 @@ def _text_rows(report: CompareReport, unit: str) -> tuple[list[str], list[list[s
     """The terminal's table: fewer, shorter columns (the change is in the verdict)."""
     meta = report.meta
     shown_unit = unit if meta.metric == "throughput" else meta.unit
-    head = ["candidate", f"{shown_unit} (min-max)"]
+    head = ["candidate", f"{shown_unit} (min-max)", "x baseline [95% CI]"]
     head += ["theory"] if meta.metric == "throughput" else []
     head += ["verdict", "runs", "CPU-bound"]
     rows = []
@@ -59,14 +94,33 @@ def _text_rows(report: CompareReport, unit: str) -> tuple[list[str], list[list[s
         name = f"{r.key}: {r.spec}" if r.key == meta.baseline_key and r.spec else r.key
         if r.key != meta.baseline_key and r.spec and r.spec != r.key:
             name = f"{r.key} ({r.spec})"
-        line = [name, fmt_summary(r.summary, meta.metric, unit)]
+        line = [
+            name,
+            fmt_summary(r.summary, meta.metric, unit),
+            fmt_row_ratio(r, meta.baseline_key),
+        ]
         line += [fmt_rate(r.theory_mib_s, unit)] if meta.metric == "throughput" else []
-        within = r.change_pct is not None and r.label not in ("faster", "slower")
-        verdict = short_verdict(r.verdict)
-        verdict = f"{fmt_change(r)} {verdict}" if within else verdict
+        within = r.change_pct is not None and r.label == "within noise"
+        # within noise is always below the floor; its change is the ratio beside it, so no
+        # percentage is printed for it (never a bare one)
+        verdict = short_verdict(r.verdict, reason=not within)
+        if r.key == meta.baseline_key and r.summary is not None:
+            verdict = "control"  # its copies: in the noise floor's line
+        if r.undecided:
+            verdict = "not decided"  # why: in a line under the table (``undecided_notes``)
         line += [verdict, f"{r.runs_ok}/{r.runs_failed}", fmt_cpu_count(r)]
         rows.append(line)
     return head, rows
+
+
+def undecided_notes(rows: Sequence[Row], names: Mapping[str, str]) -> list[str]:
+    """Why each candidate is not decided, and what would decide it (a line each)."""
+    return [
+        f"not decided: {names.get(r.key, r.key)}: its interval reaches into 1 ± the noise "
+        f"floor; {r.reason}"
+        for r in rows
+        if r.undecided
+    ]
 
 
 def fmt_cpu_count(row: Row) -> str:
@@ -88,24 +142,27 @@ def _table_rows(report: CompareReport) -> tuple[list[str], list[list[str]]]:
     base_key = meta.baseline_key
     show_spec = any(r.spec and r.spec != r.key for r in report.rows if r.key != base_key)
     head = ["candidate", *(["spec"] if show_spec else []), f"median (min-max) {meta.unit}"]
+    head += ["x baseline [95% CI]"]
     head += ["theory MiB/s"] if meta.metric == "throughput" else []
     head += ["change", "verdict", "runs ok/failed", "CPU-bound runs"]
     rows = []
     for r in report.rows:
         name = f"{r.key}: {r.spec}" if r.key == base_key and r.spec and not show_spec else r.key
         line = [name, *([r.spec] if show_spec else []), fmt_summary(r.summary, meta.metric)]
+        line += [fmt_row_ratio(r, base_key)]
         line += [fmt_mib_s(r.theory_mib_s)] if meta.metric == "throughput" else []
         line += [fmt_change(r), r.verdict, f"{r.runs_ok}/{r.runs_failed}", fmt_cpu(r)]
         rows.append(line)
     return head, rows
 
 
-def _notes(report: CompareReport) -> list[str]:
+def _notes(report: CompareReport, change_column: bool = True) -> list[str]:
     notes = [report.floor.describe() if report.floor else "noise floor: none"]
     notes.append(
-        f"rounds: {report.rounds_done} done of {report.meta.rounds} planned; "
-        "(x%) = change within noise"
+        f"rounds: {report.rounds_done} done of {report.meta.rounds} planned"
+        + ("; (x%) = change within noise" if change_column else "")
     )
+    notes.append(RULE_NOTE)
     notes += [f"warning: {r.key}: {w}" for r in report.rows for w in r.warnings]
     notes += [f"warning: {w}" for w in report.warnings]
     return notes
@@ -123,7 +180,8 @@ def render_text(report: CompareReport, unit: str = "MiB/s") -> str:
         *_wrap(legend),
         *_wrap(
             [
-                *_notes(report),
+                *undecided_notes(report.rows, names),
+                *_notes(report, change_column=False),
                 *cpu_notes(report.rows, names),
                 "runs = ok/failed; CPU-bound = runs where a process used a core; theory = "
                 "min(link rate, window / RTT), the bound the cell's window sets",
@@ -186,6 +244,8 @@ def report_json(report: CompareReport) -> dict[str, Any]:
             "rounds": floor.rounds,
             "copies": floor.copies,
         },
+        "confidence": CONFIDENCE,
+        "ci_method": f"{CI_METHOD}, {RESAMPLES} resamples, seeded by the cell's name",
         "rows": [_row_json(r) for r in report.rows],
         "warnings": list(report.warnings),
     }
@@ -204,6 +264,11 @@ def _row_json(r: Row) -> dict[str, Any]:
         "spread_pct": s.spread_pct if s else None,
         "theory_mib_s": r.theory_mib_s,
         "change_pct": r.change_pct,
+        "ratio": r.ratio,
+        "ci_low": r.ci.low if r.ci else None,
+        "ci_high": r.ci.high if r.ci else None,
+        "ci_rounds": r.ci.rounds if r.ci else None,
+        "needs_rounds": r.needs,
         "label": r.label,
         "verdict": r.verdict,
         "cpu_bound_runs": r.cpu_bound_runs,
@@ -211,3 +276,23 @@ def _row_json(r: Row) -> dict[str, Any]:
         "ping_rtt_ms": r.ping_rtt_ms,
         "warnings": list(r.warnings),
     }
+
+
+def until_lines(outcome: UntilOutcome, names: Mapping[str, str] | None = None) -> list[str]:
+    """How ``--until-decided`` ended: the rounds it added and, when its budget ran out first,
+    each cell still not decided with the rounds its interval says it would need (``names``:
+    campaign -> the name to show it by, for a command of several campaigns)."""
+    added = f"{outcome.rounds_added} round{'s' if outcome.rounds_added != 1 else ''} added"
+    if not outcome.still_open:
+        return [f"until decided: every cell is decided ({added})"]
+    lines = [f"until decided: {added}; stopped: {outcome.stopped_by}; still not decided:"]
+    several = len(outcome.still_open) > 1
+    for campaign, cells in outcome.still_open.items():
+        where = f"{(names or {}).get(campaign, campaign)}: " if several else ""
+        for key, needs in cells.items():
+            more = "+" if needs is not None and needs >= MAX_ROUNDS_TO_DECIDE else ""
+            need = "no estimate" if needs is None else f"needs {needs}{more} rounds"
+            lines += textwrap.wrap(
+                f"{where}{key}: {need}", WIDTH, initial_indent="- ", subsequent_indent="  "
+            )
+    return lines

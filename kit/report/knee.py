@@ -13,6 +13,7 @@ from kit.report.compare import (
     WIDTH,
     cpu_notes,
     fmt_cpu_count,
+    fmt_interval,
     fmt_summary,
     limit_lines,
 )
@@ -24,13 +25,44 @@ def _share(knee: Knee, point: KneePoint) -> str:
     return "-" if share is None else f"{share:.0%}"
 
 
+def _share_ci(knee: Knee, point: KneePoint) -> str:
+    """The window's median over the best's beside its 95% interval: "0.92 [0.85, 0.99]";
+    the best itself "1 (best)"."""
+    share = knee.share(point)
+    if share is None:
+        return "-"
+    if point is knee.best:
+        return "1 (best)"
+    rounds = len(set(point.by_round) & set(knee.best.by_round)) or None
+    return fmt_interval(share.ratio, share.ci, rounds)
+
+
+def undecided_line(knee: Knee) -> str | None:
+    """The windows below the knee whose interval still reaches the knee's share: the knee
+    may lie lower (None: every such window is decided)."""
+    open_ = knee.undecided()
+    if not open_:
+        return None
+    needs = [s.decision.needs for p in open_ if (s := knee.share(p)) is not None]
+    most = max((n for n in needs if n is not None), default=None)
+    windows = ", ".join(format_bytes(p.window_bytes) for p in open_)
+    rounds = "" if most is None else f" (needs up to {most} rounds; kit knee --until-decided)"
+    return (
+        f"not decided: {windows} may reach {knee.fraction:.0%} of the best too: its interval "
+        f"reaches the share, so the knee may lie lower{rounds}"
+    )
+
+
 def knee_sentence(
     knee: Knee, swept: str, rtt_ms: float = 0.0, rate_mib_s: float | None = None
 ) -> str:
     best, at = knee.best, knee.knee
+    share = knee.share(at)
+    ci = share.ci if share is not None else None
+    within = "" if ci is None else f" [{ci.low:.0%}, {ci.high:.0%}]"
     text = (
         f"knee: {swept} {format_bytes(at.window_bytes)} reaches "
-        f"{_share(knee, at)} of the best ({fmt_mib_s(at.median)} of "
+        f"{_share(knee, at)}{within} of the best ({fmt_mib_s(at.median)} of "
         f"{fmt_mib_s(best.median)} MiB/s at {format_bytes(best.window_bytes)})"
     )
     link_bound = rate_mib_s is not None and best.median >= knee.fraction * rate_mib_s
@@ -130,9 +162,14 @@ def knee_answer(sweep: Sweep) -> str:
     return text + "".join(f"\n{extra}" for extra in _caveats(sweep))
 
 
+def _open(sweep: Sweep) -> list[str]:
+    line = undecided_line(sweep.knee)
+    return [] if line is None else [line]
+
+
 def _caveats(sweep: Sweep) -> list[str]:
     knee, at, largest = sweep.knee, sweep.knee.knee, sweep.knee.points[-1]
-    out = []
+    out = _open(sweep)
     if knee.best.cpu_bound:
         out.append(
             f"the client is CPU-bound at {fmt_mib_s(knee.best.median)} MiB/s: a window beyond "
@@ -165,7 +202,7 @@ def _row_of(sweep: Sweep, point: KneePoint) -> Row:
     return next(r for r in sweep.report.rows if sweep.windows.get(r.key) == point.window_bytes)
 
 
-HEAD = ("window", "MiB/s (min-max)", "best%", "theory", "PING ms", "vs largest", "CPU")
+HEAD = ("window", "MiB/s (min-max)", "x best [95% CI]", "theory", "PING ms", "vs largest", "CPU")
 
 
 def _cells(sweep: Sweep) -> list[list[str]]:
@@ -176,9 +213,11 @@ def _cells(sweep: Sweep) -> list[list[str]]:
         row = _row_of(sweep, p)
         mark = " <- knee" if p is knee.knee else ""
         ping = "-" if p.ping_rtt_ms is None else sig3(p.ping_rtt_ms)
-        share = _share(knee, p)
+        share = _share_ci(knee, p)
         lines.append([format_bytes(p.window_bytes) + mark, fmt_summary(row.summary, "throughput")])
-        verdict = short_verdict(row.verdict, reason=False)
+        verdict = "not decided" if row.undecided else short_verdict(row.verdict, reason=False)
+        if row.key == sweep.report.meta.baseline_key and row.summary is not None:
+            verdict = "control"
         lines[-1] += [share, fmt_mib_s(p.theory_mib_s), ping, verdict, fmt_cpu_count(row)]
     return lines
 
@@ -196,7 +235,8 @@ def _legend(sweep: Sweep) -> str:
     bound = f"{sweep.swept} / RTT"
     theory = bound if sweep.rate_mib_s is None else f"min(link rate, {bound})"
     return (
-        f"best% = median / the best median; theory = {theory}; vs largest = the change "
+        "x best = median / the best median, [95% CI] its percentile bootstrap over rounds "
+        f"(none with fewer than 3); theory = {theory}; vs largest = the change "
         "against the largest window (the control)"
     )
 
@@ -250,7 +290,8 @@ def knee_json(sweep: Sweep) -> dict[str, Any]:
         "summary": knee_sentence(knee, swept, rtt_ms, sweep.rate_mib_s),
         "answer": knee_answer(sweep),
         "client": sweep.client,
-        "points": [_point_json(p) for p in knee.points],
+        "points": [{**_point_json(p), **_share_json(knee, p)} for p in knee.points],
+        "undecided_windows": [p.window_bytes for p in knee.undecided()],
         "noise_floor_pct": report.floor.floor_pct if report.floor else None,
     }
 
@@ -266,4 +307,17 @@ def _point_json(p: KneePoint) -> dict[str, Any]:
         "theory_mib_s": p.theory_mib_s,
         "cpu_bound": p.cpu_bound,
         "ping_rtt_ms": p.ping_rtt_ms,
+    }
+
+
+def _share_json(knee: Knee, p: KneePoint) -> dict[str, Any]:
+    share = knee.share(p)
+    if share is None:
+        return {"share_of_best": None, "ci_low": None, "ci_high": None, "decision": None}
+    return {
+        "share_of_best": share.ratio,
+        "ci_low": share.ci.low if share.ci else None,
+        "ci_high": share.ci.high if share.ci else None,
+        "decision": share.decision.verdict,
+        "needs_rounds": share.decision.needs,
     }

@@ -9,6 +9,7 @@ from tabulate import tabulate
 from kit.analysis.modelcheck import CheckRow, CpuUse, LoadShift
 from kit.analysis.stats import Summary
 from kit.plan.modelcheck import PAIRS
+from kit.report.compare import fmt_interval
 
 UNITS = {
     "throughput": "MiB/s",
@@ -25,6 +26,13 @@ def _figure(s: Summary | None) -> str:
 
 def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
+
+
+def _ratio_ci(row: CheckRow) -> str:
+    """model / real beside the interval its verdict was judged by: the bootstrap's over
+    rounds, widened to the one the stacks' spreads give; "(n=2, no CI)" with fewer than 3."""
+    figure = row.figure
+    return fmt_interval(row.ratio, figure.shown if figure else None, row.rounds)
 
 
 def _cpu(cpu: CpuUse | None, real: str) -> str:
@@ -58,7 +66,7 @@ def render_table(rows: Sequence[CheckRow]) -> str:
             row.condition,
             _figure(row.real),
             _figure(row.model),
-            _ratio(row.ratio),
+            _ratio_ci(row),
             f"±{row.cell.tolerance * 100:.0f}%",
             "-" if row.floor_pct is None else f"±{row.floor_pct:.0f}%",
             _cpu(row.cpu, PAIRS[row.cell.pair].real_label),
@@ -74,7 +82,7 @@ def render_table(rows: Sequence[CheckRow]) -> str:
         "condition",
         "real",
         "model",
-        "ratio",
+        "model/real [95% CI]",
         "tolerance",
         "noise floor",
         "model client CPU",
@@ -104,10 +112,14 @@ def render_cpu(rows: Sequence[CheckRow]) -> str:
 
 def render(rows: Sequence[CheckRow], shifts: Sequence[LoadShift]) -> str:
     notes = (
-        "ratio = model median / real median; verdict 'not decided' when the noise floor "
+        "model/real = model median / real median, [95% CI] its percentile bootstrap over "
+        "rounds (resampled by round, both stacks together), widened to the interval the "
+        "stacks' spreads give; none with fewer than 3 rounds (n = rounds); "
+        "verdict 'not decided' when the noise floor "
         "(the wider of the two stacks' duplicate-control floors) exceeds the tolerance, or "
-        "when the ratio lies outside it by less than its noise over the rounds run (with the "
-        "rounds that would decide it); 'outside' only beyond that noise; "
+        "when the ratio lies outside it but its interval (the bootstrap's, widened to the one "
+        "the stacks' spreads give) still reaches it (with the "
+        "rounds that would decide it); 'outside' only when that whole interval lies outside; "
         "'CPU-limited' instead of 'outside' when most model runs had no core to spare. "
         "model client CPU = its core fraction (median) and its CPU per MiB over the real "
         "client's; machine = busy cores (median) and the model runs that were CPU-limited (a "

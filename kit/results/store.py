@@ -17,6 +17,7 @@ write never swallows the next record. The only exception either side raises is
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 import json
@@ -26,6 +27,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, cast
+
+import orjson
 
 from kit.errors import RecordsError, RecordsPathError, UsageError
 from kit.plan.tables import TablesSettings, table_name
@@ -392,8 +395,42 @@ def _lines(f: BinaryIO) -> Iterator[tuple[bytes | None, bool]]:
             yield None, True
 
 
-def _parse_line(raw: bytes) -> Record:
-    return decode_record(json.loads(raw.decode("utf-8")))
+def decode_raw(raw: bytes) -> Record:
+    """One records-file line, whole (``iter_records(keep_raw=...)`` kept it)."""
+    return decode_record(_loads(raw))
+
+
+def _is_lone_run(data: Any) -> bool:
+    """A measurement line of no campaign (a ``kit run``)."""
+    if not isinstance(data, dict) or data.get("kind") != "measurement":
+        return False
+    tags = data.get("tags")
+    return not (isinstance(tags, dict) and tags.get("campaign"))
+
+
+def _loads(raw: bytes) -> Any:
+    """A line's JSON: orjson's parser (several times json's speed), or json's where orjson
+    refuses what json takes (NaN, a number beyond 64 bits), so that every line reads as
+    before, refused with the same words."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw.decode("utf-8"))
+
+
+# What a lone run's line in a summary leaves undecoded: the frame summary, the TCP samples,
+# the CPU figures and the result's lists (a run's summary line shows none of them, and
+# decoding them was most of a summary's time).
+_SUMMARY_LEFT_OUT = ("frames", "tcp", "cpu")
+
+
+def _summary_form(data: dict[str, Any]) -> dict[str, Any]:
+    """A lone run's measurement line without what a summary line does not show."""
+    light = {k: v for k, v in data.items() if k not in _SUMMARY_LEFT_OUT}
+    result = light.get("result")
+    if isinstance(result, dict):
+        light["result"] = {k: v for k, v in result.items() if not isinstance(v, list)}
+    return light
 
 
 def _describe_bad_line(number: int, exc: BaseException, is_last_unterminated: bool) -> str:
@@ -425,11 +462,23 @@ class SkippedLines:
             self.first.append(warning)
 
 
-def iter_records(path: PathLike, warnings: WarningSink) -> Iterator[Record]:
+def iter_records(
+    path: PathLike,
+    warnings: WarningSink,
+    summaries: bool = False,
+    whole_from: int = 0,
+    keep_raw: collections.deque[bytes] | None = None,
+) -> Iterator[Record]:
     """Each readable record of a records file, read line by line (memory bounded by the
     longest line); a corrupt, torn or too long line is skipped with a warning appended to
     ``warnings``. A missing or unreadable file, or one that is not a regular file, raises
-    ``RecordsError`` (one line) at the first record asked for."""
+    ``RecordsError`` (one line) at the first record asked for. ``summaries``: a lone run's
+    measurement without its frames, TCP and CPU figures and its result's lists (what a
+    summary line shows, at a fraction of the cost), but from its ``whole_from``-th lone run
+    on (1-based; 0: none) whole; campaigns' and other lines always whole. ``keep_raw``: each
+    lone run's line is appended to it (a bounded deque keeps the last ones, for
+    ``decode_raw``)."""
+    lone = 0
     with _open_records(Path(path)) as f:
         for index, (raw, ended) in enumerate(_lines(f)):
             if raw is None:
@@ -440,7 +489,16 @@ def iter_records(path: PathLike, warnings: WarningSink) -> Iterator[Record]:
             if not raw.strip():
                 continue
             try:
-                yield _parse_line(raw)
+                data = _loads(raw)
+                if summaries and _is_lone_run(data):
+                    lone += 1
+                    if not whole_from or lone < whole_from:
+                        data = _summary_form(data)
+                record = decode_record(data)
+                lone_run = isinstance(record, Measurement) and not record.tags.campaign
+                if keep_raw is not None and lone_run:
+                    keep_raw.append(raw)
+                yield record
             except _BAD_LINE_ERRORS as exc:
                 warnings.append(_describe_bad_line(index + 1, exc, not ended))
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import signal
 import subprocess
 import sys
@@ -22,11 +23,24 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 
-from kit.analysis.modelcheck import check_rows, load_shifts
-from kit.campaign.runner import ProgressLine, campaign_records, run_campaigns
+from kit.analysis.modelcheck import CheckRow, check_rows, load_shifts
+from kit.campaign.runner import ProgressLine, run_campaigns
 from kit.errors import KitError
-from kit.plan.modelcheck import DEFAULT_ROUNDS, parse_pairs, plan
+from kit.plan.campaign import CampaignSpec, expected_campaign_s
+from kit.plan.modelcheck import (
+    DEFAULT_ROUNDS,
+    campaign,
+    campaign_name,
+    parse_campaign,
+    parse_pairs,
+    plan,
+    split_key,
+)
+from kit.plan.schedule import DEFAULT_MAX_ROUNDS, Budget, UntilOutcome, budget_of
+from kit.report.compare import until_lines
 from kit.report.modelcheck import render
+from kit.results.records import Measurement
+from kit.results.store import read_records
 
 BUSY_LOOP = "while True:\n    pass\n"
 
@@ -58,16 +72,99 @@ def _progress(line: ProgressLine) -> None:
     print(line.text(), file=sys.stderr, flush=True)
 
 
-def run(records: Path, rounds: int, seed: int, pairs: tuple[str, ...]) -> str:
+def run(
+    records: Path, rounds: int, seed: int, pairs: tuple[str, ...], budget: Budget | None = None
+) -> str:
+    started = time.monotonic()
     campaigns = plan(rounds, seed, pairs)
     records.parent.mkdir(parents=True, exist_ok=True)
     for condition, spec in campaigns:
-        print(f"-- {spec.name} ({condition})", file=sys.stderr, flush=True)
-        with busy_core(condition == "busy"):
-            run_campaigns([spec], records, resume=True, progress=_progress)
-    measurements = campaign_records(records, [spec.name for _, spec in campaigns])
-    rows = check_rows(measurements)
-    return render(rows, load_shifts(rows))
+        _run_one(records, condition, spec)
+    until = None if budget is None else until_decided(records, seed, pairs, budget, started)
+    rows = check_rows(modelcheck_records(records))
+    text = render(rows, load_shifts(rows))
+    return text if until is None else "\n\n".join([text, "\n".join(until_lines(until))])
+
+
+def _run_one(records: Path, condition: str, spec: CampaignSpec) -> None:
+    print(f"-- {spec.name} ({condition})", file=sys.stderr, flush=True)
+    with busy_core(condition == "busy"):
+        run_campaigns([spec], records, resume=True, progress=_progress)
+
+
+def modelcheck_records(records: Path) -> list[Measurement]:
+    """Every model-check record of the file: the planned rounds' and those ``--until-decided``
+    added (``modelcheck-...-r<i>`` beyond ``--rounds``)."""
+    if not records.exists():
+        return []
+    return [m for m in read_records(records).measurements if parse_campaign(m.tags.campaign)]
+
+
+def until_decided(
+    records: Path, seed: int, pairs: tuple[str, ...], budget: Budget, started: float
+) -> UntilOutcome:
+    """Rounds added, one at a time, to the rows not decided yet (both stacks of their cell,
+    with their duplicates, and the pair's control), each its own campaign like any round,
+    on the quiet or busy machine its condition needs; until every row is decided or the
+    budget is spent."""
+    added = 0
+    while True:
+        measurements = modelcheck_records(records)
+        rows = [r for r in check_rows(measurements) if r.cell.pair in pairs]
+        open_ = open_rows(rows)
+        if not open_:
+            return UntilOutcome(added, {}, "")
+        still = {f"{p} ({c})": cells for (p, c), cells in open_.items()}
+        specs = [
+            (condition, spec)
+            for (pair, condition), cells in open_.items()
+            if (spec := added_campaign(measurements, pair, condition, cells, seed, budget))
+        ]
+        if not specs:
+            return UntilOutcome(added, still, f"--max-rounds {budget.max_rounds} reached")
+        limit = budget.time_limit_s
+        need_s = sum(expected_campaign_s(spec) for _, spec in specs)
+        if limit is not None and time.monotonic() - started + need_s > limit:
+            return UntilOutcome(
+                added, still, f"--time-limit {limit:g}s: the next round would end after it"
+            )
+        for condition, spec in specs:
+            _run_one(records, condition, spec)
+        added += 1
+
+
+def open_rows(rows: list[CheckRow]) -> dict[tuple[str, str], dict[str, int | None]]:
+    """(pair, condition) -> its undecided cells -> the rounds each needs."""
+    out: dict[tuple[str, str], dict[str, int | None]] = {}
+    for row in rows:
+        if row.undecided and row.decision is not None:
+            out.setdefault((row.cell.pair, row.condition), {})[row.cell.name] = row.decision.needs
+    return out
+
+
+def added_campaign(
+    measurements: list[Measurement],
+    pair: str,
+    condition: str,
+    cells: dict[str, int | None],
+    seed: int,
+    budget: Budget,
+) -> CampaignSpec | None:
+    """The next round of ``pair`` in ``condition`` for ``cells`` only (and the control);
+    None when it would take them past ``budget.max_rounds``."""
+    done = [
+        where[1]
+        for m in measurements
+        if (where := parse_campaign(m.tags.campaign)) is not None
+        and where[0] == condition
+        and m.tags.campaign == campaign_name(condition, where[1], pair)
+    ]
+    next_round = 1 + max(done, default=-1)
+    if next_round >= budget.max_rounds:
+        return None
+    full = campaign("busy" if condition == "busy" else "quiet", next_round, seed, pair)
+    kept = tuple(c for c in full.cells if split_key(c.key)[0] in cells or c.key == full.control_key)
+    return dataclasses.replace(full, cells=kept)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,16 +179,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--report-only", action="store_true", help="render --records without measuring"
     )
+    parser.add_argument(
+        "--until-decided",
+        action="store_true",
+        help="add rounds to the rows not decided yet (and the control) until each is, "
+        "within --max-rounds and --time-limit",
+    )
+    parser.add_argument(
+        "--max-rounds",
+        type=int,
+        default=None,
+        help=f"--until-decided: at most N rounds per row in all (default {DEFAULT_MAX_ROUNDS})",
+    )
+    parser.add_argument(
+        "--time-limit",
+        default=None,
+        metavar="DURATION",
+        help="--until-decided: start no round that would end later than this (e.g. 30m)",
+    )
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         pairs = parse_pairs(args.pair)
+        budget = budget_of(args.until_decided, args.max_rounds, args.time_limit)
         if args.report_only:
-            rows = check_rows(campaign_records(args.records, _names(args.rounds, pairs)))
+            rows = check_rows(modelcheck_records(args.records))
+            rows = [r for r in rows if r.cell.pair in pairs]
             print(render(rows, load_shifts(rows)))
             return 0
         print(f"records: {args.records}", file=sys.stderr)
-        print(run(args.records, args.rounds, args.seed, pairs))
+        print(run(args.records, args.rounds, args.seed, pairs, budget))
     except KitError as exc:
         print(f"modelcheck: error: {exc}", file=sys.stderr)
         return 2
@@ -99,10 +216,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"modelcheck: interrupted; records so far in {args.records}", file=sys.stderr)
         return 130
     return 0
-
-
-def _names(rounds: int, pairs: tuple[str, ...]) -> list[str]:
-    return [spec.name for _, spec in plan(rounds, pairs=pairs)]
 
 
 if __name__ == "__main__":

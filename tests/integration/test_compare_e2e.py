@@ -61,7 +61,7 @@ def test_compare_end_to_end_finds_the_larger_window_faster(tmp_path: Path) -> No
         "--records", str(records), "--markdown", str(markdown), "--json",
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
-    data = json.loads(out.stdout)
+    (data,) = json.loads(out.stdout)["comparisons"]
     rows = {r["name"]: r for r in data["rows"]}
     big = rows["h2:window=1MiB,conn-window=1MiB"]
     assert big["label"] == "faster" and big["change_pct"] > 100  # 16x the window
@@ -85,7 +85,7 @@ def test_unary_compare_resumes_with_more_rounds(tmp_path: Path) -> None:
     assert again.returncode == 2 and "--resume" in again.stderr
     more = kit_here(*args, "--rounds", "3", "--resume", "--json")
     assert more.returncode == 0, more.stderr
-    data = json.loads(more.stdout)
+    (data,) = json.loads(more.stdout)["comparisons"]
     assert data["metric"] == "latency" and data["rounds_done"] == 3
     base = data["rows"][0]
     assert base["runs_ok"] == 6
@@ -100,7 +100,7 @@ def test_compare_a_fixed_transfer(tmp_path: Path) -> None:
         "--candidate", "h2:window=1MiB,conn-window=1MiB", "--records", str(records), "--json",
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
-    data = json.loads(out.stdout)
+    (data,) = json.loads(out.stdout)["comparisons"]
     assert data["setup"].endswith("2 MiB per stream") and data["rounds_done"] == 1
     cells = [json.loads(line) for line in records.read_text(encoding="utf-8").splitlines()]
     assert len(cells) == 3  # the candidate and the control's two copies
@@ -118,7 +118,7 @@ def test_knee_end_to_end(tmp_path: Path) -> None:
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert re.search(r"^expected: about \d+ s \(6 windows, 1 round\(s\)", out.stderr, re.M)
-    sweeps = json.loads(out.stdout)
+    sweeps = json.loads(out.stdout)["knees"]
     assert [s["swept"] for s in sweeps] == ["stream window", "connection window"]
     rate_mib_s = 100e6 / 8 / (1 << 20)
     for sweep in sweeps:

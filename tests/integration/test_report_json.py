@@ -18,8 +18,19 @@ pytestmark = pytest.mark.integration
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RECORDS = sorted(FIXTURES.rglob("*.jsonl"))
-KEYS = ["kit_report", "records", "runs", "comparisons", "knees", "tables"]
-README = Path(__file__).resolve().parents[2] / "README.md"
+KEYS = [
+    "kit_report",
+    "kit",
+    "records",
+    "runs",
+    "comparisons",
+    "knees",
+    "tables",
+    "expectations",
+    "findings",
+    "rows",
+]
+DOCUMENTED = Path(__file__).resolve().parents[2] / "docs" / "reference" / "json.md"
 
 
 def _report(path: Path) -> dict[str, Any]:
@@ -34,7 +45,9 @@ def test_every_records_file_loads_back_in_one_shape(path: Path) -> None:
     data = _report(path)
     assert list(data) == KEYS and data["kit_report"] == 1 and data["records"] == str(path)
     assert json.loads(json.dumps(data)) == data  # plain JSON values only: it round-trips
-    lone = [m for m in read_records(path).measurements if not m.tags.campaign]
+    measurements = read_records(path).measurements
+    assert data["rows"] == [json.loads(json.dumps(flat_row(m))) for m in measurements]
+    lone = [m for m in measurements if not m.tags.campaign]
     assert [r["run"] for r in data["runs"]] == list(range(1, len(lone) + 1))
     kinds = column_kinds()
     for entry, m in zip(data["runs"], lone, strict=True):
@@ -70,11 +83,12 @@ def test_a_tables_runs_json_holds_its_checks() -> None:
     assert data["tables"]["markdown"].startswith("# The reference tables")
 
 
-def test_the_shape_is_the_one_the_readme_documents() -> None:
-    text = README.read_text(encoding="utf-8")
-    documented = re.search(r"`kit report --json[^`]*`.*?```json\n(.*?)```", text, re.S)
+def test_the_shape_is_the_one_the_docs_document() -> None:
+    text = DOCUMENTED.read_text(encoding="utf-8")
+    documented = re.search(r"```json\n(.*?)```", text, re.S)
     assert documented is not None
     assert all(f'"{key}"' in documented.group(1) for key in KEYS)
+    assert all(f"| `{key}` |" in text for key in KEYS)
 
 
 def test_json_refuses_a_second_stdout_format() -> None:

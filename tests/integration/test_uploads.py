@@ -300,7 +300,7 @@ def test_compare_a_server_candidate_end_to_end(tmp_path: Path) -> None:
               "--candidate", "server:window=4MiB", "--records", str(tmp_path / "c.jsonl"),
               "--json")  # fmt: skip
     assert out.returncode == 0, out.stderr
-    data = json.loads(out.stdout)
+    (data,) = json.loads(out.stdout)["comparisons"]
     rows = {r["name"]: r for r in data["rows"]}
     assert rows["server:window=4MiB"]["label"] == "faster"  # ~4x at 20 ms, far above noise
     assert rows["baseline"]["runs_ok"] == 4

@@ -84,17 +84,27 @@ def test_identical_values_are_within_noise_without_a_bare_percentage() -> None:
     assert row.verdict.startswith("within noise")
     assert row.change_pct == 0.0  # median 100 against the control's median 100
     text = render_text(report)
-    assert "(+0.0%) within noise" in text and text.count("+0.0%") == 1  # in parentheses only
+    line = next(x for x in text.splitlines() if x.startswith("same"))
+    # the ratio beside its interval, and no percentage at all for a change within noise
+    assert "1.00 [" in line and "within noise" in line and "%" not in line
+    assert "(+0.0%)" in render_markdown(report)  # the markdown's change column: in parentheses
 
 
-def test_slower_and_change_above_floor_but_overlapping_rounds() -> None:
+def test_slower_and_change_above_floor_but_an_interval_reaching_it() -> None:
     cells = {"slow": [50.0, 51.0, 50.5], "wobbly": [90.0, 130.0, 150.0]}
     report = build_report(meta("slow", "wobbly"), campaign(STEADY, **cells))
     assert report.row("slow").label == "slower"
     wobbly = report.row("wobbly")
-    assert wobbly.label == "within noise" and "rounds overlap" in wobbly.verdict
-    # More rounds could resolve a 30% effect at this spread: say how many.
-    assert any("needs about" in w for w in wobbly.warnings)
+    # +30% clears the 3% floor, but its interval reaches back into it: not decided, and
+    # more rounds could decide it: it says how many.
+    assert wobbly.label == "not decided" and wobbly.ci is not None and wobbly.ci.low < 1.03
+    assert wobbly.needs is not None and wobbly.needs > 3
+    assert wobbly.verdict.startswith(f"not decided (needs {wobbly.needs} rounds")
+    assert report.undecided() == {"wobbly": wobbly.needs}
+    text = render_text(report)
+    shown = next(line for line in _table_lines(text) if "not decided" in line).split("  ")[0]
+    why = f"not decided: {shown}: its interval reaches into 1 ± the noise floor; needs"
+    assert f"{why} {wobbly.needs} rounds" in " ".join(text.split())
 
 
 def test_no_rounds_warning_for_a_change_below_the_floor() -> None:
@@ -304,7 +314,7 @@ def _table_lines(text: str) -> list[str]:
     end = next(
         i
         for i, line in enumerate(lines[start:], start)
-        if line.startswith(("noise", "CPU", "[", "best%"))
+        if line.startswith(("noise", "CPU", "[", "x best", "not decided"))
     )
     return lines[start - 1 : end]
 
@@ -333,7 +343,9 @@ def test_long_candidate_names_are_cut_and_keyed_so_every_row_is_one_line() -> No
     assert any("… [2]" in line for line in table)
     assert "same (spec-same)" in table[-1]  # a name that fits stays whole
     assert f"CPU-bound: {table[4].split('  ')[0]}: 3/3 (client, server)" in text
-    assert "(rounds overlap)" in text and "% floor" not in "\n".join(table)
+    # the undecided row says so in the table, and why under it, with the rounds it needs
+    assert "not decided" in table[4] and "% floor" not in "\n".join(table)
+    assert f"not decided: {table[4].split('  ')[0]}: its interval reaches into" in text
 
 
 def test_knee_rows_are_one_line_even_within_noise_and_cpu_bound() -> None:

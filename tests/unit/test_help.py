@@ -10,7 +10,7 @@ import typer.main
 
 from kit.cli import app, main
 
-COMMANDS = ("run", "compare", "knee", "proxy", "serve", "tables", "plot", "report")
+COMMANDS = ("run", "compare", "knee", "proxy", "serve", "tables", "plot", "report", "check")
 
 
 def _help(command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> str:

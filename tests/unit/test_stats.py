@@ -205,11 +205,14 @@ def test_verdict_change_equal_to_floor_is_within_noise() -> None:
     assert v.label == "within noise"
 
 
-def test_verdict_overlapping_rounds_are_within_noise() -> None:
-    # Median +20% clears a 2% floor, but the baseline itself reached 125: not established.
+def test_verdict_with_an_interval_reaching_the_floor_is_not_decided() -> None:
+    # Median +20% clears a 2% floor, but the baseline itself reached 125: the ratio's
+    # interval reaches back into 1 +- 2%, so nothing is established yet.
     v = verdict([100.0, 98.0, 125.0], [120.0, 80.0, 130.0], noise_floor_pct=2.0)
-    assert v.label == "within noise"
-    assert "rounds overlap" in v.describe()
+    assert v.label == "not decided" and not v.significant and not v.decided
+    assert v.ci is not None and v.ci.low < 1.02 < v.ratio
+    assert v.needs is not None and v.needs > 3
+    assert v.describe() == f"not decided (needs {v.needs} rounds; ±2.0% floor)"
 
 
 def test_verdict_rejects_bad_floor_and_zero_baseline() -> None:

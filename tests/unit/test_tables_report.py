@@ -3,6 +3,7 @@ tables and checks out."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -202,7 +203,11 @@ def test_header_reports_settings_time_and_load(markdown: str) -> None:
 
 def test_bars_evaluated_from_records(markdown: str) -> None:
     bars = {b.name.split(":")[0]: b for b in evaluate_bars(group_campaigns(all_records(SETTINGS)))}
-    assert bars["RTT 20 ms"].holds is True and bars["RTT 20 ms"].detail == "64.0x"
+    at20 = bars["RTT 20 ms"]
+    # three rounds: the ratio carries its interval, the one its check was judged by
+    assert at20.holds is True and at20.ci is not None and at20.value is not None
+    assert at20.ci.low <= at20.value <= at20.ci.high
+    assert at20.detail == f"64.0x {at20.ci.text()}"
     assert bars["loopback ratio far smaller (<= 1/3 of 20 ms)"].holds is True
     assert bars["starvation"].holds is True
     assert bars["unary"].holds is True
@@ -296,7 +301,12 @@ def test_uploads_table_shows_server_windows_theory_and_the_haproxy_shape(markdow
 
 def test_upload_bars(markdown: str) -> None:
     checks = markdown.split("## Checks", 1)[1]
-    assert "holds: uploads at 103 ms: server window 4 MiB >= 8x 64 KiB (h2) (13.1x)" in checks
+    # three rounds: the ratio beside the interval it was judged by
+    assert re.search(
+        r"holds: uploads at 103 ms: server window 4 MiB >= 8x 64 KiB \(h2\) "
+        r"\(13\.1x \[\d+\.\d, \d+\.\d\]\)",
+        checks,
+    ), checks
     assert (
         "holds: uploads: the client's receive window is within noise, the server's is not" in checks
     )

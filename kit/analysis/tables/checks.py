@@ -6,11 +6,13 @@ figures come from the records, never from typed-in numbers. Each table's module 
 its checks, ``kit.analysis.tables.evaluate_bars`` gathers them and
 ``kit.report.tables.checks`` renders them.
 
-The one rule that decides a FAIL (``decide``): a figure (a median, or a ratio of medians)
-carries an interval, from its per-round spread (the rounds' own, or the duplicate control's
-floor when wider) and the rounds behind it. The check FAILS only when that interval lies
-wholly outside the target range; a figure outside the range whose interval still reaches it
-is "not decided", with the rounds that would decide it were the figure to stay where it is.
+The one rule that decides a FAIL (``decide``, in ``kit.analysis.stats`` with the verdicts of
+``kit compare``, and re-exported here): a figure (a median, or a ratio of medians) carries
+an interval: its 95% bootstrap interval over rounds (from 3 rounds on), widened to the one
+its per-round spread gives (the rounds' own, or the duplicate control's floor when wider)
+over the rounds behind it. The check FAILS only when that interval lies wholly outside the
+target range; a figure outside the range whose interval still reaches it is "not decided",
+with the rounds that would decide it were the figure to stay where it is.
 A figure inside the range holds: each check's range already is its tolerance. A failure on
 runs most of which had no core to spare is "not decided" as well (``unless_cpu_limited``):
 it measures the machine, not the rule.
@@ -19,15 +21,31 @@ it measures the machine, not the rule.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from kit.analysis.cells import CampaignView, CellView, Metric, cpu_limit
-from kit.analysis.stats import DEFAULT_Z, MEDIAN_SE_FACTOR, relative_sigma_pct
+from kit.analysis.stats import (
+    MAX_ROUNDS_TO_DECIDE,
+    ByRound,
+    ConfidenceInterval,
+    Decision,
+    Figure,
+    decide,
+    half_width_pct,
+    medians_interval,
+    rounds_needed,
+)
 
-# A figure on its bar is never decided by rounds; say "needs 50+" rather than infinity.
-MAX_ROUNDS_TO_DECIDE = 50
+__all__ = [
+    "MAX_ROUNDS_TO_DECIDE",
+    "Bar",
+    "Decision",
+    "Figure",
+    "decide",
+    "half_width_pct",
+    "rounds_needed",
+]
 
 
 @dataclass(frozen=True)
@@ -36,89 +54,13 @@ class Bar:
     holds: bool | None  # None: not measured (or not decided)
     detail: str
     undecided: bool = False  # measured, but noisier than the check's tolerance
+    # The figure the check turned on and its 95% bootstrap interval (None: fewer than 3
+    # rounds, or a check that is not a ratio of medians).
+    value: float | None = None
+    ci: ConfidenceInterval | None = None
 
 
-# --- the rule ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A measured figure with its noise: ``spread_pct`` is the relative spread of one
-    round's value (None: unknown, no rounds' spread and no control floor), ``rounds`` how
-    many rounds its median is taken over."""
-
-    value: float
-    spread_pct: float | None
-    rounds: int
-
-    @property
-    def half_width_pct(self) -> float | None:
-        """The interval's half-width in % of the figure (None: the spread is unknown)."""
-        if self.spread_pct is None:
-            return None
-        return half_width_pct(self.spread_pct, self.rounds)
-
-    @property
-    def interval(self) -> tuple[float, float] | None:
-        half = self.half_width_pct
-        if half is None:
-            return None
-        return self.value * (1 - half / 100), self.value * (1 + half / 100)
-
-
-def half_width_pct(spread_pct: float, rounds: int) -> float:
-    """The interval around a median of ``rounds`` rounds at a per-round spread (max - min
-    over a few samples, about two sigma) of ``spread_pct``: z x 1.2533 x sigma / sqrt(n),
-    the sizing of ``kit.analysis.stats.repeats_needed`` (z = 2.8)."""
-    sigma = relative_sigma_pct(spread_pct)
-    return DEFAULT_Z * MEDIAN_SE_FACTOR * sigma / math.sqrt(max(1, rounds))
-
-
-def rounds_needed(margin_pct: float, spread_pct: float) -> int:
-    """The rounds whose interval is no wider than ``margin_pct`` (the figure's distance from
-    its range, in % of the figure) at this per-round spread; capped at 50 ("needs 50+")."""
-    if spread_pct <= 0:
-        return 1
-    if margin_pct <= 0:
-        return MAX_ROUNDS_TO_DECIDE
-    needed = (DEFAULT_Z * MEDIAN_SE_FACTOR * relative_sigma_pct(spread_pct) / margin_pct) ** 2
-    return min(MAX_ROUNDS_TO_DECIDE, max(1, math.ceil(needed - 1e-9)))
-
-
-Verdict = Literal["inside", "outside", "not decided"]
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What one figure says against its target range: ``inside`` it, decidedly ``outside``
-    it (its whole interval), or ``not decided`` (outside, but within its noise of the range:
-    ``needs`` rounds would decide it; None: its noise is unknown)."""
-
-    verdict: Verdict
-    needs: int | None = None
-
-    @property
-    def rounds_text(self) -> str:
-        """The rounds it needs, as printed: "needs 12 rounds", "needs 50+ rounds", "no noise
-        floor to judge it by"."""
-        if self.needs is None:
-            return "no noise floor to judge it by"
-        more = "+" if self.needs >= MAX_ROUNDS_TO_DECIDE else ""
-        return f"needs {self.needs}{more} rounds"
-
-
-def decide(figure: Figure, target: tuple[float, float]) -> Decision:
-    """The rule: outside ``target`` (low, high) only when the figure's whole interval is."""
-    low, high = target
-    value = figure.value
-    if low <= value <= high:
-        return Decision("inside")
-    if figure.spread_pct is None or value == 0:
-        return Decision("not decided")
-    edge = low if value < low else high
-    needs = rounds_needed(abs(value - edge) / abs(value) * 100, figure.spread_pct)
-    # the interval at ``rounds`` clears the range exactly when ``rounds >= needs``
-    return Decision("outside") if figure.rounds >= needs else Decision("not decided", needs)
+# --- the rule lives in ``kit.analysis.stats.decide``; what the tables add to it -------------
 
 
 def spread_of(own_pct: float | None, floor_pct: float | None) -> float | None:
@@ -143,15 +85,24 @@ def settled(bar: Bar, margin_pct: float, spread_pct: float | None, rounds: int) 
     """A failing ``bar`` as decided, or "not decided (1 round; needs N)" when its figure lies
     closer to the bar than ``rounds`` rounds at this spread can tell: a quick run's single
     round must not print FAILS for what noise alone could flip. A holding bar stays: each
-    check's own tolerance (the floor, a range) already makes "holds" the cautious call."""
+    check's own tolerance (the floor, a range) already makes "holds" the cautious call.
+    The figure is ``margin_pct`` beyond its bar, judged by ``decide`` (two medians at
+    ``spread_pct`` each)."""
     if bar.holds is not False or spread_pct is None:
         return bar
-    needed = rounds_to_decide(abs(margin_pct), spread_pct)
-    if rounds >= needed:
+    figure = Figure(1.0, math.sqrt(2) * spread_pct, rounds)
+    return _judged_failure(bar, decide(figure, (-math.inf, 1 - abs(margin_pct) / 100)), rounds)
+
+
+def _judged_failure(bar: Bar, decision: Decision, rounds: int) -> Bar:
+    """A failing bar kept when ``decision`` says outside, else "not decided (N rounds; needs
+    M)"."""
+    if decision.verdict != "not decided":
         return bar
+    needed = decision.needs or MAX_ROUNDS_TO_DECIDE
     shown = f"{rounds} round{'s' if rounds != 1 else ''}; needs {needed}"
     more = "+" if needed == MAX_ROUNDS_TO_DECIDE else ""
-    return Bar(bar.name, None, f"{bar.detail}; {shown}{more}", undecided=True)
+    return Bar(bar.name, None, f"{bar.detail}; {shown}{more}", True, value=bar.value, ci=bar.ci)
 
 
 def ratio_spread_pct(*floors_pct: float | None) -> float | None:
@@ -163,13 +114,59 @@ def ratio_spread_pct(*floors_pct: float | None) -> float | None:
 
 
 def settled_ratio(
-    bar: Bar, ratio: float, bound: float, spread_pct: float | None, rounds: int
+    bar: Bar,
+    ratio: float,
+    bound: float,
+    spread_pct: float | None,
+    rounds: int,
+    ci: ConfidenceInterval | None = None,
 ) -> Bar:
     """``settled`` for a ratio against its bound (``ratio >= bound`` or ``<=``, whichever the
-    bar asks): the margin is how far, in percent of the bound, the ratio lies from it."""
-    if bound <= 0:
+    bar asks), by ``decide``: the ratio's interval is the wider of its bootstrap interval
+    over rounds (``ci``) and the one ``spread_pct`` gives over ``rounds``. The bar carries
+    the ratio and its interval, also when it holds."""
+    spread = None if spread_pct is None else math.sqrt(2) * spread_pct
+    figure = Figure(ratio, spread, rounds, ci)
+    shown = figure.shown
+    detail = bar.detail if shown is None else f"{bar.detail} {shown.text()}"
+    bar = Bar(bar.name, bar.holds, detail, bar.undecided, ratio, shown)
+    if bar.holds is not False or bound <= 0 or (spread_pct is None and ci is None):
         return bar
-    return settled(bar, abs(ratio / bound - 1) * 100, spread_pct, rounds)
+    target = (bound, math.inf) if ratio < bound else (-math.inf, bound)
+    return _judged_failure(bar, decide(figure, target), rounds)
+
+
+# --- intervals of the cells' medians ---------------------------------------------------------
+
+
+def by_round(cell: CellView | None, metric: Metric) -> dict[int, list[float]]:
+    """A cell's ``metric`` per round (the control's copies together)."""
+    out: dict[int, list[float]] = {}
+    for m in cell.ok if cell is not None else ():
+        value = metric(m)
+        if value is not None:
+            out.setdefault(m.tags.round, []).append(value)
+    return out
+
+
+def cells_interval(
+    groups: Sequence[Sequence[CellView | None]],
+    metric: Metric,
+    combine: Callable[[Sequence[float]], float],
+    seed: str,
+) -> ConfidenceInterval | None:
+    """The bootstrap interval of ``combine(the cells' medians)``: each group's cells are
+    measured in the same rounds (one campaign) and resampled by round together."""
+    samples: list[list[ByRound]] = [[by_round(c, metric) for c in group] for group in groups]
+    return medians_interval(samples, combine, seed)
+
+
+def ratio_interval_of(
+    num: CellView | None, den: CellView | None, metric: Metric, seed: str = ""
+) -> ConfidenceInterval | None:
+    """median(num) / median(den)'s bootstrap interval over their common rounds."""
+    name = seed or f"{num.key if num else '-'}/{den.key if den else '-'}"
+    return cells_interval([[num, den]], metric, lambda m: m[0] / m[1], name)
 
 
 # --- a check's figures judged by the rule --------------------------------------------------
@@ -196,7 +193,8 @@ def ratio_figure(
     """A ratio of the medians of ``cells`` with its noise: their spreads in quadrature, over
     the fewest rounds any of them has."""
     spread = ratio_spread_pct(*(cell_spread_pct(c, view, metric) for c in cells))
-    return Figure(value, spread, max(1, min(cell_rounds(c) for c in cells)))
+    ci = ratio_interval_of(cells[0], cells[1], metric) if len(cells) == 2 else None
+    return Figure(value, spread, max(1, min(cell_rounds(c) for c in cells)), ci)
 
 
 Judged = tuple[str, Figure, tuple[float, float]]  # (what, the figure, its target range)
@@ -210,16 +208,42 @@ def judged_bar(name: str, detail: str, figures: Sequence[Judged]) -> Bar:
     outside = [(w, f, t) for w, f, t, d in decided if d.verdict == "outside"]
     if outside:
         w, f, t = outside[0]
-        return Bar(name, False, f"{detail}; {w} {_noisy(f)} lies outside {t[0]:g}-{t[1]:g}")
+        text = f"{detail}; {w} {_noisy(f)} lies outside {t[0]:g}-{t[1]:g}"
+        return Bar(name, False, text, value=f.value, ci=f.shown)
     open_ = [(w, f, d) for w, f, _, d in decided if d.verdict == "not decided"]
     if not open_:
-        return Bar(name, True, detail)
+        nearest = min(figures, key=lambda x: _closeness(x[1], x[2]))[1] if figures else None
+        shown = _ci(nearest)
+        if shown is not None and len(figures) == 1:  # one figure: its interval beside it
+            detail = f"{detail} {shown.text()}"
+        return Bar(name, True, detail, value=_value(nearest), ci=shown)
     w, f, d = min(open_, key=lambda x: x[2].needs or MAX_ROUNDS_TO_DECIDE + 1)
     rounds = f"{f.rounds} round{'s' if f.rounds != 1 else ''}"
-    return Bar(name, None, f"{detail}; {w} {_noisy(f)}: {rounds}, {d.rounds_text}", undecided=True)
+    text = f"{detail}; {w} {_noisy(f)}: {rounds}, {d.rounds_text}"
+    return Bar(name, None, text, undecided=True, value=f.value, ci=f.shown)
+
+
+def _closeness(figure: Figure, target: tuple[float, float]) -> float:
+    """How far inside its range a figure lies (relative): the nearest to an edge first."""
+    low, high = target
+    return min(abs(figure.value - low), abs(high - figure.value)) / max(abs(figure.value), 1e-12)
+
+
+def _value(figure: Figure | None) -> float | None:
+    return None if figure is None else figure.value
+
+
+def _ci(figure: Figure | None) -> ConfidenceInterval | None:
+    return None if figure is None else figure.shown
 
 
 def _noisy(figure: Figure) -> str:
+    """The figure and the interval it was judged by: "0.60 [0.42, 0.78]" (the bootstrap's,
+    widened to the spread's); with fewer than 3 rounds the spread's half-width, "0.60 ±30%"
+    (no confidence interval from so few rounds); "0.60" without either."""
+    shown = figure.shown
+    if shown is not None:
+        return f"{figure.value:.2f} {shown.text()}"
     half = figure.half_width_pct
     return f"{figure.value:.2f}" + ("" if half is None else f" ±{half:.0f}%")
 
@@ -236,4 +260,4 @@ def unless_cpu_limited(bar: Bar, cells: Sequence[CellView | None]) -> Bar:
     if not runs or 2 * limited < len(runs):
         return bar
     why = f"CPU-limited: {limited} of {len(runs)} runs had no core to spare"
-    return Bar(bar.name, None, f"{bar.detail}; {why}", undecided=True)
+    return Bar(bar.name, None, f"{bar.detail}; {why}", True, value=bar.value, ci=bar.ci)

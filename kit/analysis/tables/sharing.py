@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from kit.analysis.cells import CampaignView, CellView, Metric, median_of, throughput
 from kit.analysis.sharing import stream_sharing
-from kit.analysis.tables.checks import Bar, ratio_spread_pct, settled_ratio
+from kit.analysis.tables.checks import Bar, ratio_interval_of, ratio_spread_pct, settled_ratio
 from kit.plan import pool
 from kit.plan.tables.sharing import SHARING_CAMPAIGN, SHARING_POLICIES, SHARING_POOL_STREAMS
 from kit.plan.units import HTTP2_MAX_WINDOW_BYTES, MIB
@@ -183,7 +183,9 @@ def sharing_bars(views: dict[str, CampaignView]) -> list[Bar]:
             bars.append(Bar(name, None, "not measured"))
             continue
         bar = Bar(name, ratio >= bound if above else ratio <= bound, f"{ratio:.2f}x")
-        bars.append(settled_ratio(bar, ratio, bound, *_ratio_noise(view)))
+        assert row is not None
+        ci = ratio_interval_of(row.beside_slow, row.beside_fast, fast_stream_mib_s, f"t7:{key}")
+        bars.append(settled_ratio(bar, ratio, bound, *_ratio_noise(view), ci))
     bars.append(_pool_share_bar(view))
     return bars
 

@@ -33,6 +33,7 @@ from kit.analysis.tables.checks import (
     Figure,
     cell_rounds,
     cell_spread_pct,
+    cells_interval,
     judged_bar,
     ratio_figure,
     unless_cpu_limited,
@@ -230,7 +231,9 @@ def credit_bar(views: dict[str, CampaignView], kind: str) -> Bar:
     eff = cell_efficiency(cell)
     if view is None or cell is None or eff is None:
         return Bar(name, None, "not measured")
-    figure = Figure(eff, cell_spread_pct(cell, view, throughput), max(1, cell_rounds(cell)))
+    theory = cell.theory_mib_s or 1.0
+    ci = cells_interval([[cell]], throughput, lambda m: m[0] / theory, f"t8:credit:{kind}")
+    figure = Figure(eff, cell_spread_pct(cell, view, throughput), max(1, cell_rounds(cell)), ci)
     target = (expected - CREDIT_TOLERANCE, expected + CREDIT_TOLERANCE)
     return unless_cpu_limited(
         judged_bar(name, f"{eff:.2f}", [("efficiency", figure, target)]), [cell]

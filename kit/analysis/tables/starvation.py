@@ -16,7 +16,7 @@ from kit.analysis.cells import (
     throughput,
     total_time_ms,
 )
-from kit.analysis.tables.checks import Bar, ratio_spread_pct, settled_ratio
+from kit.analysis.tables.checks import Bar, ratio_interval_of, ratio_spread_pct, settled_ratio
 from kit.plan.tables.starvation import STARVATION_CAMPAIGN
 from kit.plan.units import KIB, MIB
 
@@ -66,4 +66,6 @@ def starvation_bar(views: dict[str, CampaignView]) -> Bar:
     if floor is None:
         return bar
     spread = ratio_spread_pct(floor.floor_pct, floor.floor_pct)
-    return settled_ratio(bar, ratio, STARVATION_BAR, spread, floor.rounds)
+    cells = (view.cell("h2-conn-4MiB"), view.cell("h2-conn-64KiB")) if view else (None, None)
+    ci = ratio_interval_of(*cells, throughput, "table3:starvation")
+    return settled_ratio(bar, ratio, STARVATION_BAR, spread, floor.rounds, ci)

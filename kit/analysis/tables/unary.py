@@ -11,7 +11,7 @@ from typing import Literal
 
 from kit.analysis.cells import CampaignView, CellView, mean_latency_ms
 from kit.analysis.stats import Verdict, verdict
-from kit.analysis.tables.checks import Bar, settled, unless_cpu_limited
+from kit.analysis.tables.checks import Bar, by_round, settled, unless_cpu_limited
 from kit.analysis.tables.windows import row_order
 from kit.plan.tables.unary import UNARY_CAMPAIGN
 from kit.quantile import percentile
@@ -42,10 +42,11 @@ def unary_verdict(view: CampaignView, cell: CellView, baseline: CellView | None)
     if baseline is None or baseline.key == cell.key:
         return "baseline"
     floor = view.floor(mean_latency_ms)
-    base, cand = baseline.values(mean_latency_ms), cell.values(mean_latency_ms)
+    base, cand = by_round(baseline, mean_latency_ms), by_round(cell, mean_latency_ms)
     if floor is None or not base or not cand:
         return "not measured"
-    return verdict(base, cand, floor.floor_pct, higher_is_better=False)
+    seed = f"unary:{cell.key}:{baseline.key}"
+    return verdict(base, cand, floor.floor_pct, higher_is_better=False, seed=seed)
 
 
 def unary_bar(views: dict[str, CampaignView]) -> Bar:

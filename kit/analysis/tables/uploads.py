@@ -14,7 +14,14 @@ from dataclasses import dataclass
 
 from kit.analysis.cells import CampaignView, CellView, median_of, median_ratio, throughput
 from kit.analysis.stats import Verdict, verdict
-from kit.analysis.tables.checks import Bar, settled
+from kit.analysis.tables.checks import (
+    Bar,
+    by_round,
+    ratio_interval_of,
+    ratio_spread_pct,
+    settled,
+    settled_ratio,
+)
 from kit.plan.tables.uploads import (
     CLIENT_WINDOW_KEY,
     HAPROXY_AUTO_BYTES,
@@ -119,10 +126,11 @@ def _verdict(view: CampaignView, base_key: str, cand_key: str) -> Verdict | None
     base, cand = view.cell(base_key), view.cell(cand_key)
     if floor is None or base is None or cand is None:
         return None
-    base_values, cand_values = base.values(throughput), cand.values(throughput)
+    base_values, cand_values = by_round(base, throughput), by_round(cand, throughput)
     if not base_values or not cand_values or median_of(base) == 0:
         return None
-    return verdict(base_values, cand_values, floor.floor_pct, higher_is_better=True)
+    seed = f"uploads:{view.name}:{cand_key}"
+    return verdict(base_values, cand_values, floor.floor_pct, higher_is_better=True, seed=seed)
 
 
 # --- checks ------------------------------------------------------------------------------------
@@ -136,24 +144,31 @@ def upload_bars(views: dict[str, CampaignView]) -> list[Bar]:
     )
     if at103 is None:
         return []
-    ratio = median_ratio(at103.cell(UPLOAD_CONTROL), at103.cell(SMALL_SERVER_KEY))
-    bars = [
-        Bar(
-            f"uploads at 103 ms: server window 4 MiB >= {UPLOAD_SERVER_BAR:g}x 64 KiB (h2)",
-            None if ratio is None else ratio >= UPLOAD_SERVER_BAR,
-            "not measured" if ratio is None else f"{ratio:.1f}x",
-        )
-    ]
+    big, small = at103.cell(UPLOAD_CONTROL), at103.cell(SMALL_SERVER_KEY)
+    ratio = median_ratio(big, small)
+    bar = Bar(
+        f"uploads at 103 ms: server window 4 MiB >= {UPLOAD_SERVER_BAR:g}x 64 KiB (h2)",
+        None if ratio is None else ratio >= UPLOAD_SERVER_BAR,
+        "not measured" if ratio is None else f"{ratio:.1f}x",
+    )
+    floor103 = at103.floor(throughput)
+    if ratio is not None and floor103 is not None:
+        spread = ratio_spread_pct(floor103.floor_pct, floor103.floor_pct)
+        ci = ratio_interval_of(big, small, throughput, "uploads:server-window")
+        bar = settled_ratio(bar, ratio, UPLOAD_SERVER_BAR, spread, floor103.rounds, ci)
+    bars = [bar]
     client, server = window_effects(at103)
     name = "uploads: the client's receive window is within noise, the server's is not"
     if client.result is None or server.result is None:
         bars.append(Bar(name, None, "not measured (a cell or the noise floor is missing)"))
     else:
-        holds = not client.result.significant and server.result.significant
+        shown = not client.result.significant and server.result.significant
+        # a client change whose interval still reaches beyond the floor is not decided
+        holds = None if shown and not client.result.decided else shown
         detail = f"client: {client.result.describe()}; server: {server.result.describe()}"
         floor = at103.floor(throughput)
         margin = abs(client.result.change_pct) - client.result.noise_floor_pct
-        bar = Bar(name, holds, detail)
+        bar = Bar(name, holds, detail, undecided=holds is None)
         if floor is not None and server.result.significant:
             bar = settled(bar, margin, floor.floor_pct, floor.rounds)
         bars.append(bar)

@@ -18,6 +18,8 @@ from kit.analysis.cells import (
 )
 from kit.analysis.tables.checks import (
     Bar,
+    cells_interval,
+    ratio_interval_of,
     ratio_spread_pct,
     rounds_to_decide,
     settled_ratio,
@@ -90,20 +92,35 @@ def ratio_bars(views: dict[str, CampaignView]) -> list[Bar]:
     else:
         bar = Bar(name20, at20 >= RATIO_BAR_20MS, f"{at20:.1f}x")
         spread = ratio_spread_pct(floor20[0], floor20[0])
-        bars = [settled_ratio(bar, at20, RATIO_BAR_20MS, spread, floor20[1])]
+        ci = ratio_interval_of(*_h2_cells(view20), throughput, "table1:20ms")
+        bars = [settled_ratio(bar, at20, RATIO_BAR_20MS, spread, floor20[1], ci)]
     if loop is None or at20 is None:
         bars.append(Bar("loopback ratio far smaller than at 20 ms", None, "not measured"))
         return bars
     bar = Bar(
         f"loopback ratio far smaller (<= 1/{1 / LOOPBACK_FRACTION:.0f} of 20 ms)",
         loop <= at20 * LOOPBACK_FRACTION,
-        f"{loop:.1f}x at loopback vs {at20:.1f}x",
+        f"{loop:.1f}x at loopback vs {at20:.1f}x: {loop / at20:.2f} of it",
     )
-    # a ratio of two ratios: four medians, two at each RTT's floor
+    # a ratio of two ratios: four medians, two at each RTT's floor; each RTT's rounds are
+    # resampled on their own (two campaigns)
     spread = ratio_spread_pct(floor0[0], floor0[0], floor20[0], floor20[0])
     rounds = min(floor0[1], floor20[1])
-    bars.append(settled_ratio(bar, loop, at20 * LOOPBACK_FRACTION, spread, rounds))
+    ci = cells_interval(
+        [_h2_cells(view0), _h2_cells(view20)],
+        throughput,
+        lambda m: (m[0] / m[1]) / (m[2] / m[3]),
+        "table1:loopback/20ms",
+    )
+    bars.append(settled_ratio(bar, loop / at20, LOOPBACK_FRACTION, spread, rounds, ci))
     return bars
+
+
+def _h2_cells(view: CampaignView | None) -> tuple[CellView | None, CellView | None]:
+    """The h2 static 4 MiB and 64 KiB cells: the ratio's numerator and denominator."""
+    if view is None:
+        return None, None
+    return view.cell("h2-static-4MiB"), view.cell("h2-static-64KiB")
 
 
 def _floor(view: CampaignView | None) -> tuple[float | None, int]:

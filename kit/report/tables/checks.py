@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from kit.analysis.tables.checks import Bar
 
@@ -38,3 +39,18 @@ def render_bars(bars: Sequence[Bar]) -> str:
     lines = ["## Checks against the reference, evaluated from these records", ""]
     lines += [f"- {_mark(b)}: {b.name} ({b.detail})" for b in bars]
     return "\n".join(lines)
+
+
+def bar_json(bar: Bar) -> dict[str, Any]:
+    """A check as ``--json`` gives it: its verdict, detail, and the figure it turned on with
+    the interval it was judged by (``ci_low`` / ``ci_high``: null with fewer than 3 rounds,
+    or for a check that is not a ratio of medians)."""
+    return {
+        "name": bar.name,
+        "holds": bar.holds,
+        "undecided": bar.undecided,
+        "detail": bar.detail,
+        "value": bar.value,
+        "ci_low": bar.ci.low if bar.ci else None,
+        "ci_high": bar.ci.high if bar.ci else None,
+    }
