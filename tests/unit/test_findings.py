@@ -94,7 +94,7 @@ def test_summary_refuses_other_outputs(capsys: pytest.CaptureFixture[str]) -> No
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_make_run_echoes_each_command_above_its_table_and_ends_with_the_summary() -> None:
     done = subprocess.run(
-        ["make", "-n", "-o", "install", "run"],
+        ["make", "--no-print-directory", "-n", "-o", "install", "run"],
         cwd=ROOT,
         capture_output=True,
         text=True,
