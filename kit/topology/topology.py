@@ -423,7 +423,9 @@ class Topology:
             self._run_client(warm, route.address, route.client_program)
         except MeasurementError as exc:
             if time.monotonic() - started >= warm.workload.timeout_s:
-                return f"no answer within the warm-up's {warm.workload.timeout_s:g} s: {exc}"
+                return (
+                    f"no answer within the warm-up's {warm.workload.timeout_s:g} s timeout: {exc}"
+                )
             return None
         if route.proxy is not None and self._uses_worker(route.client_program):
             self._drained(route.proxy, since, warm)
