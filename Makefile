@@ -4,9 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install stacks test-stacks run test lint protos bench modelcheck tables tables-quick soak clean
+.PHONY: install stacks linkd test-stacks run test lint protos bench modelcheck tables tables-quick soak clean
 
-install: $(STAMP) stacks
+install: $(STAMP) stacks linkd
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -42,11 +42,22 @@ $(TONIC_STAMP): $(wildcard stacks/tonic/Cargo.* stacks/tonic/*.rs stacks/tonic/*
 	@if command -v cargo >/dev/null; then stacks/tonic/build.sh && touch $@; \
 	else echo "tonic: not built: install Rust 1.88+ with cargo (https://rustup.rs) and run make stacks"; fi
 
-# The stacks' own unit tests (Go's and Node's; grpc-java is covered by the kit's tests).
+# The compiled delay line (linkd/, Rust): the kit uses it wherever it is built; without cargo
+# one line says so and the kit uses the Python delay line (kit.delayline) instead.
+LINKD_STAMP := linkd/target/release/.built
+linkd: $(LINKD_STAMP)
+
+$(LINKD_STAMP): $(wildcard linkd/Cargo.* linkd/build.sh linkd/src/*.rs linkd/src/*/*.rs)
+	@if command -v cargo >/dev/null; then linkd/build.sh && touch $@; \
+	else echo "linkd: not built: install Rust 1.88+ with cargo (https://rustup.rs) and run make install; the kit uses the Python delay line"; fi
+
+# The stacks' own unit tests (Go's and Node's; grpc-java is covered by the kit's tests), and
+# linkd's: the schedule's vectors (tests/vectors/schedule.json), which the Python line passes too.
 test-stacks: stacks
 	@if [ -f $(GO_STAMP) ]; then cd stacks/grpc-go && go test -count=1 ./...; fi
 	@if [ -f $(JS_STAMP) ]; then cd stacks/grpc-js && node --test --test-reporter=dot test/; fi
 	@if [ -f $(TONIC_STAMP) ]; then cd stacks/tonic && cargo test -q --release --locked --lib; fi
+	@if [ -f $(LINKD_STAMP) ]; then cd linkd && cargo test -q --release --locked; fi
 
 # The main job: real measurements through the delay line at 20 ms RTT.
 run: install
@@ -69,6 +80,8 @@ lint: install
 	$(BIN)/ruff check kit servers tests
 	$(BIN)/ruff format --check kit servers tests
 	$(BIN)/mypy --strict kit servers
+	@if [ -f $(LINKD_STAMP) ]; then cd linkd && cargo fmt --check && \
+	    cargo clippy -q --release --locked --all-targets -- -D warnings; fi
 
 # Regenerate every language's protobuf/gRPC code from protos/ (committed, so installs need no
 # extra step): the service (throughput.proto) and the worker contract (worker.proto).
@@ -79,6 +92,7 @@ protos: install
 	    --pyi_out=kit/_proto protos/worker.proto
 	sed -i 's/^import throughput_pb2 as/from kit._proto import throughput_pb2 as/' kit/_proto/throughput_pb2_grpc.py
 	for stack in grpc-go grpc-java grpc-js tonic; do stacks/$$stack/regen.sh; done
+	linkd/regen.sh
 
 # Speed and accuracy of the measurement path, as ratios measured side by side.
 bench: install
@@ -107,3 +121,4 @@ tables-quick: install
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
 	rm -rf stacks/grpc-go/bin stacks/grpc-java/target stacks/grpc-js/node_modules stacks/tonic/target
+	rm -rf linkd/target

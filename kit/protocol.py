@@ -7,7 +7,8 @@ server, delay line and clients) and the driver side (``kit.topology.processes.Ch
 - argv: ``<program> --config '<JSON>'``. The JSON is the program's job (``ClientJob`` /
   ``ServerJob`` / ``ProxyJob`` of ``protos/worker.proto``, built by ``kit.plan.jobs``, in
   protobuf's canonical JSON). A delay line reads its link's changes from stdin, one
-  ``LinkJob`` per line.
+  ``LinkJob`` per line, and answers each, once applied, with ``{"changed": N}`` (N: changes
+  so far) on stdout.
 - a client worker: ``<program> --worker``; its ready line says ``"worker": true``, then each
   line of stdin is one ``ClientJob`` and gets exactly one result line (with
   ``"client_trial": N``, 1 = its first) or one error line, after which it exits with that
@@ -93,7 +94,14 @@ class Result:
     client_trial: int = 0
 
 
-Line = Ready | Failure | Result
+@dataclass(frozen=True)
+class Changed:
+    """A delay line's answer to a ``LinkJob`` on its stdin: applied; ``changes`` so far."""
+
+    changes: int
+
+
+Line = Ready | Failure | Result | Changed
 
 
 def one_line(text: str) -> str:
@@ -113,6 +121,10 @@ def result_line(value: Any, client_trial: int = 0) -> str:
     if client_trial:
         line["client_trial"] = client_trial
     return json.dumps(line, separators=(",", ":"))
+
+
+def changed_line(changes: int) -> str:
+    return json.dumps({"changed": changes})
 
 
 def failure_line(error: str, exit_code: int) -> str:
@@ -137,6 +149,8 @@ def parse_line(text: str) -> Line:
         return Result(data["result"], trial)
     if set(data) == {"error", "exit_code"}:
         return from_json(Failure, data, "error line")
+    if set(data) == {"changed"} and type(data["changed"]) is int:
+        return Changed(data["changed"])
     raise UsageError(f"not a protocol line: {text[:200]!r}")
 
 

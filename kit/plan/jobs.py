@@ -12,7 +12,7 @@ its own language's protobuf library.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -21,7 +21,7 @@ from kit._proto import worker_pb2 as pb
 from kit.errors import UsageError
 from kit.plan.grpc_args import window_options
 from kit.plan.processes import ClientProcess, ProxyConfig, ServerProcess
-from kit.plan.stack_options import STACK_OPTIONS, Knob, Side
+from kit.plan.stack_options import STACK_OPTIONS
 from kit.plan.trial import (
     MAX_WORKLOAD_MESSAGE_BYTES,
     SERVER_HELD_MAX_BYTES,

@@ -36,15 +36,11 @@ fn py_mod(x: f64, y: f64) -> f64 {
 
 /// Python's `x // y` for floats.
 fn py_floordiv(x: f64, y: f64) -> f64 {
-    let mut m = x % y;
+    let m = x % y;
     let mut div = (x - m) / y;
-    if m != 0.0 {
-        if (y < 0.0) != (m < 0.0) {
-            m += y;
-            div -= 1.0;
-        }
+    if m != 0.0 && (y < 0.0) != (m < 0.0) {
+        div -= 1.0;
     }
-    let _ = m;
     if div != 0.0 {
         let mut floordiv = div.floor();
         if div - floordiv > 0.5 {
@@ -172,7 +168,7 @@ impl Bottleneck {
     }
 
     fn build(rate_bits_s: f64, steps: Option<RateSteps>) -> Option<Self> {
-        if !(rate_bits_s > 0.0) {
+        if rate_bits_s.is_nan() || rate_bits_s <= 0.0 {
             return None;
         }
         let chunk_rate = steps.as_ref().map_or(rate_bits_s, |s| s.max_rate_bits_s);
@@ -193,7 +189,11 @@ impl Bottleneck {
     /// When the last byte of an `n_bytes` chunk arriving at `arrival_ns` has left.
     pub fn exit_ns(&mut self, n_bytes: usize, arrival_ns: i64) -> i64 {
         let arrival = arrival_ns as f64;
-        let start = if arrival >= self.last_exit_ns { arrival } else { self.last_exit_ns };
+        let start = if arrival >= self.last_exit_ns {
+            arrival
+        } else {
+            self.last_exit_ns
+        };
         self.last_exit_ns = match self.steps.as_mut() {
             None => start + n_bytes as f64 * self.ns_per_byte,
             Some(steps) => steps.finish_ns(start, n_bytes),
@@ -204,7 +204,7 @@ impl Bottleneck {
     /// Bytes still waiting to be serialised at `now_ns` (the backlog).
     pub fn queued_bytes(&self, now_ns: i64) -> i64 {
         let backlog_ns = self.last_exit_ns - now_ns as f64;
-        if !(backlog_ns > 0.0) {
+        if backlog_ns.is_nan() || backlog_ns <= 0.0 {
             return 0;
         }
         match &self.steps {
@@ -225,7 +225,7 @@ impl Bottleneck {
     /// A new rate for what arrives from now on; false (unchanged) for a rate <= 0 or a
     /// bottleneck with rate steps.
     pub fn set_rate(&mut self, rate_bits_s: f64) -> bool {
-        if !(rate_bits_s > 0.0) || self.steps.is_some() {
+        if rate_bits_s.is_nan() || rate_bits_s <= 0.0 || self.steps.is_some() {
             return false;
         }
         self.rate_bits_s = rate_bits_s;
@@ -330,7 +330,10 @@ impl DelayQueue {
             None => {
                 let delay = self.draw_delay_ns();
                 let due = self.stamp(arrival_ns + delay);
-                self.entries.push_back(Entry { due_ns: due, size: Some(size) });
+                self.entries.push_back(Entry {
+                    due_ns: due,
+                    size: Some(size),
+                });
             }
             Some(b) => self.push_limited(size, arrival_ns, b),
         }
@@ -354,7 +357,10 @@ impl DelayQueue {
             let exit = bottleneck.exit_ns(piece, arrival_ns);
             let delay = self.draw_delay_ns();
             let due = self.stamp(exit + delay);
-            self.entries.push_back(Entry { due_ns: due, size: Some(piece) });
+            self.entries.push_back(Entry {
+                due_ns: due,
+                size: Some(piece),
+            });
             self.exits.push_back((exit, piece as i64));
             start += piece;
         }
@@ -368,7 +374,12 @@ impl DelayQueue {
     /// unserialised bytes would have taken. Returns the bytes dropped.
     pub fn discard(&mut self, now_ns: i64, bottleneck: Option<&mut Bottleneck>) -> i64 {
         let dropped = self.buffered_bytes;
-        let unsent: i64 = self.exits.iter().filter(|&&(e, _)| e > now_ns).map(|&(_, n)| n).sum();
+        let unsent: i64 = self
+            .exits
+            .iter()
+            .filter(|&&(e, _)| e > now_ns)
+            .map(|&(_, n)| n)
+            .sum();
         if let Some(b) = bottleneck {
             b.forget(unsent, now_ns);
         }
@@ -385,7 +396,10 @@ impl DelayQueue {
         }
         self.eof_queued = true;
         let due = self.stamp(arrival_ns + self.delay_ns);
-        self.entries.push_back(Entry { due_ns: due, size: None });
+        self.entries.push_back(Entry {
+            due_ns: due,
+            size: None,
+        });
     }
 
     /// Every chunk due at `now_ns`, oldest first (their sizes, appended to `out`); sets

@@ -64,13 +64,20 @@ impl Case {
             ));
             names.push(name);
         }
-        Case { queues, names, bottlenecks }
+        Case {
+            queues,
+            names,
+            bottlenecks,
+        }
     }
 
     fn event(&mut self, e: &Value) -> Value {
         let t = int(&e["t"]);
         if let Some(rate) = e.get("set_rate") {
-            let b = self.bottlenecks.get_mut(e["bottleneck"].as_str().unwrap()).unwrap();
+            let b = self
+                .bottlenecks
+                .get_mut(e["bottleneck"].as_str().unwrap())
+                .unwrap();
             return json!({"ok": b.set_rate(rate.as_f64().unwrap())});
         }
         let qi = e.get("q").map_or(0, int) as usize;
@@ -110,7 +117,11 @@ impl Case {
                 "next_due": queue.next_due_ns(),
             });
         }
-        let added: Vec<Value> = queue.entries().skip(before).map(|e| json!([e.due_ns, e.size])).collect();
+        let added: Vec<Value> = queue
+            .entries()
+            .skip(before)
+            .map(|e| json!([e.due_ns, e.size]))
+            .collect();
         json!({
             "entries": added,
             "buffered": queue.buffered_bytes,
@@ -158,7 +169,11 @@ fn every_case_gives_the_reference_outcomes() {
             let got = replay.event(event);
             assert_eq!(got, expected[i], "{name}: event {i} {event}");
         }
-        assert_eq!(replay.final_state(), case["expect"]["final"], "{name}: final state");
+        assert_eq!(
+            replay.final_state(),
+            case["expect"]["final"],
+            "{name}: final state"
+        );
     }
 }
 
@@ -182,6 +197,9 @@ fn connection_seeds_and_chunk_sizes() {
         assert_eq!(got, big(&v["hash"]));
     }
     for v in vectors["chunk_bytes"].as_array().unwrap() {
-        assert_eq!(chunk_bytes(v["rate_bits_s"].as_f64().unwrap()) as i64, int(&v["chunk_bytes"]));
+        assert_eq!(
+            chunk_bytes(v["rate_bits_s"].as_f64().unwrap()) as i64,
+            int(&v["chunk_bytes"])
+        );
     }
 }
