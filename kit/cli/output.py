@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from kit.errors import UsageError
-from kit.plan.programs import PROXY_NOTE
+from kit.plan.programs import proxy_note
 from kit.results.store import SkippedLines
 from kit.topology.topology import Topology
 
@@ -78,8 +78,9 @@ def topology(
     ``live_count``: the delay lines count what they deliver, for ``kit run --interval``.
     ``fresh_clients``: a client process per trial instead of client workers.
     Says once when the delay line is the Python fallback (the compiled one is not built)."""
-    if PROXY_NOTE is not None and not direct:
-        echo_err(f"kit: {PROXY_NOTE}")
+    note = None if direct else proxy_note()
+    if note is not None:
+        echo_err(f"kit: {note}")
     return Topology(
         direct=direct,
         on_teardown_problem=warn_teardown,

@@ -72,7 +72,7 @@ from kit.plan.processes import (
     ServerProcess,
     is_loopback_host,
 )
-from kit.plan.programs import CLIENT_KINDS, PROXY_NOTE, kinds_text
+from kit.plan.programs import CLIENT_KINDS, kinds_text, proxy_note
 from kit.plan.trial import ServerConfig, Trial
 from kit.plan.units import parse_duration_ms, parse_size_bytes, size_spec, split_host_port
 from kit.report.run import run_table
@@ -395,8 +395,9 @@ def proxy(
     )
     for line in startup_warnings(config):
         typer.echo(line)
-    if PROXY_NOTE is not None:
-        echo_err(f"kit: {PROXY_NOTE}")
+    note = proxy_note()
+    if note is not None:
+        echo_err(f"kit: {note}")
     address = None if control is None else split_host_port(control, "--control")
     serve_line(
         config,

@@ -153,8 +153,15 @@ def proxy_choice(env: str | None = None, built: bool | None = None) -> tuple[str
     )
 
 
-PROXY_KIND, PROXY_NOTE = proxy_choice()
-PROXY_PROGRAM = PROXY_PROGRAMS[PROXY_KIND]
+def proxy_program() -> Program:
+    """The delay line the kit starts now (asked at each start: KIT_DELAYLINE may change)."""
+    return PROXY_PROGRAMS[proxy_choice()[0]]
+
+
+def proxy_note() -> str | None:
+    """The one line that says the Python line stands in for the compiled one, if it does."""
+    return proxy_choice()[1]
+
 
 # What a name alone does not say, for lists of stacks in help texts.
 ABOUT: dict[str, str] = {"grpcio": "C-core", "h2": "ours: exact windows, models"}

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.plan.processes import LOOPBACK
+from kit.plan.programs import Program
 from kit.plan.units import MIB
 from kit.quantile import percentile
 from kit.tools.tapbench import (
@@ -136,14 +137,17 @@ def _upstream() -> Iterator[int]:
 
 
 def flood_neighbour(
-    delay_ms: float = 5.0, rounds: int = 5, tap: Path | None = None
+    delay_ms: float = 5.0,
+    rounds: int = 5,
+    tap: Path | None = None,
+    program: Program | None = None,
 ) -> tuple[dict[str, Errors], float]:
     """A 2 x ``delay_ms`` ping-pong's error through a delay line while a max-rate PING flood
     crosses it on another connection, beside the floor measured meanwhile (interleaved), and
     the flood's forwarding rate (MiB/s) through that delay line, measured right after."""
     rtt_ms = 2 * delay_ms
     series: dict[str, list[float]] = {"neighbour": [], "floor": []}
-    with _upstream() as port, proxy(port, delay_ms, tap) as line:
+    with _upstream() as port, proxy(port, delay_ms, tap, program=program) as line:
         with contextlib.ExitStack() as stack:
             _started(stack.enter_context(_tool_process("flood", str(line.port))))
             socks = {

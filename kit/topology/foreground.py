@@ -4,7 +4,7 @@ in the foreground.
 Every server is its own program (Python's grpcio, Go, Java, Node, Rust), so ``kit serve
 --server grpc-go`` starts it by the process protocol with its job, says where it listens,
 and stops it on Ctrl-C / SIGTERM (or reports that it died). ``kit proxy`` does the same with
-the delay line (``PROXY_PROGRAM``: the compiled line where built), whose stderr is the
+the delay line (``proxy_program()``: the compiled line where built), whose stderr is the
 kit's, and serves its control API (``kit.delayline.control``) here, handing each checked
 change to the line's stdin.
 
@@ -24,7 +24,7 @@ from kit.delayline.control import Control, check_control_host, start_control
 from kit.errors import TopologyError
 from kit.plan.jobs import link_job
 from kit.plan.processes import ProxyConfig, ServerProcess
-from kit.plan.programs import PROXY_PROGRAM, SERVER_PROGRAMS, Program
+from kit.plan.programs import SERVER_PROGRAMS, Program, proxy_program
 from kit.plan.trial import Link
 from kit.results.records import ProxyTotals
 from kit.results.server import ServerResult
@@ -57,12 +57,13 @@ def serve_line(
     on_ready: Callable[[int], None],
     control: tuple[str, int] | None = None,
     announce: Callable[[str], None] = print,
-    program: Program = PROXY_PROGRAM,
+    program: Program | None = None,
 ) -> ProxyTotals:
     """Run the delay line until SIGINT/SIGTERM; with ``control`` (host, port) its API too,
     announced (``control API on ...``) before ``on_ready(port)``."""
     if control is not None:
         check_control_host(control[0])
+    program = program or proxy_program()
     why = program.missing()
     if why is not None:
         raise TopologyError(f"delay line cannot start: {why}")

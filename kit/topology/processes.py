@@ -67,7 +67,8 @@ class Child:
     def __init__(self, role: str, popen: subprocess.Popen[bytes], stderr_file: IO[str]) -> None:
         self.role, self.popen, self.stderr_file = role, popen, stderr_file
         self.ready: Ready | None = None
-        self.lines: list[Line] = []  # every protocol line read so far, in order
+        # Every protocol line read so far, in order (a delay line's ``changed`` lines only count).
+        self.lines: list[Ready | Failure | Result] = []
         self.unexpected: list[str] = []  # stdout lines that were not protocol lines
         self._pending = b""
         self._eof = False

@@ -414,14 +414,24 @@ impl<'a> Conn<'a> {
 
     /// At the line's stop: hand over what is already due, for `SHUTDOWN_GRACE_NS` at most.
     fn flush_due(&mut self) {
-        let now = sys::monotonic_ns();
-        let deadline = now + SHUTDOWN_GRACE_NS;
-        for d in [UP, DOWN] {
-            let _ = self.release(d, now);
-        }
+        let stop_ns = sys::monotonic_ns();
+        let deadline = stop_ns + SHUTDOWN_GRACE_NS;
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 4];
-        while (self.dirs[UP].unwritten > 0 || self.dirs[DOWN].unwritten > 0) && sys::monotonic_ns() < deadline
-        {
+        let _ = self.ep.delete(self.sh.stop.fd()); // readable for good now: only sockets wake
+        let _ = self.ep.delete(self.timer.fd());
+        loop {
+            for d in [UP, DOWN] {
+                if self.release(d, stop_ns).is_err() {
+                    self.dirs[d].unwritten = 0; // that side is gone: nothing more goes there
+                    self.dirs[d].queue.discard(stop_ns, None);
+                }
+            }
+            let pending = [UP, DOWN].into_iter().any(|d| {
+                self.dirs[d].unwritten > 0 || self.dirs[d].queue.next_due_ns().is_some_and(|t| t <= stop_ns)
+            });
+            if !pending || sys::monotonic_ns() >= deadline {
+                return;
+            }
             for (i, d) in [(0usize, DOWN), (1, UP)] {
                 let want = if self.dirs[d].unwritten > 0 { OUT } else { 0 };
                 if want != self.registered[i] && (i == 0 || self.connected) {
@@ -438,12 +448,7 @@ impl<'a> Conn<'a> {
             }
             let left_ms = ((deadline - sys::monotonic_ns()) / 1_000_000).max(1) as i32;
             if self.ep.wait(&mut events, left_ms.min(50)).is_err() {
-                break;
-            }
-            for d in [UP, DOWN] {
-                if self.dirs[d].unwritten > 0 && self.write(d).is_err() {
-                    self.dirs[d].unwritten = 0;
-                }
+                return;
             }
         }
     }
@@ -513,8 +518,10 @@ impl<'a> Conn<'a> {
             }
             lock(channel).conn_done(self.id as u32, self.opened_ns, now);
         }
-        drop(self); // both sockets close before the connection stops counting as open
+        // Counted as closed before its sockets go: whoever sees them gone (a client that
+        // connects again at once, under --max-connections) finds the room there.
         sh.stats.active.fetch_sub(1, Ordering::AcqRel);
+        drop(self);
     }
 
     fn link_line(&self) -> String {

@@ -93,7 +93,7 @@ impl Default for QuietLog {
     }
 }
 
-const FDS_PER_CONNECTION: u64 = 2;
+const FDS_PER_CONNECTION: u64 = 4; // two sockets, the thread's epoll and its timerfd
 const FDS_SPARE: u64 = 16;
 
 /// Raise the soft descriptor limit to the hard one (pipes hold a direction's bytes too); a

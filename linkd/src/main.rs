@@ -31,7 +31,11 @@ fn main() {
         Ok(fd) => fd,
         Err(e) => fail(&format!("{STACK}: signals: {}", sys::strerror(&e)), 3),
     };
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let args: Vec<String> = raw.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    if raw.iter().any(|a| a.to_str().is_none()) {
+        fail(&format!("{STACK}: --config: not UTF-8"), 2);
+    }
     let text = config_text(&args).unwrap_or_else(|e| fail(&e, 2));
     let job = job::decode_job(text).unwrap_or_else(|e| fail(&format!("{STACK}: --config: bad job: {e}"), 2));
     let pid = std::process::id();

@@ -28,7 +28,7 @@ from kit.campaign.runner import run_campaigns
 from kit.errors import TopologyError
 from kit.plan.campaign import CampaignSpec, Cell
 from kit.plan.processes import ServerProcess
-from kit.plan.programs import PROXY_PROGRAM, Program
+from kit.plan.programs import Program, proxy_program
 from kit.plan.trial import ClientConfig, Link, ServerConfig, Trial, Workload
 from kit.results.store import read_records
 from kit.topology.processes import spawn
@@ -232,7 +232,7 @@ def test_spawn_stops_a_child_that_never_says_ready() -> None:
 
 def test_spawn_reports_a_child_that_exits_before_ready() -> None:
     with pytest.raises(TopologyError) as info:
-        spawn("proxy", PROXY_PROGRAM, {"upstream_port": 0})
+        spawn("proxy", proxy_program(), {"upstream_port": 0})
     assert "proxy failed to start" in str(info.value) and "\n" not in str(info.value)
     assert "upstream_port" in str(info.value)
 

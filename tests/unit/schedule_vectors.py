@@ -206,7 +206,10 @@ def jitter_cases() -> list[Case]:
             "name": "jitter: a delay is clamped at 0, never negative",
             "queues": [{"delay_ns": 1 * MS, "jitter_ns": 5 * MS, "seed": "3"}],
             "events": _by_time(
-                [*_pushes([(i * 50 * US, 1) for i in range(30)]), *_pops([i * MS for i in range(8)])]
+                [
+                    *_pushes([(i * 50 * US, 1) for i in range(30)]),
+                    *_pops([i * MS for i in range(8)]),
+                ]
             ),
         },
         {
