@@ -3,8 +3,9 @@
 //!
 //! Each turn: release what is due (its bytes go out of the direction's store), then wait for
 //! a socket or the head's due time (an absolute timerfd deadline; the process runs with a
-//! 1 ns timer slack). Bytes are stamped when the wait returns, the moment the thread learns
-//! they are there. As in the Python line: the client is read (and stamped) from the moment it
+//! 1 ns timer slack; a light connection's thread runs at real-time priority and spins the
+//! last 100 us, see `priority`). Bytes are stamped when the wait returns, the moment the
+//! thread learns they are there. As in the Python line: the client is read (and stamped) from the moment it
 //! is accepted, before the upstream connection exists; end-of-stream is forwarded as a
 //! half-close after the same delay as data; a reset or write error on either side closes
 //! both; a slow receiver holds its direction back (nothing more is released while the last
@@ -12,6 +13,7 @@
 //! flushed (2 s at most) and both sides close.
 
 use crate::line::{upstream_addr, Shared};
+use crate::priority::{Priority, SPIN_NS};
 use crate::records::{link_line, LinkSide};
 use crate::schedule::{hash_seed, DelayQueue, TRACE_BUCKET_NS};
 use crate::store::{Filled, Store};
@@ -56,6 +58,8 @@ struct Conn<'a> {
     timer: Timer,
     registered: [u32; 2],
     generation: u64,
+    priority: Priority,
+    next_due_ns: Option<i64>,
 }
 
 enum End {
@@ -131,6 +135,8 @@ impl<'a> Conn<'a> {
             timer,
             registered: [0, 0],
             generation,
+            priority: Priority::start(sys::monotonic_ns()),
+            next_due_ns: None,
         })
     }
 
@@ -162,6 +168,7 @@ impl<'a> Conn<'a> {
                 Err(e) => return End::Failed(e),
             };
             let now = sys::monotonic_ns();
+            self.priority.update(now);
             for ev in &events[..n] {
                 if let Err(end) = self.handle(ev.u64, ev.events, now) {
                     return end;
@@ -262,15 +269,21 @@ impl<'a> Conn<'a> {
             };
             self.registered[i] = want;
         }
-        let next = [UP, DOWN]
+        self.next_due_ns = [UP, DOWN]
             .into_iter()
             .filter(|&d| self.dirs[d].unwritten == 0 && (d == DOWN || self.connected))
             .filter_map(|d| self.dirs[d].queue.next_due_ns())
             .min();
-        self.timer.set(next.unwrap_or(0));
+        // A light thread's timer fires `SPIN_NS` early; the loop then polls until the due time.
+        let spin = if self.priority.light() { SPIN_NS } else { 0 };
+        self.timer.set(self.next_due_ns.map_or(0, |due| due - spin));
     }
 
     fn wait_ms(&self, now: i64) -> i32 {
+        let spin = if self.priority.light() { SPIN_NS } else { 0 };
+        if self.next_due_ns.is_some_and(|due| due - now <= spin) {
+            return 0; // the last microseconds: poll rather than sleep through a wake-up
+        }
         let budget_wait = [UP, DOWN].into_iter().any(|d| {
             let dir = &self.dirs[d];
             dir.reading && self.sh.budget.full() && dir.queue.buffered_bytes > 0

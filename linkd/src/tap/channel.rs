@@ -84,7 +84,7 @@ impl TapChannel {
             return false;
         }
         self.writer
-            .put(kind, conn, direction, now_ns, data, CONTROL_RESERVE_BYTES)
+            .put(kind, conn, direction, now_ns, data, CONTROL_RESERVE_BYTES, false)
     }
 
     pub fn put_control(&mut self, kind: u8, conn: u32, direction: u8, t_ns: i64, payload: Vec<u8>) {
@@ -118,7 +118,7 @@ impl TapChannel {
         while let Some(c) = self.backlog.front() {
             if !self
                 .writer
-                .put(c.kind, c.conn, c.direction, c.t_ns, &c.payload, 0)
+                .put(c.kind, c.conn, c.direction, c.t_ns, &c.payload, 0, true)
             {
                 return false;
             }

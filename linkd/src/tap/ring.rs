@@ -17,6 +17,8 @@ pub const KIND_CONN_DONE: u8 = 3;
 pub const KIND_LINE: u8 = 4;
 pub const KIND_PAD: u8 = 5;
 pub const KIND_SCANNED: u8 = 6;
+/// Ring the bell for plain bytes once 1/8 of the ring is taken (`kit/capture/ring.py`).
+const BELL_FILL: usize = 8;
 
 pub struct RingWriter {
     base: *mut u8,
@@ -75,7 +77,9 @@ impl RingWriter {
         self.capacity - (self.write_pos - read_pos) as usize
     }
 
-    /// Copy one record in if it fits and leaves `keep` bytes free; false otherwise.
+    /// Copy one record in if it fits and leaves `keep` bytes free; false otherwise. `urgent`:
+    /// wake a waiting consumer for it (else only once the ring fills up).
+    #[allow(clippy::too_many_arguments)]
     pub fn put(
         &mut self,
         kind: u8,
@@ -84,6 +88,7 @@ impl RingWriter {
         t_ns: i64,
         payload: &[u8],
         keep: usize,
+        urgent: bool,
     ) -> bool {
         let size = RECORD_BYTES + payload.len();
         let mut off = (self.write_pos % self.capacity as u64) as usize;
@@ -109,7 +114,8 @@ impl RingWriter {
         };
         self.write_pos += (waste + size) as u64;
         self.word(0).store(self.write_pos, Ordering::Release);
-        if self.word(24).load(Ordering::Acquire) != 0 {
+        let filling = self.free_bytes() < self.capacity - self.capacity / BELL_FILL;
+        if self.word(24).load(Ordering::Acquire) != 0 && (urgent || filling) {
             self.ring();
         }
         true
