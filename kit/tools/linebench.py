@@ -496,9 +496,13 @@ def line_bench(log: Callable[[str], None] = print) -> list[BenchLine]:
         starters["toxiproxy"] = toxiproxy
     if not shutil.which("iperf3"):
         log("bulk: iperf3 is not installed (apt-get install iperf3): the kit's own sender and sink")
+    load_before = os.getloadavg()[0]
     lines = bulk_lines(bulk({**starters, "none": _no_proxy}))
     lines += delay_lines(delay_errors(starters))
     lines += h2_lines(h2_fractions(toxiproxy))
+    load = f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
+    cores = os.cpu_count() or 0
+    lines.append(BenchLine(f"machine load average (1 min) on {cores} cores", load, "report", None))
     return lines
 
 

@@ -41,6 +41,7 @@ struct Dir {
     tap: Option<TapFeed>,
     reading: bool,
     unwritten: usize,
+    full: bool, // the destination took less than offered: wait for EPOLLOUT
     wrote_eof: bool,
     sizes: Vec<usize>,
 }
@@ -114,6 +115,7 @@ impl<'a> Conn<'a> {
                 tap: sh.tap.as_ref().map(|_| TapFeed::new(id as u32, u8::from(down))),
                 reading: true,
                 unwritten: 0,
+                full: false,
                 wrote_eof: false,
                 sizes: Vec::new(),
             }
@@ -211,6 +213,7 @@ impl<'a> Conn<'a> {
                     self.read(src_of, now).map_err(End::Failed)?;
                 }
                 if events & (OUT | ERR) != 0 && self.dirs[dst_of].unwritten > 0 {
+                    self.dirs[dst_of].full = false;
                     self.write(dst_of).map_err(End::Failed)?;
                 }
             }
@@ -334,6 +337,7 @@ impl<'a> Conn<'a> {
             let mut bottleneck = sh.bottlenecks[d].as_ref().map(lock);
             queue.push(n, now, bottleneck.as_deref_mut());
         }
+        self.priority.moved(n);
         sh.budget.add(n as i64);
         let count = if d == UP {
             &sh.stats.bytes_up
@@ -380,14 +384,19 @@ impl<'a> Conn<'a> {
         Ok(())
     }
 
+    /// Write what was released; a socket that took less than offered is full until the
+    /// epoll says it is writable again (no write tried meanwhile: it would only fail).
     fn write(&mut self, d: usize) -> io::Result<()> {
         let dst = self.fd(if d == UP { UPSTREAM } else { CLIENT });
         let dir = &mut self.dirs[d];
-        while dir.unwritten > 0 {
-            match dir.store.drain(dst, dir.unwritten) {
-                Ok(0) => break,
-                Ok(n) => dir.unwritten -= n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+        while dir.unwritten > 0 && !dir.full {
+            let offered = dir.unwritten;
+            match dir.store.drain(dst, offered) {
+                Ok(n) => {
+                    dir.unwritten -= n;
+                    dir.full = n < offered;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => dir.full = true,
                 Err(e) => return Err(e),
             }
         }
@@ -462,6 +471,9 @@ impl<'a> Conn<'a> {
             let left_ms = ((deadline - sys::monotonic_ns()) / 1_000_000).max(1) as i32;
             if self.ep.wait(&mut events, left_ms.min(50)).is_err() {
                 return;
+            }
+            for dir in &mut self.dirs {
+                dir.full = false; // try again: a socket that is still full says so
             }
         }
     }

@@ -1,6 +1,7 @@
-//! Priority follows lightness. A connection thread that has shown it uses little CPU (a
+//! Priority follows lightness. A connection thread that has shown it uses little (a
 //! ping-pong, an RPC's bytes, HTTP/2's WINDOW_UPDATEs and PINGs: at most `BUSY_SHARE` of a
-//! core over a `WINDOW_NS` window) is light: it runs at real-time priority (SCHED_FIFO 1),
+//! core and `BUSY_BYTES` over each of `QUIET_WINDOWS` windows of `WINDOW_NS` in a row) is
+//! light: it runs at real-time priority (SCHED_FIFO 1),
 //! so on a busy machine its timer and socket wake-ups do not wait behind other work for a
 //! CPU, and it spins the last `SPIN_NS` before a due time instead of sleeping through a
 //! wake-up. A thread starts in the normal class and goes back to it after any busy window
@@ -17,6 +18,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 const WINDOW_NS: i64 = 20_000_000;
 const BUSY_SHARE: f64 = 0.25;
+const BUSY_BYTES: u64 = 256 * 1024; // 12.5 MiB/s: a bulk transfer that waits on its peers
+const QUIET_WINDOWS: u32 = 5; // a bulk transfer that pauses for a moment stays bulk
 pub const SPIN_NS: i64 = 100_000;
 static NO_REALTIME: AtomicBool = AtomicBool::new(false);
 
@@ -47,26 +50,35 @@ pub struct Priority {
     enabled: bool,
     light: bool,
     realtime: bool,
+    quiet: u32,
     window_wall_ns: i64,
     window_cpu_ns: i64,
+    window_bytes: u64,
 }
 
 impl Priority {
-    /// The calling thread: busy (normal class, no spin) until a quiet window.
+    /// The calling thread: busy (normal class, no spin) until `QUIET_WINDOWS` quiet windows.
     pub fn start(now_ns: i64) -> Self {
         let enabled = std::env::var("KIT_LINKD_LIGHT").map_or(true, |v| v != "off");
         Priority {
             enabled,
             light: false,
             realtime: false,
+            quiet: 0,
             window_wall_ns: now_ns,
             window_cpu_ns: thread_cpu_ns(),
+            window_bytes: 0,
         }
     }
 
     /// Light now: real-time where allowed, and spinning before due times.
     pub fn light(&self) -> bool {
         self.light
+    }
+
+    /// Bytes the connection read (both directions), for the current window.
+    pub fn moved(&mut self, n_bytes: usize) {
+        self.window_bytes += n_bytes as u64;
     }
 
     /// Look at the last window (once per `WINDOW_NS`) and change class if it says so.
@@ -76,8 +88,11 @@ impl Priority {
             return;
         }
         let cpu = thread_cpu_ns();
-        self.light = ((cpu - self.window_cpu_ns) as f64) <= BUSY_SHARE * wall as f64;
-        (self.window_wall_ns, self.window_cpu_ns) = (now_ns, cpu);
+        let quiet = ((cpu - self.window_cpu_ns) as f64) <= BUSY_SHARE * wall as f64
+            && self.window_bytes <= BUSY_BYTES;
+        self.quiet = if quiet { self.quiet + 1 } else { 0 };
+        self.light = self.quiet >= QUIET_WINDOWS;
+        (self.window_wall_ns, self.window_cpu_ns, self.window_bytes) = (now_ns, cpu, 0);
         if self.light != self.realtime && !NO_REALTIME.load(Ordering::Relaxed) {
             if set_class(self.light) {
                 self.realtime = self.light;

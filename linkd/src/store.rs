@@ -14,7 +14,7 @@ use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 
 pub const PIPE_BYTES: usize = 1 << 20;
-const SPARE_PIPES: usize = 2;
+const SPARE_PIPES: usize = 4;
 const SPARE_BLOCKS: usize = 4;
 
 enum Seg {
@@ -144,17 +144,21 @@ impl Store {
 
     /// Write up to `max` bytes, oldest first, to `dst` (non-blocking); the bytes written.
     pub fn drain(&mut self, dst: RawFd, max: usize) -> io::Result<usize> {
-        let mut done = 0;
-        while done < max {
+        let (mut done, mut short) = (0, false);
+        while done < max && !short {
             let Some(seg) = self.segs.front_mut() else { break };
             let n = match seg {
                 Seg::Pipe { pipe, bytes, .. } => {
                     if *bytes == 0 {
                         0
                     } else {
-                        match sys::splice(pipe.r.as_raw_fd(), dst, (*bytes).min(max - done)) {
+                        let want = (*bytes).min(max - done);
+                        match sys::splice(pipe.r.as_raw_fd(), dst, want) {
                             Ok(n) => {
                                 *bytes -= n;
+                                if n < want {
+                                    short = true; // the socket is full: no second try now
+                                }
                                 n
                             }
                             Err(e) if done > 0 && e.kind() == io::ErrorKind::WouldBlock => break,
@@ -170,6 +174,9 @@ impl Store {
                         match sys::send(dst, &buf[*start..*start + take]) {
                             Ok(n) => {
                                 *start += n;
+                                if n < take {
+                                    short = true;
+                                }
                                 n
                             }
                             Err(e) if done > 0 && e.kind() == io::ErrorKind::WouldBlock => break,
