@@ -4,8 +4,8 @@
 //! Each turn: release what is due (its bytes go out of the direction's store), then wait for
 //! a socket or the head's due time (an absolute timerfd deadline; the process runs with a
 //! 1 ns timer slack; a light connection's thread runs at real-time priority and spins the
-//! last 100 us, see `priority`). Bytes are stamped when the wait returns, the moment the
-//! thread learns they are there. As in the Python line: the client is read (and stamped) from the moment it
+//! last 100 us, see `priority`). Bytes are stamped when the read that took them returns:
+//! every one of them had arrived by then, so none is ever released early. As in the Python line: the client is read (and stamped) from the moment it
 //! is accepted, before the upstream connection exists; end-of-stream is forwarded as a
 //! half-close after the same delay as data; a reset or write error on either side closes
 //! both; a slow receiver holds its direction back (nothing more is released while the last
@@ -172,7 +172,7 @@ impl<'a> Conn<'a> {
             let now = sys::monotonic_ns();
             self.priority.update(now);
             for ev in &events[..n] {
-                if let Err(end) = self.handle(ev.u64, ev.events, now) {
+                if let Err(end) = self.handle(ev.u64, ev.events) {
                     return end;
                 }
             }
@@ -201,7 +201,7 @@ impl<'a> Conn<'a> {
         }
     }
 
-    fn handle(&mut self, token: u64, events: u32, now: i64) -> Result<(), End> {
+    fn handle(&mut self, token: u64, events: u32) -> Result<(), End> {
         match token {
             TIMER => self.timer.drain(),
             CLIENT | UPSTREAM => {
@@ -210,7 +210,7 @@ impl<'a> Conn<'a> {
                 }
                 let (src_of, dst_of) = if token == CLIENT { (UP, DOWN) } else { (DOWN, UP) };
                 if events & (IN | ERR) != 0 && self.wants_read(src_of) {
-                    self.read(src_of, now).map_err(End::Failed)?;
+                    self.read(src_of).map_err(End::Failed)?;
                 }
                 if events & (OUT | ERR) != 0 && self.dirs[dst_of].unwritten > 0 {
                     self.dirs[dst_of].full = false;
@@ -300,7 +300,10 @@ impl<'a> Conn<'a> {
         }
     }
 
-    fn read(&mut self, d: usize, now: i64) -> io::Result<()> {
+    /// One read; its bytes are stamped when it returns: every byte it got had arrived by then
+    /// (a stamp taken before the read could predate bytes that came meanwhile, and release
+    /// them early: seen once, 1.1 ms early, on a thread preempted between the two).
+    fn read(&mut self, d: usize) -> io::Result<()> {
         let sh = self.sh;
         let src = self.fd(if d == UP { CLIENT } else { UPSTREAM });
         let Dir {
@@ -310,7 +313,9 @@ impl<'a> Conn<'a> {
             reading,
             ..
         } = &mut self.dirs[d];
-        let n = match store.fill(src, sh.job.read_bytes as usize) {
+        let filled = store.fill(src, sh.job.read_bytes as usize);
+        let now = sys::monotonic_ns();
+        let n = match filled {
             Ok(Filled::Spliced(n)) => n,
             Ok(Filled::Copied(bytes)) => {
                 if let (Some(feed), Some(channel)) = (tap.as_mut(), &sh.tap) {
