@@ -4,9 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install stacks test-stacks run test lint docs protos bench modelcheck kernelcheck tables tables-quick soak clean
+.PHONY: install stacks linkd test-stacks run test lint docs protos bench modelcheck kernelcheck tables tables-quick soak clean
 
-install: $(STAMP) stacks
+install: $(STAMP) stacks linkd
 
 # Everything the builds print goes to this log; the terminal gets one line per step.
 BUILD_LOG := results/build.log
@@ -55,12 +55,23 @@ $(JS_STAMP): $(wildcard stacks/grpc-js/*.js stacks/grpc-js/lib/*.js stacks/grpc-
 $(TONIC_STAMP): $(wildcard stacks/tonic/Cargo.* stacks/tonic/*.rs stacks/tonic/*.sh stacks/tonic/src/*.rs stacks/tonic/src/*/*.rs)
 	$(call build_stack,tonic,command -v cargo,install Rust 1.88+ with cargo (https://rustup.rs),stacks/tonic/build.sh)
 
-# The stacks' own unit tests.
+# The compiled delay line (linkd/, Rust): the kit uses it wherever it is built; without cargo
+# one line says so and the kit uses the Python delay line (kit.delayline) instead.
+LINKD_STAMP := linkd/target/release/.built
+linkd: $(LINKD_STAMP)
+
+$(LINKD_STAMP): $(wildcard linkd/Cargo.* linkd/build.sh linkd/src/*.rs linkd/src/*/*.rs)
+	@if command -v cargo >/dev/null; then linkd/build.sh && touch $@; \
+	else echo "linkd: not built: install Rust 1.88+ with cargo (https://rustup.rs) and run make install; the kit uses the Python delay line"; fi
+
+# The stacks' own unit tests, and
+# linkd's: the schedule's vectors (tests/vectors/schedule.json), which the Python line passes too.
 test-stacks: stacks
 	@if [ -f $(GO_STAMP) ]; then cd stacks/grpc-go && go test -count=1 ./...; fi
 	@if [ -f $(JAVA_STAMP) ]; then stacks/grpc-java/test.sh; fi
 	@if [ -f $(JS_STAMP) ]; then cd stacks/grpc-js && node --test --test-reporter=dot test/; fi
 	@if [ -f $(TONIC_STAMP) ]; then cd stacks/tonic && cargo test -q --release --locked --lib; fi
+	@if [ -f $(LINKD_STAMP) ]; then cd linkd && cargo test -q --release --locked; fi
 
 # The main job: real measurements through the delay line at 20 ms RTT, each table under the
 # command that made it, then what the runs show together (their records: $(RUN_RECORDS)).
@@ -98,6 +109,8 @@ lint: install
 	        stacks/$$stack/lint.sh || exit 1; \
 	    fi; \
 	done
+	@if [ -f $(LINKD_STAMP) ]; then cd linkd && cargo fmt --check && \
+	    cargo clippy -q --release --locked --all-targets -- -D warnings; fi
 
 # The docs site from docs/ (mkdocs.yml) into site/. Its reference parts are generated from the
 # code on every build (kit/cli/docgen.py, through the hook docs/hooks/kit_docs.py); --strict
@@ -115,6 +128,7 @@ protos: install
 	    --pyi_out=kit/_proto protos/worker.proto
 	sed -i 's/^import throughput_pb2 as/from kit._proto import throughput_pb2 as/' kit/_proto/throughput_pb2_grpc.py
 	for stack in grpc-go grpc-java grpc-js tonic; do stacks/$$stack/regen.sh; done
+	linkd/regen.sh
 
 # Speed and accuracy of the measurement path, as ratios measured side by side.
 bench: install
@@ -150,3 +164,4 @@ tables-quick: install
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
 	rm -rf stacks/grpc-go/bin stacks/grpc-java/target stacks/grpc-js/node_modules stacks/tonic/target
+	rm -rf linkd/target

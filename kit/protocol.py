@@ -4,10 +4,11 @@ Documented for implementers in ``docs/process-protocol.md``; this module is its 
 implementation. Both sides use it: the child side (``child_main``, for the kit's own Python
 server, delay line and clients) and the driver side (``kit.topology.processes.Child``).
 
-- argv: ``<program> --config '<JSON>'``. For a client or server program the JSON is its job
-  (``ClientJob`` / ``ServerJob`` of ``protos/worker.proto``, built by ``kit.plan.jobs``, in
-  protobuf's canonical JSON); for the kit's own delay line, the codec's form of its
-  ``ProxyConfig``.
+- argv: ``<program> --config '<JSON>'``. The JSON is the program's job (``ClientJob`` /
+  ``ServerJob`` / ``ProxyJob`` of ``protos/worker.proto``, built by ``kit.plan.jobs``, in
+  protobuf's canonical JSON). A delay line reads its link's changes from stdin, one
+  ``LinkJob`` per line, and answers each, once applied, with ``{"changed": N}`` (N: changes
+  so far) on stdout.
 - a client worker: ``<program> --worker``; its ready line says ``"worker": true``, then each
   line of stdin is one ``ClientJob`` and gets exactly one result line (with
   ``"client_trial": N``, 1 = its first) or one error line, after which it exits with that
@@ -40,8 +41,8 @@ from typing import Any, TypeVar, cast
 from google.protobuf.message import Message
 
 from kit.errors import Interrupted, KitError, MeasurementError, TopologyError, UsageError
-from kit.plan.jobs import client_job, job_text, parse_job, server_job
-from kit.plan.processes import ClientProcess, ServerProcess
+from kit.plan.jobs import client_job, job_text, parse_job, proxy_job, server_job
+from kit.plan.processes import ClientProcess, ProxyConfig, ServerProcess
 from kit.results.codec import from_json, to_json
 from kit.results.wire import WIRE_RESULTS, result_json, result_record
 
@@ -93,7 +94,14 @@ class Result:
     client_trial: int = 0
 
 
-Line = Ready | Failure | Result
+@dataclass(frozen=True)
+class Changed:
+    """A delay line's answer to a ``LinkJob`` on its stdin: applied; ``changes`` so far."""
+
+    changes: int
+
+
+Line = Ready | Failure | Result | Changed
 
 
 def one_line(text: str) -> str:
@@ -113,6 +121,10 @@ def result_line(value: Any, client_trial: int = 0) -> str:
     if client_trial:
         line["client_trial"] = client_trial
     return json.dumps(line, separators=(",", ":"))
+
+
+def changed_line(changes: int) -> str:
+    return json.dumps({"changed": changes})
 
 
 def failure_line(error: str, exit_code: int) -> str:
@@ -137,6 +149,8 @@ def parse_line(text: str) -> Line:
         return Result(data["result"], trial)
     if set(data) == {"error", "exit_code"}:
         return from_json(Failure, data, "error line")
+    if set(data) == {"changed"} and type(data["changed"]) is int:
+        return Changed(data["changed"])
     raise UsageError(f"not a protocol line: {text[:200]!r}")
 
 
@@ -153,13 +167,15 @@ def error_for(failure: Failure) -> KitError:
 
 
 def config_text(config: Any) -> str:
-    """``config`` as one line of JSON: a client's or server's job (``kit.plan.jobs``: the
-    worker contract's canonical JSON), or the codec's form of the kit's own delay line's
-    record."""
+    """``config`` as one line of JSON: a client's, server's or delay line's job
+    (``kit.plan.jobs``: the worker contract's canonical JSON), or the codec's form of any
+    other record."""
     if isinstance(config, ClientProcess):
         config = client_job(config)
     elif isinstance(config, ServerProcess):
         config = server_job(config)
+    elif isinstance(config, ProxyConfig):
+        config = proxy_job(config)
     if isinstance(config, Message):
         return job_text(config)
     return json.dumps(to_json(config), separators=(",", ":"))

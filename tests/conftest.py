@@ -17,6 +17,8 @@ import psutil
 import pytest
 from hypothesis import HealthCheck, settings
 
+from kit.plan.programs import PROXY_PROGRAMS
+
 # These machines are shared and noisy: a property test is about its property, never about how
 # fast examples come (hypothesis's per-example deadline and its "too slow" health check both
 # failed here under load, with nothing wrong in the code).
@@ -70,3 +72,20 @@ def no_leftover_processes(request: pytest.FixtureRequest) -> Iterator[None]:
     assert not survivors, "processes left running: " + "; ".join(
         f"{pid}: {new[pid][:120]}" for pid in sorted(survivors)
     )
+
+
+# The delay lines every delay-line test runs on: the compiled one (``linkd/``) where built, and
+# the Python one (its fallback, and the reference of the schedule's vectors). The compiled
+# line not built is a skip, except in CI (``KIT_REQUIRE_STACKS=1``), where it is a failure.
+DELAY_LINES = ("python", "compiled")
+
+
+@pytest.fixture(params=DELAY_LINES)
+def line(request: pytest.FixtureRequest) -> str:
+    kind = str(request.param)
+    why = PROXY_PROGRAMS[kind].missing()
+    if why is not None:
+        if os.environ.get("KIT_REQUIRE_STACKS") == "1":
+            pytest.fail(f"the {kind} delay line: {why}")
+        pytest.skip(f"the {kind} delay line: {why}")
+    return kind

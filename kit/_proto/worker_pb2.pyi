@@ -142,6 +142,60 @@ class ServerJob(_message.Message):
     workers: int
     def __init__(self, listen_host: _Optional[str] = ..., listen_port: _Optional[int] = ..., windows: _Optional[_Union[Windows, _Mapping]] = ..., options: _Optional[_Iterable[_Union[Option, _Mapping]]] = ..., download_budget_bytes: _Optional[int] = ..., shared_message_max_bytes: _Optional[int] = ..., message_cache_bytes: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., max_echo_bytes: _Optional[int] = ..., max_concurrent_streams: _Optional[int] = ..., workers: _Optional[int] = ...) -> None: ...
 
+class ProxyJob(_message.Message):
+    __slots__ = ("listen_host", "listen_port", "upstream_host", "upstream_port", "link", "read_bytes", "buffer_cap_bytes", "tap_path", "tap_decoder", "counter_path", "max_connections", "max_buffered_bytes")
+    LISTEN_HOST_FIELD_NUMBER: _ClassVar[int]
+    LISTEN_PORT_FIELD_NUMBER: _ClassVar[int]
+    UPSTREAM_HOST_FIELD_NUMBER: _ClassVar[int]
+    UPSTREAM_PORT_FIELD_NUMBER: _ClassVar[int]
+    LINK_FIELD_NUMBER: _ClassVar[int]
+    READ_BYTES_FIELD_NUMBER: _ClassVar[int]
+    BUFFER_CAP_BYTES_FIELD_NUMBER: _ClassVar[int]
+    TAP_PATH_FIELD_NUMBER: _ClassVar[int]
+    TAP_DECODER_FIELD_NUMBER: _ClassVar[int]
+    COUNTER_PATH_FIELD_NUMBER: _ClassVar[int]
+    MAX_CONNECTIONS_FIELD_NUMBER: _ClassVar[int]
+    MAX_BUFFERED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    listen_host: str
+    listen_port: int
+    upstream_host: str
+    upstream_port: int
+    link: LinkJob
+    read_bytes: int
+    buffer_cap_bytes: int
+    tap_path: str
+    tap_decoder: _containers.RepeatedScalarFieldContainer[str]
+    counter_path: str
+    max_connections: int
+    max_buffered_bytes: int
+    def __init__(self, listen_host: _Optional[str] = ..., listen_port: _Optional[int] = ..., upstream_host: _Optional[str] = ..., upstream_port: _Optional[int] = ..., link: _Optional[_Union[LinkJob, _Mapping]] = ..., read_bytes: _Optional[int] = ..., buffer_cap_bytes: _Optional[int] = ..., tap_path: _Optional[str] = ..., tap_decoder: _Optional[_Iterable[str]] = ..., counter_path: _Optional[str] = ..., max_connections: _Optional[int] = ..., max_buffered_bytes: _Optional[int] = ...) -> None: ...
+
+class LinkJob(_message.Message):
+    __slots__ = ("delay_up_ns", "delay_down_ns", "rate_up_bits_s", "rate_down_bits_s", "jitter_ns", "seed", "rate_steps")
+    DELAY_UP_NS_FIELD_NUMBER: _ClassVar[int]
+    DELAY_DOWN_NS_FIELD_NUMBER: _ClassVar[int]
+    RATE_UP_BITS_S_FIELD_NUMBER: _ClassVar[int]
+    RATE_DOWN_BITS_S_FIELD_NUMBER: _ClassVar[int]
+    JITTER_NS_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    RATE_STEPS_FIELD_NUMBER: _ClassVar[int]
+    delay_up_ns: int
+    delay_down_ns: int
+    rate_up_bits_s: float
+    rate_down_bits_s: float
+    jitter_ns: int
+    seed: int
+    rate_steps: _containers.RepeatedCompositeFieldContainer[RateStepJob]
+    def __init__(self, delay_up_ns: _Optional[int] = ..., delay_down_ns: _Optional[int] = ..., rate_up_bits_s: _Optional[float] = ..., rate_down_bits_s: _Optional[float] = ..., jitter_ns: _Optional[int] = ..., seed: _Optional[int] = ..., rate_steps: _Optional[_Iterable[_Union[RateStepJob, _Mapping]]] = ...) -> None: ...
+
+class RateStepJob(_message.Message):
+    __slots__ = ("rate_bits_s", "duration_ns")
+    RATE_BITS_S_FIELD_NUMBER: _ClassVar[int]
+    DURATION_NS_FIELD_NUMBER: _ClassVar[int]
+    rate_bits_s: float
+    duration_ns: int
+    def __init__(self, rate_bits_s: _Optional[float] = ..., duration_ns: _Optional[int] = ...) -> None: ...
+
 class Ready(_message.Message):
     __slots__ = ("ready", "pid", "port", "stack", "version", "worker")
     READY_FIELD_NUMBER: _ClassVar[int]

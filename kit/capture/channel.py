@@ -145,7 +145,9 @@ class TapChannel:
         """A record that may be dropped (the ring's reserve is kept for control records)."""
         if self._backlog and not self.flush():
             return False
-        return self.writer.put(kind, conn, direction, now_ns, data, CONTROL_RESERVE_BYTES)
+        return self.writer.put(
+            kind, conn, direction, now_ns, data, CONTROL_RESERVE_BYTES, urgent=False
+        )
 
     def put_control(
         self, kind: int, conn: int, direction: int, t_ns: int, payload: bytes = b""

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from kit.errors import UsageError
+from kit.plan.programs import proxy_note
 from kit.results.store import SkippedLines
 from kit.topology.topology import Topology
 
@@ -75,7 +76,11 @@ def topology(
     ``target``: a running kit server (``kit serve``) to measure instead of starting one.
     ``keep_awake``: busy loops at nice 19 keep every vCPU awake while it measures.
     ``live_count``: the delay lines count what they deliver, for ``kit run --interval``.
-    ``fresh_clients``: a client process per trial instead of client workers."""
+    ``fresh_clients``: a client process per trial instead of client workers.
+    Says once when the delay line is the Python fallback (the compiled one is not built)."""
+    note = None if direct else proxy_note()
+    if note is not None:
+        echo_err(f"kit: {note}")
     return Topology(
         direct=direct,
         on_teardown_problem=warn_teardown,

@@ -62,8 +62,7 @@ from kit.cli.options import (
     Verbose,
 )
 from kit.cli.output import echo_err, topology
-from kit.delayline.control import start_control
-from kit.delayline.relay import run_proxy_blocking
+from kit.delayline.relay import describe, startup_warnings
 from kit.errors import Interrupted, RecordsError, UsageError
 from kit.plan.builder import link_from, server_from, trial_from
 from kit.plan.grpc_args import server_notes
@@ -75,13 +74,13 @@ from kit.plan.processes import (
     ServerProcess,
     is_loopback_host,
 )
-from kit.plan.programs import CLIENT_KINDS, kinds_text
+from kit.plan.programs import CLIENT_KINDS, kinds_text, proxy_note
 from kit.plan.trial import WINDOW_POLICIES, WORKLOAD_KINDS, ServerConfig, Trial
 from kit.plan.units import parse_duration_ms, parse_size_bytes, size_spec, split_host_port
 from kit.report.intervals import interval_lines
 from kit.report.run import run_table
 from kit.results.records import Measurement, RunTags
-from kit.topology.foreground import serve_stack
+from kit.topology.foreground import serve_line, serve_stack
 from kit.topology.target import check_target
 from kit.topology.topology import Topology
 
@@ -386,16 +385,18 @@ def proxy(
         max_connections=max_connections,
         max_buffered_bytes=parse_size_bytes(max_buffered_bytes, option="--max-buffered-bytes"),
     )
-    api = None
-    if control is not None:
-        control_host, control_port = split_host_port(control, "--control")
-        api = start_control(control_host, control_port, config.tap_path, typer.echo)
-        typer.echo(f"control API on http://{control_host}:{api.server_port}/link (GET, POST)")
-    try:
-        run_proxy_blocking(config, announce=typer.echo)
-    finally:
-        if api is not None:
-            api.shutdown()
+    for line in startup_warnings(config):
+        typer.echo(line)
+    note = proxy_note()
+    if note is not None:
+        echo_err(f"kit: {note}")
+    address = None if control is None else split_host_port(control, "--control")
+    serve_line(
+        config,
+        lambda port: typer.echo(describe(config, port)),
+        control=address,
+        announce=typer.echo,
+    )
 
 
 def link_options(

@@ -11,7 +11,6 @@ from __future__ import annotations
 from kit.delayline.relay import (
     DelayLine,
     ProxyStats,
-    run_proxy_blocking,
     serve_proxy,
 )
 from kit.delayline.schedule import DelayQueue
@@ -20,6 +19,5 @@ __all__ = [
     "DelayLine",
     "DelayQueue",
     "ProxyStats",
-    "run_proxy_blocking",
     "serve_proxy",
 ]

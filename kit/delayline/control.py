@@ -6,10 +6,12 @@ delay line's link (delay, jitter, rate), like toxiproxy's.
 - ``POST /link`` with a JSON object of the fields to change (and ``rtt_ms``, split evenly,
   ``rate_bits_s`` for both directions): the new link, or 400 with ``{"error": ...}``.
 
-It runs on a thread of the delay line's process and changes its queues and bottlenecks
-(``schedule.LIVE``) between two chunks. Every change is announced with its time and
-appended to the tap file as a ``LinkChange`` line. Loopback only: a control port is not
-something to expose.
+It runs on a thread of the kit's process (``kit proxy``), beside the delay line it started
+(the compiled line or the Python one: one API, one set of refusals, whichever runs). A
+change is checked here, as the kit's ``Link``, and handed to the line (``apply``: one
+``LinkJob`` on its stdin), which changes its queues and bottlenecks between two chunks.
+Every change is announced with its time and appended to the tap file as a ``LinkChange``
+line. Loopback only: a control port is not something to expose.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from kit.capture.tapfile import encode_tap_line
-from kit.delayline.schedule import LIVE, LiveLink
 from kit.errors import KitError, TopologyError, UsageError
 from kit.plan.processes import is_loopback_host
 from kit.plan.trial import Link, is_number
@@ -39,8 +40,9 @@ def link_state(link: Link, changes: int) -> dict[str, Any]:
     return {**{name: getattr(link, name) for name in FIELDS}, "changes": changes}
 
 
-def changed_link(link: Link, live: LiveLink, body: dict[str, Any]) -> Link:
-    """``link`` with the fields of ``body`` changed; ``UsageError`` naming what is wrong."""
+def changed_link(link: Link, started: Link, body: dict[str, Any]) -> Link:
+    """``link`` with the fields of ``body`` changed; ``UsageError`` naming what is wrong. A
+    rate changes only where the line ``started`` with a bottleneck."""
     updates = dict(body)
     for name, value in updates.items():  # JSON's true and false are not numbers
         if not is_number(value) and not (value is None and name.startswith("rate_")):
@@ -57,28 +59,40 @@ def changed_link(link: Link, live: LiveLink, body: dict[str, Any]) -> Link:
             f"{', '.join(unknown)}: not a field of the stream link (it has "
             f"{', '.join(FIELDS)}, rtt_ms, rate_bits_s; it loses nothing)"
         )
+    limited = {
+        "up": started.rate_up_bits_s is not None,
+        "down": started.rate_down_bits_s is not None or bool(started.rate_steps),
+    }
     for direction in ("up", "down"):
         key = f"rate_{direction}_bits_s"
-        if key in updates and live.bottlenecks[direction] is None:
+        if key in updates and not limited[direction]:
             raise UsageError(f"{key}: the delay line started without a rate {direction}")
     return dataclasses.replace(link, **updates)
 
 
 class Control:
-    """The API's state: the live link, the change count, where changes are told."""
+    """The API's state: the live link, the change count, where changes go and are told."""
 
-    def __init__(self, tap_path: str | None, announce: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        started: Link,
+        apply: Callable[[Link], None],
+        tap_path: str | None,
+        announce: Callable[[str], None],
+    ) -> None:
+        self.started, self.link, self._apply = started, started, apply
         self.tap_path, self.announce = tap_path, announce
         self.changes = 0
         self.lock = threading.Lock()
 
     def current(self) -> Link:
-        return LIVE.link or Link()
+        return self.link
 
     def apply(self, body: dict[str, Any]) -> Link:
         with self.lock:
-            link = changed_link(self.current(), LIVE, body)
-            LIVE.change(link)
+            link = changed_link(self.link, self.started, body)
+            self._apply(link)
+            self.link = link
             self.changes += 1
             change = LinkChange(time.monotonic_ns(), time.strftime("%Y-%m-%dT%H:%M:%S%z"), link)
             self._record(change)
@@ -145,14 +159,16 @@ def _handler(control: Control) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def start_control(
-    host: str, port: int, tap_path: str | None, announce: Callable[[str], None]
-) -> ThreadingHTTPServer:
-    """Serve the API on a daemon thread; ``TopologyError`` when it cannot listen."""
+def check_control_host(host: str) -> None:
     if not is_loopback_host(host):
         raise UsageError(f"--control: {host} is not a loopback address (the API has no auth)")
+
+
+def start_control(host: str, port: int, control: Control) -> ThreadingHTTPServer:
+    """Serve the API on a daemon thread; ``TopologyError`` when it cannot listen."""
+    check_control_host(host)
     try:
-        server = ThreadingHTTPServer((host, port), _handler(Control(tap_path, announce)))
+        server = ThreadingHTTPServer((host, port), _handler(control))
     except OSError as exc:
         raise TopologyError(f"--control: cannot listen on {host}:{port} ({exc.strerror})") from None
     server.daemon_threads = True

@@ -43,7 +43,6 @@ from kit.capture.tapfile import encode_tap_line
 from kit.delayline.accept import Acceptor, listen_socket
 from kit.delayline.counter import ByteCounter
 from kit.delayline.limits import Budget, QuietLog, ensure_fd_room, is_out_of_resources
-from kit.delayline.priority import raise_priority
 from kit.delayline.schedule import Bottleneck, Chunk, DelayQueue, bottleneck_for, queue_for
 from kit.delayline.streams import StampedReader, Streams, open_stamped
 from kit.delayline.timer import Sleeper, SpinSleeper, make_sleeper
@@ -673,17 +672,3 @@ def describe(config: ProxyConfig, port: int) -> str:
         f"{config.link.delay_up_ms:g} ms, down {config.link.delay_down_ms:g} ms"
         f"{link_text(config.link)}"
     )
-
-
-def run_proxy_blocking(config: ProxyConfig, announce: Callable[[str], None]) -> None:
-    """Run the delay line until SIGINT/SIGTERM (for ``kit proxy``); TopologyError if it can't.
-
-    ``announce`` gets human-readable lines: a warning first when the listen host is not a
-    loopback address, then one "listening on ..." line once ready.
-    """
-    for line in startup_warnings(config):
-        announce(line)
-    refused = raise_priority()
-    if refused is not None:
-        announce(refused)
-    asyncio.run(serve_proxy(config, on_ready=lambda port: announce(describe(config, port))))

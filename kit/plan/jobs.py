@@ -1,6 +1,7 @@
 """The jobs the kit hands its client and server programs (``protos/worker.proto``).
 
-Pure: a validated ``ClientProcess`` / ``ServerProcess`` -> its ``ClientJob`` / ``ServerJob``,
+Pure: a validated ``ClientProcess`` / ``ServerProcess`` / ``ProxyConfig`` -> its ``ClientJob`` /
+``ServerJob`` / ``ProxyJob``,
 holding only what a program acts on, every value already worked out (the timed phase, the
 connection window, the upload call's deadline, the read pacing) and checked by the kit's
 records, which are the one place ranges and defaults live. The jobs travel as protobuf's
@@ -10,6 +11,7 @@ its own language's protobuf library.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 
 from google.protobuf import json_format
@@ -18,14 +20,16 @@ from google.protobuf.message import Message
 from kit._proto import worker_pb2 as pb
 from kit.errors import UsageError
 from kit.plan.grpc_args import window_options
-from kit.plan.processes import ClientProcess, ServerProcess
+from kit.plan.processes import ClientProcess, ProxyConfig, ServerProcess
 from kit.plan.stack_options import STACK_OPTIONS
 from kit.plan.trial import (
     MAX_WORKLOAD_MESSAGE_BYTES,
     SERVER_HELD_MAX_BYTES,
     SERVER_SHARED_MESSAGE_MAX_BYTES,
     ClientConfig,
+    Link,
     OptionValue,
+    RateStep,
     ServerConfig,
     Trial,
     upload_call_timeout_s,
@@ -154,6 +158,82 @@ def _options(stack: str, side: str, options: Iterable[tuple[str, OptionValue]]) 
         else:
             out.append(pb.Option(name=name, text=str(value)))
     return out
+
+
+# The program that decodes a delay line's tap: appended to the job so a compiled line starts
+# the same decoder the Python line does (this interpreter, this kit).
+TAP_DECODER = (sys.executable, "-m", "kit.capture.decoder")
+
+
+def proxy_job(config: ProxyConfig) -> pb.ProxyJob:
+    """What a delay line program runs: ``config`` with every time in nanoseconds."""
+    job = pb.ProxyJob(
+        listen_host=config.listen_host.strip("[]"),
+        listen_port=config.listen_port,
+        upstream_host=config.upstream_host.strip("[]"),
+        upstream_port=config.upstream_port,
+        read_bytes=config.read_bytes,
+        buffer_cap_bytes=config.buffer_cap_bytes,
+        tap_path=config.tap_path or "",
+        counter_path=config.counter_path or "",
+        max_connections=config.max_connections,
+        max_buffered_bytes=config.max_buffered_bytes,
+    )
+    if config.tap_path:
+        job.tap_decoder.extend(TAP_DECODER)
+    job.link.CopyFrom(link_job(config.link))
+    return job
+
+
+def link_job(link: Link) -> pb.LinkJob:
+    """The stream link in the delay line's units: each time rounded to whole ns, once."""
+    job = pb.LinkJob(
+        delay_up_ns=ms_to_ns(link.delay_up_ms),
+        delay_down_ns=ms_to_ns(link.delay_down_ms),
+        jitter_ns=ms_to_ns(link.jitter_ms),
+        seed=link.seed,
+    )
+    if link.rate_up_bits_s is not None:
+        job.rate_up_bits_s = link.rate_up_bits_s
+    if link.rate_down_bits_s is not None:
+        job.rate_down_bits_s = link.rate_down_bits_s
+    for step in link.rate_steps:
+        job.rate_steps.add(rate_bits_s=step.rate_bits_s, duration_ns=ms_to_ns(step.duration_ms))
+    return job
+
+
+def ms_to_ns(ms: float) -> int:
+    return round(ms * 1e6)
+
+
+def proxy_config(job: pb.ProxyJob) -> ProxyConfig:
+    """The Python delay line's side: its job back as the kit's record (checked again there)."""
+    return ProxyConfig(
+        listen_host=job.listen_host,
+        listen_port=job.listen_port,
+        upstream_host=job.upstream_host,
+        upstream_port=job.upstream_port,
+        link=job_link(job.link),
+        read_bytes=job.read_bytes,
+        buffer_cap_bytes=job.buffer_cap_bytes,
+        tap_path=job.tap_path or None,
+        counter_path=job.counter_path or None,
+        max_connections=job.max_connections,
+        max_buffered_bytes=job.max_buffered_bytes,
+    )
+
+
+def job_link(job: pb.LinkJob) -> Link:
+    """A ``LinkJob`` as the stream ``Link`` it came from (ns -> ms, exact for whole ns)."""
+    return Link(
+        delay_up_ms=job.delay_up_ns / 1e6,
+        delay_down_ms=job.delay_down_ns / 1e6,
+        rate_up_bits_s=job.rate_up_bits_s if job.HasField("rate_up_bits_s") else None,
+        rate_down_bits_s=job.rate_down_bits_s if job.HasField("rate_down_bits_s") else None,
+        jitter_ms=job.jitter_ns / 1e6,
+        seed=job.seed,
+        rate_steps=tuple(RateStep(s.rate_bits_s, s.duration_ns / 1e6) for s in job.rate_steps),
+    )
 
 
 def job_text(job: Message) -> str:

@@ -123,7 +123,45 @@ SERVER_PROGRAMS: dict[ServerKind, Program] = {
     "grpc-js": _js("server"),
     "tonic": _rust("server"),
 }
-PROXY_PROGRAM = Program.python_module("kit.delayline")
+# The delay line: the compiled one (``linkd/``, built by ``make install`` where Rust is) and
+# the Python one, its fallback and the reference of the schedule's vectors. Both speak the
+# same process protocol, take the same ``ProxyJob`` and pass the same tests; the kit uses the
+# compiled line wherever it is built (KIT_DELAYLINE=python or =compiled picks one).
+LINKD_BINARY = str(REPO / "linkd" / "target" / "release" / "kit-linkd")
+PROXY_PROGRAMS: dict[str, Program] = {
+    "compiled": Program(
+        (LINKD_BINARY,), needs=(LINKD_BINARY,), hint="make install builds it; it needs Rust (cargo)"
+    ),
+    "python": Program.python_module("kit.delayline"),
+}
+DELAYLINE_ENV = "KIT_DELAYLINE"
+
+
+def proxy_choice(env: str | None = None, built: bool | None = None) -> tuple[str, str | None]:
+    """Which delay line runs, and the one line that says why when it is not the compiled one
+    (None when it is, or when the Python line was asked for)."""
+    env = os.environ.get(DELAYLINE_ENV, "") if env is None else env
+    if built is None:
+        built = PROXY_PROGRAMS["compiled"].missing() is None
+    if env in PROXY_PROGRAMS:
+        return env, None
+    if built:
+        return "compiled", None
+    return "python", (
+        "note: the compiled delay line is not built (make install builds it; it needs Rust): "
+        "using the Python delay line"
+    )
+
+
+def proxy_program() -> Program:
+    """The delay line the kit starts now (asked at each start: KIT_DELAYLINE may change)."""
+    return PROXY_PROGRAMS[proxy_choice()[0]]
+
+
+def proxy_note() -> str | None:
+    """The one line that says the Python line stands in for the compiled one, if it does."""
+    return proxy_choice()[1]
+
 
 # What a name alone does not say, for lists of stacks in help texts.
 ABOUT: dict[str, str] = {"grpcio": "C-core", "h2": "ours: exact windows, models"}

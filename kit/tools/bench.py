@@ -2,11 +2,16 @@
 
 Measured side by side in one run (these machines are shared and noisy, so no absolute
 speed is a pass/fail criterion):
-1. delay accuracy against the machine's floor (``kit.tools.floorbench``): a blocking
+0. the delay lines side by side (``kit.tools.linebench``): the compiled line, the Python
+   line, toxiproxy and no proxy: bulk TCP at RTT 0 and 10 ms and CPU per GiB, the delay
+   error against the floor at 10 and 20 ms (alone and beside a bulk transfer), h2 static
+   1 MiB at 5 ms; each goal a ratio to the floor or to toxiproxy;
+1. delay accuracy (of the kit's delay line: the compiled one where built) against the machine's floor (``kit.tools.floorbench``): a blocking
    ping-pong through the delay line beside the same ping-pong with no proxy, the echo
    sleeping the RTT itself, interleaved, at 5 ms, 20 ms, 2+10 ms and 5 ms next to a bulk
    transfer (bar: p50 <= floor + 0.05 ms, p99 <= floor + 0.3 ms; + 1 ms beside the bulk),
-   the GC levers beside the default delay line, and a neighbour's 10 ms ping-pong during a
+   the levers beside their line (the Python line's GC, the compiled line's light threads),
+   and a neighbour's 10 ms ping-pong during a
    max-rate PING flood, with and without the tap (bar: p50 <= floor + 1 ms); then with
    busy-polling endpoints at 5 and 20 ms (minus the zero-delay forwarding RTT);
 2. relay ceiling at zero delay: bulk bytes through the delay line / direct, same run;
@@ -24,20 +29,17 @@ speed is a pass/fail criterion):
    (bar: >= 0.8: the decoder skips rather than slow the link).
 
 ``python -m kit.tools.bench --floor`` runs only part 1's
-floor lines; ``--links`` only part 5. ``python -m kit.tools.packetbench`` runs only part 6.
+floor lines; ``--links`` only part 5; ``--lines`` only part 0. ``python -m
+kit.tools.packetbench`` runs only part 6.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import socket
 import statistics
 import sys
 import tempfile
-import threading
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,20 +47,24 @@ from tabulate import tabulate
 
 from kit.analysis.cells import efficiency
 from kit.plan.processes import LOOPBACK
+from kit.plan.programs import PROXY_PROGRAMS
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB
 from kit.quantile import percentile
-from kit.tools.floorbench import Errors, against_floor, flood_neighbour
+from kit.tools.floorbench import Errors, against_floor, flood_neighbour, kit_line
+from kit.tools.linebench import _bulk_mib_s, _sink_server, line_bench
 from kit.tools.linkbench import link_bench
 from kit.tools.packetbench import packet_bench
 from kit.tools.pingpong import round_trips_ms
 from kit.tools.tapbench import proxy, read_wake_lag_us, tap_ratio
 from kit.topology.topology import Topology
 
-BULK_BYTES = 512 * MIB
-# Levers measured beside the default delay line (environment of its process).
-LEVERS = {"GC frozen": {"KIT_DELAYLINE_GC": "freeze"}, "GC off": {"KIT_DELAYLINE_GC": "off"}}
-CHUNK = MIB
+# Levers measured beside their delay line's default (the environment of its process): the
+# Python line's garbage collector, the compiled line's light threads (real-time, spinning).
+LEVERS = {
+    "python": {"GC frozen": {"KIT_DELAYLINE_GC": "freeze"}, "GC off": {"KIT_DELAYLINE_GC": "off"}},
+    "compiled": {"light threads off": {"KIT_LINKD_LIGHT": "off"}},
+}
 
 
 @dataclass(frozen=True)
@@ -67,31 +73,6 @@ class BenchLine:
     value: str
     bar: str
     ok: bool | None
-
-
-@contextlib.contextmanager
-def _sink_server() -> Iterator[int]:
-    """A thread that swallows bulk bytes on loopback and closes at EOF; ends with the socket."""
-    listener = socket.create_server((LOOPBACK, 0))
-    port = listener.getsockname()[1]
-
-    def serve() -> None:
-        with contextlib.suppress(OSError):
-            while True:
-                conn, _ = listener.accept()
-                threading.Thread(target=_sink, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=serve, daemon=True).start()
-    try:
-        yield port
-    finally:
-        listener.close()
-
-
-def _sink(conn: socket.socket) -> None:
-    with conn, contextlib.suppress(OSError):
-        while conn.recv(CHUNK):
-            pass
 
 
 def delay_accuracy(rtt_ms: float, pings: int = 200) -> tuple[float, float]:
@@ -104,17 +85,6 @@ def delay_accuracy(rtt_ms: float, pings: int = 200) -> tuple[float, float]:
             rtts = round_trips_ms(delayed.port, listener, pings)
     errors = [r - rtt_ms - forwarding for r in rtts]
     return percentile(errors, 50), percentile(errors, 99)
-
-
-def _bulk_mib_s(port: int, total: int = BULK_BYTES) -> float:
-    payload = b"\x00" * CHUNK
-    with socket.create_connection((LOOPBACK, port), timeout=30) as sock:
-        t0 = time.perf_counter()
-        for _ in range(total // CHUNK):
-            sock.sendall(payload)
-        sock.shutdown(socket.SHUT_WR)
-        sock.recv(1)  # EOF once the far end has read everything
-        return total / (time.perf_counter() - t0) / MIB
 
 
 def relay_ratio(repeats: int = 3) -> tuple[float, float, float]:
@@ -231,14 +201,22 @@ def floor_lines() -> list[BenchLine]:
     return lines
 
 
-def lever_lines(levers: dict[str, dict[str, str]]) -> list[BenchLine]:
-    """Each lever's delay line beside the default one and the floor, same minute, 5 ms."""
-    found = against_floor(2.5, 2.5, variants={"default": {}, **levers}, rounds=10)
-    floor = found.pop("floor")
-    return [
-        _over_floor(f"delay error @ 5 ms, {name}", errs, floor, P99_OVER_FLOOR_MS)
-        for name, errs in found.items()
-    ]
+def lever_lines(levers: dict[str, dict[str, dict[str, str]]]) -> list[BenchLine]:
+    """Each lever's delay line beside its line's default and the floor, same minute, 5 ms."""
+    lines = []
+    for kind, by_name in levers.items():
+        program = PROXY_PROGRAMS[kind]
+        if program.missing() is not None:
+            continue
+        variants = {"default": {}, **by_name}
+        starters = {name: kit_line(program, env) for name, env in variants.items()}
+        found = against_floor(2.5, 2.5, starters=starters, rounds=10)
+        floor = found.pop("floor")
+        lines += [
+            _over_floor(f"delay error @ 5 ms, {kind} line, {name}", errs, floor, P99_OVER_FLOOR_MS)
+            for name, errs in found.items()
+        ]
+    return lines
 
 
 def flood_lines(workdir: Path) -> list[BenchLine]:
@@ -272,7 +250,8 @@ def wake_lag_line() -> BenchLine:
 
 
 def run_bench() -> list[BenchLine]:
-    lines = [*floor_lines(), *lever_lines(LEVERS), *tap_lines(), wake_lag_line()]
+    lines = [BenchLine(b.name, b.value, b.bar, b.ok) for b in line_bench(_note)]
+    lines += [*floor_lines(), *lever_lines(LEVERS), *tap_lines(), wake_lag_line()]
     for rtt_ms in (5.0, 20.0):
         p50, p99 = delay_accuracy(rtt_ms)
         lines.append(
@@ -317,6 +296,10 @@ def run_bench() -> list[BenchLine]:
     return lines
 
 
+def _note(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m kit.tools.bench",
@@ -327,11 +310,16 @@ def main(argv: list[str] | None = None) -> int:
     part.add_argument(
         "--floor", action="store_true", help="only the delay against the floor (about 2 min)"
     )
+    part.add_argument(
+        "--lines", action="store_true", help="only the delay lines side by side (about 5 min)"
+    )
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.links:
         with Topology() as topo:
             found = link_bench(topo)
         lines = [BenchLine(b.name, b.value, b.bar, b.ok) for b in found]
+    elif args.lines:
+        lines = [BenchLine(b.name, b.value, b.bar, b.ok) for b in line_bench(_note)]
     elif args.floor:
         with tempfile.TemporaryDirectory(prefix="kit-bench-") as tmp:
             lines = [*floor_lines(), *lever_lines(LEVERS), *flood_lines(Path(tmp))]

@@ -19,11 +19,12 @@ import select
 import socket
 import subprocess
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from kit.plan.processes import LOOPBACK
+from kit.plan.programs import Program
 from kit.plan.units import MIB
 from kit.quantile import percentile
 from kit.tools.tapbench import (
@@ -88,27 +89,48 @@ def _env(extra: Mapping[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
+# A delay line to measure: (upstream port, delay up ms, delay down ms) -> its port, while open.
+Starter = Callable[[int, float, float], contextlib.AbstractContextManager[int]]
+
+
+def kit_line(program: Program | None = None, env: Mapping[str, str] | None = None) -> Starter:
+    """The kit's delay line (``program``: the kit's choice when None), started in ``env``."""
+
+    @contextlib.contextmanager
+    def start(port: int, up_ms: float, down_ms: float) -> Iterator[int]:
+        with contextlib.ExitStack() as stack:
+            with _env(env or {}):  # the environment it starts in
+                child = stack.enter_context(proxy(port, up_ms, None, down_ms, program=program))
+            yield child.port
+
+    return start
+
+
 def against_floor(
     delay_up_ms: float,
     delay_down_ms: float,
     variants: Mapping[str, Mapping[str, str]] | None = None,
     rounds: int = 10,
     bulk: bool = False,
+    starters: Mapping[str, Starter] | None = None,
 ) -> dict[str, Errors]:
     """Errors of each delay line variant (default: one, "proxy") and of the floor, measured
     interleaved in ``rounds`` bursts of ``BURST`` pings each; ``bulk``: a max-rate transfer of
-    16 KiB DATA frames crosses each delay line on another connection meanwhile."""
-    variants = variants or {"proxy": {}}
+    16 KiB DATA frames crosses each delay line on another connection meanwhile. A variant is
+    the kit's delay line in an environment of its own (``variants``) or any line a
+    ``Starter`` starts (``starters``: another program, toxiproxy)."""
+    lines = dict(starters or {})
+    lines.update({name: kit_line(env=env) for name, env in (variants or {}).items()})
+    lines = lines or {"proxy": kit_line()}
     rtt_ms = delay_up_ms + delay_down_ms
-    series: dict[str, list[float]] = {name: [] for name in (*variants, "floor")}
+    series: dict[str, list[float]] = {name: [] for name in (*lines, "floor")}
     with _upstream() as port, contextlib.ExitStack() as stack:
         socks: dict[str, socket.socket] = {}
-        for name, env in variants.items():
-            with _env(env):
-                line = stack.enter_context(proxy(port, delay_up_ms, None, delay_down_ms))
+        for name, start in lines.items():
+            line_port = stack.enter_context(start(port, delay_up_ms, delay_down_ms))
             if bulk:
-                _started(stack.enter_context(_tool_process("flood", str(line.port), "large-data")))
-            socks[name] = stack.enter_context(_client(line.port, ECHO_ROLE))
+                _started(stack.enter_context(_tool_process("flood", str(line_port), "large-data")))
+            socks[name] = stack.enter_context(_client(line_port, ECHO_ROLE))
         hello = SLEEPING_ROLE + SLEEP_DELAY.pack(round(rtt_ms * 1e6))
         socks["floor"] = stack.enter_context(_client(port, hello))
         for sock in socks.values():  # warm-up: first wake-ups, lead estimate, page faults
@@ -136,14 +158,17 @@ def _upstream() -> Iterator[int]:
 
 
 def flood_neighbour(
-    delay_ms: float = 5.0, rounds: int = 5, tap: Path | None = None
+    delay_ms: float = 5.0,
+    rounds: int = 5,
+    tap: Path | None = None,
+    program: Program | None = None,
 ) -> tuple[dict[str, Errors], float]:
     """A 2 x ``delay_ms`` ping-pong's error through a delay line while a max-rate PING flood
     crosses it on another connection, beside the floor measured meanwhile (interleaved), and
     the flood's forwarding rate (MiB/s) through that delay line, measured right after."""
     rtt_ms = 2 * delay_ms
     series: dict[str, list[float]] = {"neighbour": [], "floor": []}
-    with _upstream() as port, proxy(port, delay_ms, tap) as line:
+    with _upstream() as port, proxy(port, delay_ms, tap, program=program) as line:
         with contextlib.ExitStack() as stack:
             _started(stack.enter_context(_tool_process("flood", str(line.port))))
             socks = {

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from kit.analysis.cells import efficiency
 from kit.analysis.link import mbit_s
 from kit.plan.processes import LOOPBACK, ProxyConfig
-from kit.plan.programs import PROXY_PROGRAM
+from kit.plan.programs import proxy_program
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB, format_rate
 from kit.quantile import percentile
@@ -122,7 +122,7 @@ def min_rule(topo: Topology, duration_s: float = 2.0) -> list[LinkLine]:
 def _proxy_delays(
     config: ProxyConfig, listener: socket.socket, pings: int
 ) -> tuple[list[float], list[float]]:
-    child = spawn("proxy", PROXY_PROGRAM, config)
+    child = spawn("proxy", proxy_program(), config)
     try:
         return one_way_delays_ms(child.port, listener, pings)
     finally:

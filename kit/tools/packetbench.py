@@ -39,7 +39,7 @@ from kit.analysis.link import ramp_of
 from kit.delayline.netns import CLIENT_NS_FD, SERVER_NS_FD, inside, missing
 from kit.plan.packet import SERVER_ADDR, ForwarderConfig
 from kit.plan.processes import LOOPBACK, ProxyConfig
-from kit.plan.programs import PROXY_PROGRAM
+from kit.plan.programs import proxy_program
 from kit.plan.trial import ClientConfig, Link, LinkKind, Trial, Workload
 from kit.plan.units import KIB, format_rate
 from kit.quantile import percentile
@@ -135,7 +135,7 @@ def delay_series(
     series: dict[str, list[float]] = {"stream": [], "packet": []}
     listener = socket.create_server((LOOPBACK, 0))
     proxy = spawn(
-        "proxy", PROXY_PROGRAM, ProxyConfig(upstream_port=listener.getsockname()[1], link=link)
+        "proxy", proxy_program(), ProxyConfig(upstream_port=listener.getsockname()[1], link=link)
     )
     forwarder = spawn(
         "forwarder", FORWARDER_PROGRAM, ForwarderConfig(link=Link(half, half, kind="packet"))

@@ -37,7 +37,7 @@ from typing import Any
 from kit.capture.tapfile import TapLine, read_tap
 from kit.errors import KitError, RecordsError
 from kit.plan.processes import ProxyConfig
-from kit.plan.programs import PROXY_PROGRAM
+from kit.plan.programs import proxy_program
 from kit.plan.trial import Link
 from kit.plan.units import MIB, parse_duration_ms, parse_size_bytes
 from kit.quantile import percentile
@@ -381,7 +381,7 @@ def start_proxy(upstream_port: int, args: argparse.Namespace, tap: Path) -> Chil
         tap_path=str(tap),
         buffer_cap_bytes=args.buffer_cap_bytes,
     )
-    return spawn("proxy", PROXY_PROGRAM, config)
+    return spawn("proxy", proxy_program(), config)
 
 
 # -- the run ---------------------------------------------------------------------------------

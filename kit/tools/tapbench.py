@@ -26,7 +26,7 @@ from pathlib import Path
 
 from kit.delayline.timer import open_timerfd
 from kit.plan.processes import LOOPBACK, ProxyConfig
-from kit.plan.programs import PROXY_PROGRAM
+from kit.plan.programs import Program, proxy_program
 from kit.plan.trial import Link
 from kit.plan.units import MIB
 from kit.quantile import percentile
@@ -59,14 +59,18 @@ def flood(kind: str, total_bytes: int) -> bytes:
 
 @contextlib.contextmanager
 def proxy(
-    upstream_port: int, delay_ms: float, tap: Path | None, delay_down_ms: float | None = None
+    upstream_port: int,
+    delay_ms: float,
+    tap: Path | None,
+    delay_down_ms: float | None = None,
+    program: Program | None = None,
 ) -> Iterator[Child]:
     config = ProxyConfig(
         upstream_port=upstream_port,
         link=Link(delay_ms, delay_ms if delay_down_ms is None else delay_down_ms),
         tap_path=None if tap is None else str(tap),
     )
-    child = spawn("proxy", PROXY_PROGRAM, config)
+    child = spawn("proxy", program or proxy_program(), config)
     try:
         yield child
     finally:

@@ -27,6 +27,7 @@ from kit.plan.programs import Program
 from kit.plan.units import MIB
 from kit.protocol import (
     WORKER_FLAG,
+    Changed,
     Failure,
     Line,
     Ready,
@@ -42,6 +43,7 @@ T = TypeVar("T")
 READY_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 3.0
 DRAIN_S = 0.5  # after exit, how long a child's last bytes may take to arrive
+CHANGE_TIMEOUT_S = 2.0
 _PR_SET_PDEATHSIG = 1
 
 # glibc maps every buffer >= 128 KiB separately by default; raising the thresholds halved
@@ -65,16 +67,22 @@ class Child:
     def __init__(self, role: str, popen: subprocess.Popen[bytes], stderr_file: IO[str]) -> None:
         self.role, self.popen, self.stderr_file = role, popen, stderr_file
         self.ready: Ready | None = None
-        self.lines: list[Line] = []  # every protocol line read so far, in order
+        # Every protocol line read so far, in order (a delay line's ``changed`` lines only count).
+        self.lines: list[Ready | Failure | Result] = []
         self.unexpected: list[str] = []  # stdout lines that were not protocol lines
         self._pending = b""
         self._eof = False
+        self.changes = 0  # link changes a delay line said it applied (``change``)
 
     @classmethod
-    def start(cls, role: str, program: Program, config: Any) -> Child:
-        """Start ``program --config <config as JSON>`` (a client's or server's record goes as
-        its job, ``kit.plan.jobs``); its ready line is not awaited here.
+    def start(cls, role: str, program: Program, config: Any, *, foreground: bool = False) -> Child:
+        """Start ``program --config <config as JSON>`` (a client's, server's or delay line's
+        record goes as its job, ``kit.plan.jobs``); its ready line is not awaited here.
+        ``foreground``: stdin a pipe (``send`` gives it a line: a delay line's link change)
+        and stderr the kit's own, for a person to read as it comes.
         ``TopologyError`` when the program is not there to start (not built)."""
+        if foreground:
+            return cls._start(role, program, config_argv(config), subprocess.PIPE, inherit=True)
         return cls._start(role, program, config_argv(config), subprocess.DEVNULL)
 
     @classmethod
@@ -83,17 +91,19 @@ class Child:
         return cls._start(role, program, [WORKER_FLAG], subprocess.PIPE)
 
     @classmethod
-    def _start(cls, role: str, program: Program, args: list[str], stdin: int) -> Child:
+    def _start(
+        cls, role: str, program: Program, args: list[str], stdin: int, inherit: bool = False
+    ) -> Child:
         why = program.missing()
         if why is not None:
             raise TopologyError(f"{role} cannot start: {why}")
-        # Closed by close(): its tail explains a failed start.
+        # Closed by close(): its tail explains a failed start (empty when ``inherit``).
         stderr_file = tempfile.TemporaryFile(mode="w+", prefix=f"kit-{role}-")  # noqa: SIM115
         popen = subprocess.Popen(
             [*program.argv, *args],
             stdin=stdin,
             stdout=subprocess.PIPE,
-            stderr=stderr_file,
+            stderr=None if inherit else stderr_file,
             env={**os.environ, **CHILD_ENV},
             start_new_session=True,
             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
@@ -203,6 +213,19 @@ class Child:
         except (OSError, ValueError) as exc:
             raise MeasurementError(f"the {self.role} (pid {self.pid}) is gone: {exc}") from None
 
+    def change(self, link_job: Any, timeout_s: float = CHANGE_TIMEOUT_S) -> None:
+        """A delay line's new link, on its stdin; returns once the line says it applies it
+        (``MeasurementError`` if it does not within ``timeout_s``)."""
+        before = self.changes
+        self.send(link_job)
+        deadline = time.monotonic() + timeout_s
+        while self.changes == before and not self._eof and time.monotonic() < deadline:
+            self._read(deadline, poll_s=0.05)
+        if self.changes == before:
+            raise MeasurementError(
+                f"the {self.role} did not apply the change within {timeout_s:g} s"
+            )
+
     def next_final(
         self, seen: int, timeout_s: float, abandon: Callable[[], str] | None = None
     ) -> Result | Failure | None:
@@ -304,14 +327,24 @@ class Child:
         except KitError:
             self.unexpected.append(text)
             return
+        if isinstance(line, Changed):
+            self.changes = line.changes
+            return
         self.lines.append(line)
         if isinstance(line, Ready) and self.ready is None and len(self.lines) == 1:
             self.ready = line  # also when read by ``finish`` without ``wait_ready``
 
 
-def spawn(role: str, program: Program, config: Any, *, timeout_s: float = READY_TIMEOUT_S) -> Child:
+def spawn(
+    role: str,
+    program: Program,
+    config: Any,
+    *,
+    timeout_s: float = READY_TIMEOUT_S,
+    foreground: bool = False,
+) -> Child:
     """Start a server or delay line and wait for its ready line (stopped again if it fails)."""
-    child = Child.start(role, program, config)
+    child = Child.start(role, program, config, foreground=foreground)
     try:
         child.wait_ready(timeout_s)
     except BaseException:

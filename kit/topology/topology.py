@@ -38,7 +38,7 @@ from kit.errors import KitError, MeasurementError, TopologyError
 from kit.plan.grpc_args import server_notes
 from kit.plan.packet import SERVER_ADDR
 from kit.plan.processes import LOOPBACK, ClientProcess, ProxyConfig, ServerProcess
-from kit.plan.programs import CLIENT_PROGRAMS, PROXY_PROGRAM, SERVER_PROGRAMS, Program
+from kit.plan.programs import CLIENT_PROGRAMS, SERVER_PROGRAMS, Program, proxy_program
 from kit.plan.trial import WARMUP, Link, ServerConfig, Trial, theory_mib_s
 from kit.results.client import ClientResult, now_ns
 from kit.results.records import (
@@ -221,7 +221,7 @@ class Topology:
                 tap_path=str(tap_path),
                 counter_path=None if counter is None else str(counter),
             )
-            child = self._track(spawn("proxy", PROXY_PROGRAM, proxy))
+            child = self._track(spawn("proxy", proxy_program(), proxy))
             self._proxies[key] = _Proxy(child, tap_path, link, counter)
         return self._proxies[key]
 

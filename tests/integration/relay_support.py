@@ -1,4 +1,10 @@
-"""Helpers shared by the relay fault and load tests (loopback only, every wait bounded)."""
+"""Helpers shared by the relay fault and load tests (loopback only, every wait bounded).
+
+Each delay-line test runs on both lines (the ``line`` fixture of ``conftest.py``): the
+Python one in this process (``DelayLine``, its counters live) and the compiled one as a
+process (``kit-linkd``), each behind the same ``LineHandle``: its port, the connections open
+now (``active``), and once stopped its ``totals``.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ import os
 import select
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
@@ -19,10 +26,12 @@ from typing import Any, TypeVar
 from kit.capture.tapfile import TapLine, parse_tap_lines
 from kit.delayline.relay import DelayLine
 from kit.plan.processes import ProxyConfig
-from kit.plan.programs import PROXY_PROGRAM
+from kit.plan.programs import PROXY_PROGRAMS, Program
 from kit.plan.trial import Link
 from kit.protocol import config_argv
+from kit.results.records import ProxyTotals
 from kit.topology.awake import KeepAwake
+from kit.topology.processes import Child, spawn
 
 REPO = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -54,14 +63,89 @@ def proxy_config(**options: Any) -> ProxyConfig:
     return ProxyConfig(link=link, **{k: v for k, v in options.items() if k not in LINK_FIELDS})
 
 
+class LineHandle:
+    """A running delay line of either kind: ``port``, ``active`` (connections open now) and,
+    once its block ended, ``totals``; ``python`` is the in-process ``DelayLine`` (None for the
+    compiled line), for the few checks of the Python line's own machinery."""
+
+    def __init__(self, kind: str, port: int, python: DelayLine | None, child: Child | None):
+        self.kind, self.port, self.python, self.child = kind, port, python, child
+        self._totals: ProxyTotals | None = None
+
+    @property
+    def active(self) -> int:
+        if self.python is not None:
+            return self.python.stats.active
+        assert self.child is not None
+        return tcp_connections(self.child.pid)
+
+    @property
+    def totals(self) -> ProxyTotals:
+        assert self._totals is not None, "totals exist once the line stopped"
+        return self._totals
+
+    @property
+    def pid(self) -> int:
+        return os.getpid() if self.child is None else self.child.pid
+
+
+def tcp_connections(pid: int) -> int:
+    """Relayed connections a process holds open: its TCP sockets that do not listen, two per
+    connection (one while it dials, or after its upstream refused)."""
+    inodes = set()
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+    sockets = 0
+    for table in ("tcp", "tcp6"):
+        with contextlib.suppress(OSError):
+            for row in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+                fields = row.split()
+                if fields[9] in inodes and fields[3] != "0A":  # 0A: LISTEN
+                    sockets += 1
+    return (sockets + 1) // 2
+
+
 @contextlib.asynccontextmanager
-async def delay_line(upstream_port: int, **options: Any) -> AsyncIterator[DelayLine]:
-    proxy = DelayLine(proxy_config(upstream_port=upstream_port, **options))
-    await proxy.start()
+async def delay_line(
+    upstream_port: int, line: str = "python", **options: Any
+) -> AsyncIterator[LineHandle]:
+    """The delay line ``line`` ("python" or "compiled") in front of ``upstream_port``."""
+    config = proxy_config(upstream_port=upstream_port, **options)
+    if line == "python":
+        proxy = DelayLine(config)
+        await proxy.start()
+        handle = LineHandle(line, proxy.port, proxy, None)
+        try:
+            yield handle
+        finally:
+            await proxy.aclose()
+            handle._totals = proxy.stats.totals()
+        return
+    child = await asyncio.to_thread(spawn, "proxy", PROXY_PROGRAMS[line], config)
+    handle = LineHandle(line, child.port, None, child)
     try:
-        yield proxy
+        yield handle
     finally:
-        await proxy.aclose()
+        # Stopped off the event loop: the line flushes to this test's sockets meanwhile.
+        handle._totals = await asyncio.to_thread(_stop, child)
+
+
+def _stop(child: Child) -> ProxyTotals:
+    """Stop the line; what it wrote on stderr goes to this process's (as the Python line's
+    own lines do), for tests that read it."""
+    try:
+        child.stop()
+        return child.result(ProxyTotals, 1.0)
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            child.stderr_file.seek(0)
+            sys.stderr.write(child.stderr_file.read())
+            sys.stderr.flush()
+        child.close()
 
 
 async def read_all(reader: asyncio.StreamReader) -> bytes:
@@ -102,18 +186,24 @@ def vm_kib(pid: int, field: str) -> int:
 
 
 @contextlib.contextmanager
-def proxy_process(**options: Any) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any]]]:
-    """``python -m kit.delayline --config`` of ``proxy_config(**options)``, as the
+def proxy_process(
+    line: str = "python", **options: Any
+) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any]]]:
+    """The delay line ``line`` as a process of ``proxy_config(**options)``, as the
     orchestrator starts it; yields (process, ready line). Killed if still alive."""
-    with raw_proxy_process(*config_argv(proxy_config(**options))) as started:
+    with raw_proxy_process(*config_argv(proxy_config(**options)), line=line) as started:
         yield started
 
 
 @contextlib.contextmanager
-def raw_proxy_process(*args: str) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any]]]:
-    """``python -m kit.delayline ARGS``; yields (process, ready line). Killed if still alive."""
+def raw_proxy_process(
+    *args: str, line: str = "python"
+) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any]]]:
+    """The delay line ``line``'s program with ARGS; yields (process, ready line). Killed if
+    still alive."""
+    program: Program = PROXY_PROGRAMS[line]
     proc = subprocess.Popen(
-        [*PROXY_PROGRAM.argv, *args],
+        [*program.argv, *args],
         cwd=REPO,
         text=True,
         stdout=subprocess.PIPE,

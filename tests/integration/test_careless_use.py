@@ -154,7 +154,8 @@ def _decoder_of(kit_pid: int, deadline_s: float) -> psutil.Process:
         with_children = psutil.Process(kit_pid).children(recursive=True)
         for proc in with_children:
             try:
-                if "kit.capture.decoder" in " ".join(proc.cmdline()):
+                argv = proc.cmdline()  # by its argv: the compiled line's job names it too
+                if argv[1:3] == ["-m", "kit.capture.decoder"]:
                     return proc
             except psutil.NoSuchProcess:
                 continue

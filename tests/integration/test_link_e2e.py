@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import sys
 import time
@@ -20,23 +21,27 @@ from cli_support import kit_here
 from relay_support import delay_line, run, upstream
 from tables_resume import resume_quick_table
 
+from kit.plan.programs import DELAYLINE_ENV
+
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_json(tmp_path: Path, *args: str) -> dict[str, Any]:
-    proc = kit_here("run", *args, "--json", "--records", str(tmp_path / "r.jsonl"))
+def run_json(tmp_path: Path, *args: str, line: str | None = None) -> dict[str, Any]:
+    """``kit run ARGS --json``, through the delay line ``line`` (None: the kit's choice)."""
+    env = None if line is None else {**os.environ, DELAYLINE_ENV: line}
+    proc = kit_here("run", *args, "--json", "--records", str(tmp_path / "r.jsonl"), env=env)
     assert proc.returncode == 0, proc.stderr
     data: dict[str, Any] = json.loads(proc.stdout)
     return data
 
 
-def test_rate_bounds_a_large_window(tmp_path: Path) -> None:
+def test_rate_bounds_a_large_window(tmp_path: Path, line: str) -> None:
     """Window 4 MiB >> BDP (122 KiB): throughput follows the rate, BDP and theory reported."""
     data = run_json(
         tmp_path, "--rtt", "20ms", "--rate", "50Mbit", "--client", "h2", "--window", "4MiB",
-        "--duration", "1.5s",
+        "--duration", "1.5s", line=line,
     )  # fmt: skip
     assert data["rate_up_bits_s"] == data["rate_down_bits_s"] == 50e6
     assert data["bdp_bytes"] == 125_000 and data["jitter_ms"] == 0.0
@@ -53,11 +58,11 @@ def test_rate_bounds_a_large_window(tmp_path: Path) -> None:
     assert data["peak_queued_bytes"] > 1 * 2**20
 
 
-def test_small_window_follows_window_over_rtt(tmp_path: Path) -> None:
+def test_small_window_follows_window_over_rtt(tmp_path: Path, line: str) -> None:
     """Window 64 KiB < BDP (250 KiB at 100 Mbit/s x 20 ms): the min rule picks window / RTT."""
     data = run_json(
         tmp_path, "--rtt", "20ms", "--rate", "100Mbit", "--client", "h2", "--window", "64KiB",
-        "--duration", "1s",
+        "--duration", "1s", line=line,
     )  # fmt: skip
     assert data["theory_mib_s"] == pytest.approx(64 * 1024 / 0.020 / 2**20, rel=1e-3)
     # Each window turn also waits for the 64 KiB burst to cross the bottleneck (5.2 ms at
@@ -67,12 +72,12 @@ def test_small_window_follows_window_over_rtt(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("rtt_ms", [100, 200])
-def test_long_rtts_work(tmp_path: Path, rtt_ms: int) -> None:
+def test_long_rtts_work(tmp_path: Path, rtt_ms: int, line: str) -> None:
     """100 and 200 ms: asymmetric rates, jitter, a seed; the down rate binds."""
     data = run_json(
         tmp_path, "--rtt", f"{rtt_ms}ms", "--rate-down", "20Mbit", "--rate-up", "5Mbit",
         "--jitter", "1ms", "--seed", "7", "--client", "h2", "--window", "4MiB",
-        "--duration", "2s",
+        "--duration", "2s", line=line,
     )  # fmt: skip
     assert data["rate_down_bits_s"] == 20e6 and data["rate_up_bits_s"] == 5e6
     assert data["jitter_ms"] == 1.0 and data["link_seed"] == 7
@@ -82,9 +87,9 @@ def test_long_rtts_work(tmp_path: Path, rtt_ms: int) -> None:
     assert data["frames_decodable"]
 
 
-def test_grpcio_dynamic_window_on_a_rate_limited_link(tmp_path: Path) -> None:
+def test_grpcio_dynamic_window_on_a_rate_limited_link(tmp_path: Path, line: str) -> None:
     """The grpcio client's window is read from the tap too; dynamic theory is the rate."""
-    data = run_json(tmp_path, "--rtt", "20ms", "--rate", "100Mbit", "--duration", "1s")
+    data = run_json(tmp_path, "--rtt", "20ms", "--rate", "100Mbit", "--duration", "1s", line=line)
     assert data["client_window_mode"] == "dynamic"
     assert data["theory_mib_s"] == pytest.approx(100e6 / 8 / 2**20, rel=1e-3)
     assert data["window_final_bytes"] >= 4 * 2**20  # C-core: max(4 MiB, 2 x BDP), low pressure
@@ -107,7 +112,7 @@ def test_table_shows_the_link(tmp_path: Path) -> None:
 # -- kit proxy --rate --jitter: the standalone delay line ----------------------------------
 
 
-def test_kit_proxy_with_rate_and_jitter_paces_and_keeps_order(tmp_path: Path) -> None:
+def test_kit_proxy_with_rate_and_jitter_paces_and_keeps_order(tmp_path: Path, line: str) -> None:
     """A 2 MiB upload through `kit proxy --rate 40Mbit --jitter 2ms` takes its serialisation
     time (0.42 s) and arrives intact and in order."""
     payload = bytes(i % 251 for i in range(2 * 2**20))
@@ -127,13 +132,14 @@ def test_kit_proxy_with_rate_and_jitter_paces_and_keeps_order(tmp_path: Path) ->
                 sys.executable, "-m", "kit.cli", "proxy", "--listen", "127.0.0.1:0",
                 "--upstream", f"127.0.0.1:{port}", "--rtt", "10ms", "--rate", "40Mbit",
                 "--jitter", "2ms", "--seed", "3", cwd=REPO, stdout=asyncio.subprocess.PIPE,
+                env={**os.environ, DELAYLINE_ENV: line},
             )  # fmt: skip
             try:
                 assert proc.stdout is not None
-                line = (await asyncio.wait_for(proc.stdout.readline(), 20)).decode()
-                assert "rate 40 Mbit/s" in line, line
-                assert "jitter +-2 ms (seed 3)" in line, line
-                listen_port = int(line.split("listening on 127.0.0.1:")[1].split()[0])
+                first = (await asyncio.wait_for(proc.stdout.readline(), 20)).decode()
+                assert "rate 40 Mbit/s" in first, first
+                assert "jitter +-2 ms (seed 3)" in first, first
+                listen_port = int(first.split("listening on 127.0.0.1:")[1].split()[0])
                 _, writer = await asyncio.open_connection("127.0.0.1", listen_port)
                 start = time.monotonic()
                 writer.write(payload)
@@ -154,7 +160,7 @@ def test_kit_proxy_with_rate_and_jitter_paces_and_keeps_order(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("rate", [None, 50e6])
-def test_jitter_never_reorders_through_the_real_proxy(rate: float | None) -> None:
+def test_jitter_never_reorders_through_the_real_proxy(rate: float | None, line: str) -> None:
     """Numbered messages sent back to back, jitter (8 ms) far above the gap between them and
     above the delay (clamped at 0): they arrive in order, every byte."""
     count, size = 400, 1000
@@ -171,7 +177,9 @@ def test_jitter_never_reorders_through_the_real_proxy(rate: float | None) -> Non
 
         async with (
             upstream(sink) as port,
-            delay_line(port, delay_up_ms=2.0, jitter_ms=8.0, seed=11, rate_up_bits_s=rate) as proxy,
+            delay_line(
+                port, line, delay_up_ms=2.0, jitter_ms=8.0, seed=11, rate_up_bits_s=rate
+            ) as proxy,
         ):
             _, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
             for i in range(count):
@@ -288,13 +296,13 @@ def test_compare_preset_refuses_a_rate() -> None:
     assert proc.returncode == 2 and "--rate" in proc.stderr
 
 
-def test_rate_steps_give_their_mean_rate_on_the_stream_link(tmp_path: Path) -> None:
+def test_rate_steps_give_their_mean_rate_on_the_stream_link(tmp_path: Path, line: str) -> None:
     """40 then 10 Mbit/s, 200 ms each: a 1.6 s phase holds four loops, whatever phase of
     the loop it starts in, so goodput is the mean (25 Mbit/s): at most +3% over it, at least
     0.85 of it (the first RTT carries nothing, and the machine is shared)."""
     data = run_json(
         tmp_path, "--rtt", "10ms", "--rate-steps", "40Mbit:200ms,10Mbit:200ms", "--client", "h2",
-        "--window", "4MiB", "--duration", "1.6s",
+        "--window", "4MiB", "--duration", "1.6s", line=line,
     )  # fmt: skip
     assert 0.85 * 25 <= data["throughput_mbit_s"] <= 1.03 * 25, data["throughput_mbit_s"]
 
@@ -307,7 +315,7 @@ def step_trace(path: Path) -> Path:
     return path
 
 
-def test_a_mahimahi_trace_gives_its_mean_rate_on_the_stream_link(tmp_path: Path) -> None:
+def test_a_mahimahi_trace_gives_its_mean_rate_on_the_stream_link(tmp_path: Path, line: str) -> None:
     """The trace's mean, 24 Mbit/s, over a 1.6 s phase (eight loops, whatever phase of the
     loop it starts in): at most +3% over it, at least 0.85 of it (the first RTT carries
     nothing; measured 0.97-0.98 here). A 512 KiB window keeps the bottleneck busy at 36
@@ -315,6 +323,6 @@ def test_a_mahimahi_trace_gives_its_mean_rate_on_the_stream_link(tmp_path: Path)
     trace = step_trace(tmp_path / "step.trace")
     data = run_json(
         tmp_path, "--rtt", "10ms", "--trace", str(trace), "--client", "h2", "--window", "512KiB",
-        "--duration", "1.6s",
+        "--duration", "1.6s", line=line,
     )  # fmt: skip
     assert 0.85 * 24 <= data["throughput_mbit_s"] <= 1.03 * 24, data["throughput_mbit_s"]

@@ -28,7 +28,7 @@ from kit.campaign.runner import run_campaigns
 from kit.errors import TopologyError
 from kit.plan.campaign import CampaignSpec, Cell
 from kit.plan.processes import ServerProcess
-from kit.plan.programs import PROXY_PROGRAM, Program
+from kit.plan.programs import Program, proxy_program
 from kit.plan.trial import ClientConfig, Link, ServerConfig, Trial, Workload
 from kit.results.store import read_records
 from kit.topology.processes import spawn
@@ -134,14 +134,21 @@ def test_kit_run_on_signal_stops_server_proxy_and_client(
         "--records",
         str(records),
     ) as (proc, mark):
-        roles = {"servers.grpcio_server": 0, "kit.delayline": 0, "kit.clients.h2": 0}
+        # Each child by the program it runs (the delay line: the compiled one, or the Python one).
+        programs = {
+            "servers.grpcio_server": ("-m", "servers.grpcio_server"),
+            "delay line": ("-m", "kit.delayline"),
+            "kit.clients.h2": ("-m", "kit.clients.h2"),
+        }
+        roles = dict.fromkeys(programs, 0)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and not all(roles.values()):
             for proc_info in psutil.Process(proc.pid).children():
                 with contextlib.suppress(psutil.Error):
-                    cmd = " ".join(proc_info.cmdline())
-                    for role in roles:
-                        if f"-m {role}" in cmd:
+                    argv = proc_info.cmdline()
+                    for role, start in programs.items():
+                        compiled = role == "delay line" and argv[0].endswith("/kit-linkd")
+                        if tuple(argv[1:3]) == start or compiled:
                             roles[role] = proc_info.pid
             time.sleep(0.05)
         assert all(roles.values()), f"children not all seen: {roles}"
@@ -232,9 +239,9 @@ def test_spawn_stops_a_child_that_never_says_ready() -> None:
 
 def test_spawn_reports_a_child_that_exits_before_ready() -> None:
     with pytest.raises(TopologyError) as info:
-        spawn("proxy", PROXY_PROGRAM, {"upstream_port": 0})
+        spawn("proxy", proxy_program(), {"upstream_port": 1, "upstream_prt": 0})
     assert "proxy failed to start" in str(info.value) and "\n" not in str(info.value)
-    assert "upstream_port" in str(info.value)
+    assert "upstream_prt" in str(info.value)  # the error line's reason, naming the field
 
 
 # -- hung cells become failed records; the campaign goes on ----------------------------------

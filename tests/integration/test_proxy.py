@@ -23,6 +23,7 @@ import psutil
 import pytest
 from hyperframe.frame import DataFrame, PingFrame, SettingsFrame, WindowUpdateFrame
 from relay_support import (
+    LineHandle,
     delay_line,
     one_connection_server,
     proxy_process,
@@ -36,13 +37,14 @@ from relay_support import (
 from kit.capture.frametap import CLIENT_PREFACE
 from kit.capture.summary import summarize
 from kit.capture.tapfile import read_tap, tap_connections
-from kit.delayline.relay import DelayLine, startup_warnings
+from kit.delayline.relay import startup_warnings
 from kit.errors import UsageError
 from kit.plan.processes import ProxyConfig
 from kit.plan.trial import Link
 from kit.results.records import DataTotals, ProxyTotals, TapConnection, WindowUpdates
 
 pytestmark = pytest.mark.integration
+STACKS = {"python": "kit.delayline", "compiled": "kit-linkd"}  # what each line's ready line says
 
 
 def free_port() -> int:
@@ -63,7 +65,7 @@ def free_port() -> int:
         {"delay_up_ms": 2.0, "read_bytes": 4096, "buffer_cap_bytes": 64 * 1024},
     ],
 )
-def test_bytes_arrive_identical_and_in_order_both_ways(options: dict[str, Any]) -> None:
+def test_bytes_arrive_identical_and_in_order_both_ways(options: dict[str, Any], line: str) -> None:
     rng = random.Random(1)
     up_payload, down_payload = rng.randbytes(6 << 20), rng.randbytes(5 << 20)
     got: dict[str, bytes] = {}
@@ -74,23 +76,23 @@ def test_bytes_arrive_identical_and_in_order_both_ways(options: dict[str, Any]) 
         got["server"] = await read_all(reader)
         writer.close()
 
-    async def main() -> DelayLine:
-        async with upstream(server) as port, delay_line(port, **options) as proxy:
+    async def main() -> LineHandle:
+        async with upstream(server) as port, delay_line(port, line, **options) as proxy:
             reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
             sender = asyncio.create_task(_send_then_eof(writer, up_payload))
             got["client"] = await read_all(reader)
             await sender
-            await _until(lambda: "server" in got and proxy.stats.active == 0)
+            await _until(lambda: "server" in got and proxy.active == 0)
             writer.close()
-            return proxy
+        return proxy
 
-    proxy = run(main())
+    totals = run(main()).totals
     assert hashlib.sha256(got["server"]).digest() == hashlib.sha256(up_payload).digest()
     assert hashlib.sha256(got["client"]).digest() == hashlib.sha256(down_payload).digest()
-    assert (proxy.stats.bytes_up, proxy.stats.bytes_down) == (len(up_payload), len(down_payload))
-    assert proxy.stats.errors == []
+    assert (totals.bytes_up, totals.bytes_down) == (len(up_payload), len(down_payload))
+    assert totals.errors == ()
     if "buffer_cap_bytes" in options:  # the cap bounds the backlog (plus one read)
-        assert proxy.stats.peak_buffered_bytes <= options["buffer_cap_bytes"] + 4096
+        assert totals.peak_buffered_bytes <= options["buffer_cap_bytes"] + 4096
 
 
 async def _send_then_eof(writer: asyncio.StreamWriter, payload: bytes) -> None:
@@ -110,7 +112,7 @@ async def _until(condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
 # -- first bytes, half-close, refused, reset ------------------------------------------------
 
 
-def test_server_speaks_first_on_many_connections_and_nothing_echoes_back() -> None:
+def test_server_speaks_first_on_many_connections_and_nothing_echoes_back(line: str) -> None:
     async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.write(b"SERVER-HELLO")  # before reading anything, like an HTTP/2 SETTINGS
         await writer.drain()
@@ -128,14 +130,14 @@ def test_server_speaks_first_on_many_connections_and_nothing_echoes_back() -> No
         return data
 
     async def main() -> list[bytes]:
-        async with upstream(server) as port, delay_line(port, delay_down_ms=1.0) as proxy:
+        async with upstream(server) as port, delay_line(port, line, delay_down_ms=1.0) as proxy:
             return await asyncio.gather(*(one(proxy.port, i) for i in range(60)))
 
     for i, data in enumerate(run(main())):
         assert data == b"SERVER-HELLO" + b"ECHO:" + f"CLIENT-{i:05d}".encode()
 
 
-def test_half_close_is_propagated_in_both_orders() -> None:
+def test_half_close_is_propagated_in_both_orders(line: str) -> None:
     async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         request = await read_all(reader)  # needs the client's FIN to arrive as EOF
         writer.write(b"got " + request)
@@ -152,25 +154,25 @@ def test_half_close_is_propagated_in_both_orders() -> None:
         writer.close()
 
     async def main() -> tuple[bytes, bytes]:
-        async with upstream(server) as port, delay_line(port, delay_up_ms=2.0) as proxy:
+        async with upstream(server) as port, delay_line(port, line, delay_up_ms=2.0) as proxy:
             reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
             writer.write(b"question")
             writer.write_eof()
             answer = await read_all(reader)
             writer.close()
-        async with upstream(server_closes_first) as port, delay_line(port) as proxy:
+        async with upstream(server_closes_first) as port, delay_line(port, line) as proxy:
             reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
             first = await read_all(reader)  # EOF arrives, and we can still send
             writer.write(b"still here")
             writer.write_eof()
-            await _until(lambda: proxy.stats.active == 0)
+            await _until(lambda: proxy.active == 0)
             writer.close()
         return answer, first
 
     assert run(main()) == (b"got question", b"bye")
 
 
-def test_refused_upstream_closes_client_cleanly_and_proxy_keeps_serving() -> None:
+def test_refused_upstream_closes_client_cleanly_and_proxy_keeps_serving(line: str) -> None:
     port = free_port()  # nothing listens here yet
 
     async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -178,8 +180,8 @@ def test_refused_upstream_closes_client_cleanly_and_proxy_keeps_serving() -> Non
         writer.write_eof()
         writer.close()
 
-    async def main() -> tuple[bytes, bytes, list[str]]:
-        async with delay_line(port) as proxy:
+    async def main() -> tuple[bytes, bytes, tuple[str, ...]]:
+        async with delay_line(port, line) as proxy:
             reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
             writer.write(b"anyone?")
             refused = await read_all(reader)  # EOF, not ConnectionResetError
@@ -190,7 +192,7 @@ def test_refused_upstream_closes_client_cleanly_and_proxy_keeps_serving() -> Non
             served = await read_all(reader)
             writer.close()
             server.close()
-            return refused, served, list(proxy.stats.errors)
+        return refused, served, proxy.totals.errors
 
     refused, served, errors = run(main())
     assert refused == b""
@@ -198,7 +200,7 @@ def test_refused_upstream_closes_client_cleanly_and_proxy_keeps_serving() -> Non
     assert len(errors) == 1 and "unreachable" in errors[0]
 
 
-def test_reset_on_one_side_closes_the_other() -> None:
+def test_reset_on_one_side_closes_the_other(line: str) -> None:
     async def main() -> bytes:
         done = asyncio.Event()
         seen: list[bytes] = []
@@ -209,15 +211,15 @@ def test_reset_on_one_side_closes_the_other() -> None:
             done.set()
             writer.close()
 
-        async with upstream(server) as port, delay_line(port) as proxy:
+        async with upstream(server) as port, delay_line(port, line) as proxy:
             sock = socket.create_connection(("127.0.0.1", proxy.port))
             sock.sendall(b"abc")
             await asyncio.sleep(0.05)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             sock.close()  # linger 0: the kernel sends RST
             await asyncio.wait_for(done.wait(), 5)
-            await _until(lambda: proxy.stats.active == 0)
-            assert proxy.stats.active == 0
+            await _until(lambda: proxy.active == 0)
+            assert proxy.active == 0
         return b"".join(seen)
 
     assert run(main()) in (b"", b"abc")
@@ -226,7 +228,9 @@ def test_reset_on_one_side_closes_the_other() -> None:
 # -- passive decoding through the proxy ---------------------------------------------------
 
 
-def test_non_http2_bytes_pass_untouched_and_tap_marks_undecodable(tmp_path: Path) -> None:
+def test_non_http2_bytes_pass_untouched_and_tap_marks_undecodable(
+    tmp_path: Path, line: str
+) -> None:
     tap = tmp_path / "tap.jsonl"
     payload = b"GET / HTTP/1.1\r\nHost: example\r\n\r\n" + bytes(range(256)) * 100
 
@@ -236,13 +240,13 @@ def test_non_http2_bytes_pass_untouched_and_tap_marks_undecodable(tmp_path: Path
         writer.close()
 
     async def main() -> bytes:
-        async with upstream(echo) as port, delay_line(port, tap_path=str(tap)) as proxy:
+        async with upstream(echo) as port, delay_line(port, line, tap_path=str(tap)) as proxy:
             reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
             writer.write(payload)
             writer.write_eof()
             data = await read_all(reader)
             writer.close()
-            await _until(lambda: proxy.stats.active == 0)
+            await _until(lambda: proxy.active == 0)
             return data
 
     assert run(main()) == payload
@@ -254,7 +258,7 @@ def test_non_http2_bytes_pass_untouched_and_tap_marks_undecodable(tmp_path: Path
     assert isinstance(final, ProxyTotals) and final.connections == 1
 
 
-def test_http2_frames_are_summarized_with_ping_rtt(tmp_path: Path) -> None:
+def test_http2_frames_are_summarized_with_ping_rtt(tmp_path: Path, line: str) -> None:
     tap = tmp_path / "tap.jsonl"
     client_frames = (
         CLIENT_PREFACE
@@ -280,7 +284,7 @@ def test_http2_frames_are_summarized_with_ping_rtt(tmp_path: Path) -> None:
     async def main() -> None:
         async with (
             upstream(server) as port,
-            delay_line(port, delay_up_ms=2.0, delay_down_ms=3.0, tap_path=str(tap)) as proxy,
+            delay_line(port, line, delay_up_ms=2.0, delay_down_ms=3.0, tap_path=str(tap)) as proxy,
         ):
             reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
             writer.write(client_frames)
@@ -291,7 +295,7 @@ def test_http2_frames_are_summarized_with_ping_rtt(tmp_path: Path) -> None:
             writer.write_eof()
             await reader.read()
             writer.close()
-            await _until(lambda: proxy.stats.active == 0)
+            await _until(lambda: proxy.active == 0)
 
     run(main())
     lines, skipped = read_tap(tap)
@@ -323,17 +327,17 @@ def echo_thread() -> contextlib.AbstractContextManager[int]:
     return one_connection_server(echo, join_s=5)
 
 
-def test_process_prints_ready_line_and_exits_0_on_sigterm(tmp_path: Path) -> None:
+def test_process_prints_ready_line_and_exits_0_on_sigterm(tmp_path: Path, line: str) -> None:
     tap = tmp_path / "tap.jsonl"
     with (
         echo_thread() as port,
-        proxy_process(upstream_port=port, tap_path=str(tap)) as (proc, ready),
+        proxy_process(line, upstream_port=port, tap_path=str(tap)) as (proc, ready),
     ):
         assert ready == {
             "ready": True,
             "port": ready["port"],
             "pid": proc.pid,
-            "stack": "kit.delayline",
+            "stack": STACKS[line],
             "version": ready["version"],
         }
         with socket.create_connection(("127.0.0.1", ready["port"]), timeout=5) as sock:
@@ -345,38 +349,54 @@ def test_process_prints_ready_line_and_exits_0_on_sigterm(tmp_path: Path) -> Non
         rest = proc.stdout.read().splitlines()  # exactly one more line: the result
         assert len(rest) == 1 and json.loads(rest[0])["result"]["connections"] == 1
     lines, skipped = read_tap(tap)
-    assert [type(line) for line in lines] == [TapConnection, ProxyTotals]  # the open one too
+    assert [type(tap_line) for tap_line in lines] == [TapConnection, ProxyTotals]  # the open one
     assert skipped == 0
+
+
+JOB = '{"upstream_host": "127.0.0.1", "upstream_port": 1, "listen_host": "127.0.0.1"'
 
 
 @pytest.mark.parametrize(
     ("args", "error"),
     [
-        (["--config", '{"upstream_port": 0}'], "upstream_port"),
-        (["--config", '{"upstream_port": 1, "link": {"delay_up_ms": -1}}'], "delay_up_ms"),
-        (["--config", '{"upstream_port": 1, "link": {"delay_up_ms": "20ms"}}'], "delay_up_ms"),
-        (["--config", '{"upstream_port": 1, "bogus": 1}'], "bogus"),
-        (["--config", "{not json"], "not JSON"),
-        (["--config", "[1]"], "JSON object"),
+        (["--config", JOB + ', "bogus": 1}'], "bogus"),
+        (["--config", JOB + ', "link": {"delay_up_ms": 1}}'], "delay_up_ms"),
+        (["--config", JOB + ', "link": {"delay_up_ns": "20ms"}}'], "bad job"),
+        (["--config", JOB + ', "read_bytes": "many"}'], "bad job"),
+        (["--config", "{not json"], "bad job"),
+        (["--config", "[1]"], "bad job"),
         (["--config"], "usage"),
         (["--upstream", "127.0.0.1:1"], "usage"),
         ([], "usage"),
     ],
 )
 def test_process_reports_a_bad_config_as_one_json_line_and_exit_2(
-    args: list[str], error: str
+    args: list[str], error: str, line: str
 ) -> None:
-    with raw_proxy_process(*args) as (proc, ready):
+    """What the protobuf library refuses (an unknown field, a wrong type, not JSON), both
+    lines refuse in one line with exit 2; ranges are the kit's (below, the Python line's)."""
+    with raw_proxy_process(*args, line=line) as (proc, ready):
         assert "ready" not in ready and error in ready["error"] and ready["exit_code"] == 2
         assert proc.wait(10) == 2
         assert proc.stdout is not None and proc.stdout.read() == ""  # exactly one line
         assert proc.stderr is not None and "Traceback" not in proc.stderr.read()
 
 
-def test_process_reports_port_in_use_with_exit_3() -> None:
+def test_the_python_line_checks_its_job_against_the_kits_ranges() -> None:
+    with raw_proxy_process(
+        "--config", JOB.replace('"upstream_port": 1', '"upstream_port": 0') + "}"
+    ) as (
+        proc,
+        ready,
+    ):
+        assert "upstream_port" in ready["error"] and ready["exit_code"] == 2
+        assert proc.wait(10) == 2
+
+
+def test_process_reports_port_in_use_with_exit_3(line: str) -> None:
     with socket.create_server(("127.0.0.1", 0)) as busy:
         port = busy.getsockname()[1]
-        with proxy_process(listen_port=port, upstream_port=1) as (proc, ready):
+        with proxy_process(line, listen_port=port, upstream_port=1) as (proc, ready):
             assert "ready" not in ready and "cannot listen" in ready["error"]
             assert ready["exit_code"] == 3 and proc.wait(10) == 3
 
@@ -395,12 +415,15 @@ def attempt_conditions() -> Iterator[contextlib.AbstractContextManager[None]]:
         yield vcpus_awake() if attempt % 2 == 0 else contextlib.nullcontext()
 
 
-def measure_rtt_errors_ms(rtt_ms: float, pings: int) -> list[float]:
+def measure_rtt_errors_ms(rtt_ms: float, pings: int, line: str) -> list[float]:
     """Ping-pong 1 byte through a proxy process; measured RTT minus configured RTT."""
     half = rtt_ms / 2
     with (
         echo_thread() as port,
-        proxy_process(upstream_port=port, delay_up_ms=half, delay_down_ms=half) as (proc, ready),
+        proxy_process(line, upstream_port=port, delay_up_ms=half, delay_down_ms=half) as (
+            proc,
+            ready,
+        ),
         socket.create_connection(("127.0.0.1", ready["port"]), timeout=5) as sock,
     ):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -417,7 +440,7 @@ def measure_rtt_errors_ms(rtt_ms: float, pings: int) -> list[float]:
 
 
 @pytest.mark.parametrize(("rtt_ms", "pings"), [(5.0, 120), (20.0, 50)])
-def test_added_delay_is_accurate(rtt_ms: float, pings: int) -> None:
+def test_added_delay_is_accurate(rtt_ms: float, pings: int, line: str) -> None:
     """Best of a few attempts: a busy host only ever adds lateness (a stalled vCPU, measured
     p99 37-76 ms at 20 ms in one CI run, p50 2-3.4 ms), never removes it, so one accurate
     attempt shows the delay line is accurate, while a wrong delay line (rounded, cumulative,
@@ -426,8 +449,8 @@ def test_added_delay_is_accurate(rtt_ms: float, pings: int) -> None:
     proxy (the relay's own cost; once measured 2.9 ms in a contended minute)."""
     for attempt, condition in enumerate(attempt_conditions()):
         with condition:
-            forwarding_ms = statistics.median(measure_rtt_errors_ms(0.0, 60))
-            raw = sorted(measure_rtt_errors_ms(rtt_ms, pings))
+            forwarding_ms = statistics.median(measure_rtt_errors_ms(0.0, 60, line))
+            raw = sorted(measure_rtt_errors_ms(rtt_ms, pings, line))
         added = [e - forwarding_ms for e in raw]  # added delay minus configured delay
         p50, p99 = statistics.median(added), added[round(0.99 * (len(added) - 1))]
         print(
@@ -459,7 +482,7 @@ def sink_thread(lateness_ns: list[int], delay_ns: int) -> contextlib.AbstractCon
     return one_connection_server(sink, join_s=5)
 
 
-def test_paced_traffic_is_delayed_exactly_without_burning_a_core() -> None:
+def test_paced_traffic_is_delayed_exactly_without_burning_a_core(line: str) -> None:
     """~1500 small chunks/s one way at 5 ms: each due time is 0.5-1 ms after the previous
     one, so a writer that spins the last ~1.5 ms before each due time never stops spinning
     (measured 0.9-0.92 core, KIT_DELAYLINE_TIMER=spin); a timer-driven writer sleeps in
@@ -468,20 +491,20 @@ def test_paced_traffic_is_delayed_exactly_without_burning_a_core() -> None:
     failures = []
     for condition in attempt_conditions():  # best of a few, as in test_added_delay_is_accurate
         with condition:
-            failure = _paced_attempt()
+            failure = _paced_attempt(line)
         if failure is None:
             return
         failures.append(failure)
     pytest.fail("; ".join(failures))
 
 
-def _paced_attempt() -> str | None:
+def _paced_attempt(line: str) -> str | None:
     """One paced run: None when it met every bar, else what it missed."""
     delay_ms, duration_s, gap_s = 5.0, 1.5, 0.0005
     lateness_ns: list[int] = []
     with (
         sink_thread(lateness_ns, round(delay_ms * 1e6)) as port,
-        proxy_process(upstream_port=port, delay_up_ms=delay_ms) as (proc, ready),
+        proxy_process(line, upstream_port=port, delay_up_ms=delay_ms) as (proc, ready),
         socket.create_connection(("127.0.0.1", ready["port"]), timeout=5) as sock,
     ):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

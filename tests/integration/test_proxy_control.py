@@ -5,8 +5,8 @@ listens on loopback only. A real `kit proxy` process, a real echo upstream."""
 from __future__ import annotations
 
 import json
+import queue
 import re
-import select
 import signal
 import socket
 import subprocess
@@ -41,16 +41,26 @@ def _echo_server() -> tuple[socket.socket, int]:
     return server, server.getsockname()[1]
 
 
+_LINES: dict[int, queue.Queue[str]] = {}
+
+
 def _line(proc: subprocess.Popen[str], pattern: str, timeout_s: float = 20) -> re.Match[str]:
-    """The first stdout line matching ``pattern`` (bounded wait)."""
+    """The next stdout line matching ``pattern`` (bounded wait). Lines are read by a thread:
+    two lines printed at once land in one buffered read, where select would see neither."""
     assert proc.stdout is not None
+    lines = _LINES.get(proc.pid)
+    if lines is None:
+        lines = _LINES[proc.pid] = queue.Queue()
+        stdout = proc.stdout
+        threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True).start()
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], 0.2)
-        if ready:
-            match = re.search(pattern, proc.stdout.readline())
-            if match:
-                return match
+        try:
+            match = re.search(pattern, lines.get(timeout=0.2))
+        except queue.Empty:
+            continue
+        if match:
+            return match
     raise AssertionError(f"no line matching {pattern!r} within {timeout_s:g} s")
 
 

@@ -70,7 +70,7 @@ async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> No
 # -- a client that resets mid-transfer --------------------------------------------------------
 
 
-def test_client_reset_mid_transfer_frees_both_sides_and_proxy_keeps_serving() -> None:
+def test_client_reset_mid_transfer_frees_both_sides_and_proxy_keeps_serving(line: str) -> None:
     down = random.Random(2).randbytes(32 << 20)
     upstream_ended = asyncio.Event()
 
@@ -86,10 +86,10 @@ def test_client_reset_mid_transfer_frees_both_sides_and_proxy_keeps_serving() ->
         upstream_ended.set()
         writer.close()
 
-    async def main() -> tuple[int, list[str], bytes]:
+    async def main() -> tuple[int, tuple[str, ...], bytes]:
         async with (
             upstream(server) as port,
-            delay_line(port, delay_up_ms=1.0, delay_down_ms=1.0) as proxy,
+            delay_line(port, line, delay_up_ms=1.0, delay_down_ms=1.0) as proxy,
         ):
             reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
             writer.write(b"BULK----" + b"u" * (4 << 20))  # upload in flight too
@@ -97,9 +97,9 @@ def test_client_reset_mid_transfer_frees_both_sides_and_proxy_keeps_serving() ->
             assert got == down[: 1 << 20]
             reset(writer)  # the client vanishes with megabytes in flight both ways
             assert await until(upstream_ended.is_set), "upstream side was never closed"
-            assert await until(lambda: proxy.stats.active == 0)
+            assert await until(lambda: proxy.active == 0)
             served = await echo_once(proxy.port, b"ECHO" + b"x" * 100_000)
-            return proxy.stats.accepted, list(proxy.stats.errors), served
+        return proxy.totals.connections, proxy.totals.errors, served
 
     accepted, errors, served = run(main())
     assert served == b"ECHO" + b"x" * 100_000
@@ -111,7 +111,7 @@ def test_client_reset_mid_transfer_frees_both_sides_and_proxy_keeps_serving() ->
 
 
 def test_refused_upstream_many_clients_each_closed_cleanly_and_reported(
-    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], line: str
 ) -> None:
     with socket.socket() as probe:  # a port nothing listens on (until we start one there)
         probe.bind(("127.0.0.1", 0))
@@ -127,22 +127,22 @@ def test_refused_upstream_many_clients_each_closed_cleanly_and_reported(
         return data
 
     async def main() -> list[bytes]:
-        async with delay_line(port, tap_path=str(tap)) as proxy:
+        async with delay_line(port, line, tap_path=str(tap)) as proxy:
             refused = await asyncio.gather(*(refused_client(proxy.port, i) for i in range(30)))
-            assert await until(lambda: proxy.stats.active == 0)
+            assert await until(lambda: proxy.active == 0)
             async with upstream(echo, port):
                 served = await asyncio.gather(
                     *(echo_once(proxy.port, b"%05d" % i * 1000) for i in range(30))
                 )
             assert served == [b"%05d" % i * 1000 for i in range(30)]
-            assert proxy.stats.accepted == 60
-            return refused
+        assert proxy.totals.connections == 60
+        return refused
 
     assert run(main()) == [b""] * 30
     final = tap_records(tap)[-1]
     assert isinstance(final, ProxyTotals) and final.connections == 60
     assert len(final.errors) == 30 and all("unreachable" in e for e in final.errors)
-    logged = [line for line in capfd.readouterr().err.splitlines() if "unreachable" in line]
+    logged = [text for text in capfd.readouterr().err.splitlines() if "unreachable" in text]
     assert len(logged) == 30  # one line per refused connection, on stderr
 
 
@@ -150,7 +150,7 @@ def test_refused_upstream_many_clients_each_closed_cleanly_and_reported(
 
 
 @pytest.mark.parametrize("how", ["fin", "reset"])
-def test_upstream_closing_mid_stream_gives_the_client_an_intact_prefix(how: str) -> None:
+def test_upstream_closing_mid_stream_gives_the_client_an_intact_prefix(how: str, line: str) -> None:
     down = random.Random(3).randbytes(3 << 20)
 
     async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -176,11 +176,11 @@ def test_upstream_closing_mid_stream_gives_the_client_an_intact_prefix(how: str)
         return b"".join(parts)
 
     async def main() -> tuple[bytes, bytes, int]:
-        async with upstream(server) as port, delay_line(port, delay_down_ms=2.0) as proxy:
+        async with upstream(server) as port, delay_line(port, line, delay_down_ms=2.0) as proxy:
             got = await client(proxy.port)
-            assert await until(lambda: proxy.stats.active == 0)
+            assert await until(lambda: proxy.active == 0)
             served = await echo_once(proxy.port, b"ECHO" + b"y" * 1000)
-            return got, served, proxy.stats.accepted
+        return got, served, proxy.totals.connections
 
     got, served, accepted = run(main())
     if how == "fin":
@@ -194,7 +194,7 @@ def test_upstream_closing_mid_stream_gives_the_client_an_intact_prefix(how: str)
 
 
 @pytest.mark.parametrize("first", ["client", "server"])
-def test_half_close_with_megabytes_still_flowing_the_other_way(first: str) -> None:
+def test_half_close_with_megabytes_still_flowing_the_other_way(first: str, line: str) -> None:
     rng = random.Random(4)
     up, down = rng.randbytes(6 << 20), rng.randbytes(6 << 20)
     seen: dict[str, bytes] = {}
@@ -211,7 +211,9 @@ def test_half_close_with_megabytes_still_flowing_the_other_way(first: str) -> No
     async def main() -> tuple[bytes, int]:
         async with (
             upstream(server) as port,
-            delay_line(port, delay_up_ms=2.0, delay_down_ms=3.0, read_bytes=64 * 1024) as proxy,
+            delay_line(
+                port, line, delay_up_ms=2.0, delay_down_ms=3.0, read_bytes=64 * 1024
+            ) as proxy,
         ):
             reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
             if first == "client":
@@ -220,10 +222,10 @@ def test_half_close_with_megabytes_still_flowing_the_other_way(first: str) -> No
             else:
                 got = await read_all(reader)
                 await send_all(writer, up)
-            assert await until(lambda: "server" in seen and proxy.stats.active == 0)
+            assert await until(lambda: "server" in seen and proxy.active == 0)
             writer.close()
-            assert proxy.stats.errors == []  # neither half-close became a reset
-            return got, proxy.stats.bytes_up
+        assert proxy.totals.errors == ()  # neither half-close became a reset
+        return got, proxy.totals.bytes_up
 
     got, bytes_up = run(main())
     assert hashlib.sha256(got).digest() == hashlib.sha256(down).digest()
@@ -259,19 +261,21 @@ GARBAGE = {
 
 
 @pytest.mark.parametrize("name", sorted(GARBAGE))
-def test_malformed_bytes_pass_untouched_and_tap_says_why(name: str, tmp_path: Path) -> None:
+def test_malformed_bytes_pass_untouched_and_tap_says_why(
+    name: str, tmp_path: Path, line: str
+) -> None:
     payload, reason = GARBAGE[name]
     tap = tmp_path / "tap.jsonl"
 
     async def main() -> bytes:
         async with (
             upstream(echo) as port,
-            delay_line(port, tap_path=str(tap), delay_up_ms=1.0) as proxy,
+            delay_line(port, line, tap_path=str(tap), delay_up_ms=1.0) as proxy,
         ):
             got = await echo_once(proxy.port, payload)
-            assert await until(lambda: proxy.stats.active == 0)
-            assert proxy.stats.errors == []
-            return got
+            assert await until(lambda: proxy.active == 0)
+        assert proxy.totals.errors == ()
+        return got
 
     assert run(main()) == payload
     conn, final = tap_records(tap)
@@ -283,7 +287,7 @@ def test_malformed_bytes_pass_untouched_and_tap_says_why(name: str, tmp_path: Pa
 
 
 def test_truncated_frame_from_the_server_is_marked_on_the_down_direction(
-    tmp_path: Path,
+    tmp_path: Path, line: str
 ) -> None:
     tap = tmp_path / "tap.jsonl"
     down = SETTINGS + _frame_header(4, 0x8, stream=0)[:7]  # WINDOW_UPDATE header cut off
@@ -295,13 +299,13 @@ def test_truncated_frame_from_the_server_is_marked_on_the_down_direction(
         writer.close()
 
     async def main() -> bytes:
-        async with upstream(server) as port, delay_line(port, tap_path=str(tap)) as proxy:
+        async with upstream(server) as port, delay_line(port, line, tap_path=str(tap)) as proxy:
             reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
             writer.write(CLIENT_PREFACE + SETTINGS)
             writer.write_eof()
             got = await read_all(reader)
             writer.close()
-            assert await until(lambda: proxy.stats.active == 0)
+            assert await until(lambda: proxy.active == 0)
             return got
 
     assert run(main()) == down
@@ -330,13 +334,13 @@ def pushing_server(payload: bytes) -> contextlib.AbstractContextManager[int]:
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_signal_stops_accepting_flushes_what_it_read_and_exits_0(
-    sig: signal.Signals, tmp_path: Path
+    sig: signal.Signals, tmp_path: Path, line: str
 ) -> None:
     payload = random.Random(7).randbytes(24 << 20)
     tap = tmp_path / "tap.jsonl"
     with (
         pushing_server(payload) as port,
-        proxy_process(upstream_port=port, tap_path=str(tap)) as (proc, ready),
+        proxy_process(line, upstream_port=port, tap_path=str(tap)) as (proc, ready),
         socket.create_connection(("127.0.0.1", ready["port"]), timeout=10) as sock,
     ):
         time.sleep(0.3)  # not reading: the proxy now holds bytes it has not delivered yet
@@ -429,7 +433,9 @@ def test_kit_proxy_on_loopback_first_line_is_the_listening_line(tmp_path: Path) 
                 stream.close()
 
 
-def test_a_receiver_that_reads_late_still_gets_every_byte_after_both_sides_closed() -> None:
+def test_a_receiver_that_reads_late_still_gets_every_byte_after_both_sides_closed(
+    line: str,
+) -> None:
     """Both directions ended (FIN each way) while megabytes still wait in the proxy for a
     receiver that is slow to read: they are delivered, not dropped after a grace period."""
     down = random.Random(8).randbytes(12 << 20)
@@ -439,17 +445,17 @@ def test_a_receiver_that_reads_late_still_gets_every_byte_after_both_sides_close
         await send_all(writer, down)
         writer.close()
 
-    async def main() -> tuple[bytes, list[str]]:
-        async with upstream(server) as port, delay_line(port) as proxy:
+    async def main() -> tuple[bytes, tuple[str, ...]]:
+        async with upstream(server) as port, delay_line(port, line) as proxy:
             reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
             writer.write(b"go")
             writer.write_eof()
             await asyncio.sleep(3.0)  # longer than the proxy's 2 s shutdown grace
             got = await read_all(reader)  # ConnectionResetError here = data dropped
             writer.close()
-            assert await until(lambda: proxy.stats.active == 0)
-            return got, list(proxy.stats.errors)
+            assert await until(lambda: proxy.active == 0)
+        return got, proxy.totals.errors
 
     got, errors = run(main())
     assert len(got) == len(down) and got == down
-    assert errors == []
+    assert errors == ()

@@ -46,7 +46,7 @@ def payload(seed: int, size: int) -> bytes:
 # -- 200 concurrent connections, data both ways at once -------------------------------------
 
 
-def test_200_concurrent_connections_both_ways_every_byte_intact_and_in_order() -> None:
+def test_200_concurrent_connections_both_ways_every_byte_intact_and_in_order(line: str) -> None:
     conns, size = 200, 192 * 1024
     server_got: dict[int, bytes] = {}
 
@@ -66,28 +66,30 @@ def test_200_concurrent_connections_both_ways_every_byte_intact_and_in_order() -
         writer.close()
         return got
 
-    async def main() -> tuple[list[bytes], int, int, int, list[str]]:
+    async def main() -> tuple[list[bytes], int, int, int, tuple[str, ...]]:
         async with (
             upstream(server) as port,
-            delay_line(port, delay_up_ms=1.0, delay_down_ms=1.0, read_bytes=64 * 1024) as proxy,
+            delay_line(
+                port, line, delay_up_ms=1.0, delay_down_ms=1.0, read_bytes=64 * 1024
+            ) as proxy,
         ):
             started = time.monotonic()
             got = await asyncio.gather(*(client(proxy.port, i) for i in range(conns)))
             elapsed = time.monotonic() - started
-            assert await until(lambda: proxy.stats.active == 0)
-            s = proxy.stats
-            print(
-                f"\n200 conns: {(s.bytes_up + s.bytes_down) / MIB:.0f} MiB relayed in "
-                f"{elapsed:.2f} s, peak buffered {s.peak_buffered_bytes} B, "
-                f"errors {len(s.errors)}"
-            )
-            return got, s.accepted, s.bytes_up, s.bytes_down, list(s.errors)
+            assert await until(lambda: proxy.active == 0)
+        s = proxy.totals
+        print(
+            f"\n200 conns: {(s.bytes_up + s.bytes_down) / MIB:.0f} MiB relayed in "
+            f"{elapsed:.2f} s, peak buffered {s.peak_buffered_bytes} B, "
+            f"errors {len(s.errors)}"
+        )
+        return got, s.connections, s.bytes_up, s.bytes_down, s.errors
 
     got, accepted, bytes_up, bytes_down, errors = run(main(), timeout_s=60)
     bad_down = [i for i in range(conns) if got[i] != payload(10_000 + i, size)]
     bad_up = [i for i in range(conns) if server_got.get(i) != payload(i, size)]
     assert bad_down == [] and bad_up == [], f"corrupt: down {bad_down[:5]}, up {bad_up[:5]}"
-    assert accepted == conns and errors == []
+    assert accepted == conns and errors == ()
     assert (bytes_up, bytes_down) == (conns * (size + 4), conns * size)
 
 
@@ -132,12 +134,15 @@ def push_for(sock: socket.socket, seconds: float) -> int:
     return sent
 
 
-def test_slow_receiver_is_held_back_and_proxy_memory_stays_bounded(tmp_path: Path) -> None:
+def test_slow_receiver_is_held_back_and_proxy_memory_stays_bounded(
+    tmp_path: Path, line: str
+) -> None:
     cap, read = 1 * MIB, 64 * 1024
     tap = tmp_path / "tap.jsonl"
     with (
         slow_reader_server(64 * 1024, 0.004) as (port, received),
         proxy_process(
+            line,
             upstream_port=port,
             delay_up_ms=5.0,
             buffer_cap_bytes=cap,
@@ -218,12 +223,14 @@ async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> No
         writer.close()
 
 
-def test_1000_short_connections_leave_no_fds_in_the_proxy_process(tmp_path: Path) -> None:
+def test_1000_short_connections_leave_no_fds_in_the_proxy_process(
+    tmp_path: Path, line: str
+) -> None:
     tap = tmp_path / "tap.jsonl"
 
     async def main() -> tuple[int, int, int]:
         async with upstream(echo) as port:
-            with proxy_process(upstream_port=port, delay_up_ms=0.5, tap_path=str(tap)) as (
+            with proxy_process(line, upstream_port=port, delay_up_ms=0.5, tap_path=str(tap)) as (
                 proc,
                 ready,
             ):
@@ -249,21 +256,19 @@ def test_1000_short_connections_leave_no_fds_in_the_proxy_process(tmp_path: Path
 
 
 def test_1000_short_connections_leave_no_tasks_or_fds_in_process() -> None:
+    """The Python line's own machinery (its tasks): the process test above holds both lines
+    to no leaked descriptors."""
+
     async def main() -> tuple[int, int, int, int, int]:
         async with upstream(echo) as port, delay_line(port, delay_down_ms=0.5) as proxy:
             await short_connections(proxy.port, 30)
-            assert await until(lambda: proxy.stats.active == 0)
+            assert await until(lambda: proxy.active == 0)
             tasks_before, fds_before = len(asyncio.all_tasks()), fd_count(os.getpid())
             await short_connections(proxy.port, 1000)
-            assert await until(lambda: proxy.stats.active == 0)
+            assert await until(lambda: proxy.active == 0)
             await asyncio.sleep(0.05)  # let finished tasks be collected
-            return (
-                tasks_before,
-                len(asyncio.all_tasks()),
-                fds_before,
-                fd_count(os.getpid()),
-                proxy.stats.accepted,
-            )
+            tasks_after, fds_after = len(asyncio.all_tasks()), fd_count(os.getpid())
+        return tasks_before, tasks_after, fds_before, fds_after, proxy.totals.connections
 
     tasks_before, tasks_after, fds_before, fds_after, accepted = run(main(), timeout_s=60)
     print(f"\nin-process: tasks {tasks_before} -> {tasks_after}, fds {fds_before} -> {fds_after}")
@@ -272,11 +277,11 @@ def test_1000_short_connections_leave_no_tasks_or_fds_in_process() -> None:
     assert fds_after <= fds_before
 
 
-def test_a_connection_burst_larger_than_the_backlog_is_served() -> None:
+def test_a_connection_burst_larger_than_the_backlog_is_served(line: str) -> None:
     """1,000 connects at once (backlog 1024): every one gets through, none is reset."""
 
     async def main() -> list[bytes]:
-        async with upstream(echo) as port, delay_line(port) as proxy:
+        async with upstream(echo) as port, delay_line(port, line) as proxy:
 
             async def one(i: int) -> bytes:
                 reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)

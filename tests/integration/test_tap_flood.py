@@ -11,12 +11,14 @@ import struct
 import time
 from pathlib import Path
 
+import psutil
 import pytest
-from relay_support import delay_line, run, tap_records, until, upstream
+from relay_support import LineHandle, delay_line, run, tap_records, until, upstream
 
 from kit.capture.channel import MIN_RING_BYTES
 from kit.capture.frametap import CLIENT_PREFACE
 from kit.delayline.relay import SHARED_READ_BYTES, DelayLine
+from kit.plan.programs import PROXY_PROGRAMS
 from kit.plan.units import MIB
 from kit.results.records import ProxyTotals, TapConnection
 from kit.tools.floorbench import BURST, flood_neighbour
@@ -52,17 +54,25 @@ async def _send_through(port: int, payload: bytes) -> int:
     return got
 
 
-def test_a_stopped_decoder_never_holds_the_link_back(tmp_path: Path) -> None:
+def _decoder_pid(proxy: LineHandle) -> int:
+    """The tap's decoder: a process the line started (the Python line's, or linkd's child)."""
+    if proxy.python is not None:
+        assert proxy.python.tap is not None
+        return proxy.python.tap.process.pid
+    (decoder,) = psutil.Process(proxy.pid).children()
+    return decoder.pid
+
+
+def test_a_stopped_decoder_never_holds_the_link_back(tmp_path: Path, line: str) -> None:
     tap = tmp_path / "tap.jsonl"
     payload, _count = ping_flood(MIN_RING_BYTES + 8 * MIB)  # more than the ring holds
 
     async def scenario() -> float:
         async with (
             upstream(_count_bytes) as port,
-            delay_line(port, tap_path=str(tap)) as proxy,
+            delay_line(port, line, tap_path=str(tap)) as proxy,
         ):
-            assert proxy.tap is not None
-            decoder = proxy.tap.process.pid
+            decoder = _decoder_pid(proxy)
             os.kill(decoder, signal.SIGSTOP)  # a decoder that never keeps up
             try:
                 t0 = time.monotonic()
@@ -89,12 +99,15 @@ def test_a_stopped_decoder_never_holds_the_link_back(tmp_path: Path) -> None:
     print(f"\n{len(payload) / MIB:.0f} MiB past a stopped decoder in {elapsed:.2f} s")
 
 
-def test_a_flood_that_fits_is_decoded_completely(tmp_path: Path) -> None:
+def test_a_flood_that_fits_is_decoded_completely(tmp_path: Path, line: str) -> None:
     tap = tmp_path / "tap.jsonl"
     payload, count = ping_flood(2 * MIB)
 
     async def scenario() -> None:
-        async with upstream(_count_bytes) as port, delay_line(port, tap_path=str(tap)) as proxy:
+        async with (
+            upstream(_count_bytes) as port,
+            delay_line(port, line, tap_path=str(tap)) as proxy,
+        ):
             assert await _send_through(proxy.port, payload) == len(payload)
 
     run(scenario(), 60)
@@ -103,7 +116,7 @@ def test_a_flood_that_fits_is_decoded_completely(tmp_path: Path) -> None:
     assert conn.up.pings == count and conn.up.bytes == len(payload)
 
 
-def test_a_flood_does_not_hold_a_neighbours_ping_pong_back(tmp_path: Path) -> None:
+def test_a_flood_does_not_hold_a_neighbours_ping_pong_back(tmp_path: Path, line: str) -> None:
     """A 10 ms ping-pong beside a max-rate PING flood through one tapped delay line (a
     process, as ``kit proxy --tap-file`` runs), against the floor measured meanwhile (the
     same ping-pong with no proxy, the echo sleeping 10 ms). A neighbour whose bytes waited
@@ -116,7 +129,9 @@ def test_a_flood_does_not_hold_a_neighbours_ping_pong_back(tmp_path: Path) -> No
     for attempt in range(3):
         if os.getloadavg()[0] > (os.cpu_count() or 1):
             pytest.skip(f"load average {os.getloadavg()[0]:.1f}: the machine is saturated")
-        found, rate = flood_neighbour(5.0, rounds=2, tap=tmp_path / f"tap-{attempt}.jsonl")
+        found, rate = flood_neighbour(
+            5.0, rounds=2, tap=tmp_path / f"tap-{attempt}.jsonl", program=PROXY_PROGRAMS[line]
+        )
         neighbour, floor = found["neighbour"], found["floor"]
         excess.append(neighbour.p50_ms - floor.p50_ms)
         print(
@@ -131,6 +146,9 @@ def test_a_flood_does_not_hold_a_neighbours_ping_pong_back(tmp_path: Path) -> No
 
 
 def test_reads_are_bounded_while_connections_share_the_proxy() -> None:
+    """The Python line's own rule for its one event loop (the compiled line gives each
+    connection a thread of its own)."""
+
     async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.read()
         writer.close()
@@ -144,12 +162,14 @@ def test_reads_are_bounded_while_connections_share_the_proxy() -> None:
         }
 
     async def scenario() -> None:
-        async with upstream(hold) as port, delay_line(port) as proxy:
-            first = await asyncio.open_connection("127.0.0.1", proxy.port)
+        async with upstream(hold) as port, delay_line(port) as handle:
+            proxy = handle.python
+            assert proxy is not None
+            first = await asyncio.open_connection("127.0.0.1", handle.port)
             relaying = lambda n: [c.upstream_writer is not None for c in proxy._conns] == [True] * n  # noqa: E731
             assert await until(lambda: relaying(1))
             assert read_sizes(proxy) == {proxy.config.read_bytes}  # alone: whole reads
-            second = await asyncio.open_connection("127.0.0.1", proxy.port)
+            second = await asyncio.open_connection("127.0.0.1", handle.port)
             assert await until(lambda: relaying(2))
             assert read_sizes(proxy) == {SHARED_READ_BYTES}
             second[1].close()

@@ -19,11 +19,13 @@ from typing import Any, TypeVar
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kit._proto import worker_pb2 as pb
 from kit.capture.frametap import CLIENT_PREFACE, FrameTap
 from kit.capture.summary import summarize
 from kit.capture.tapfile import encode_tap_line, parse_tap_lines, tap_connections
 from kit.errors import KitError
 from kit.plan.grpc_args import parse_option
+from kit.plan.jobs import proxy_config
 from kit.plan.processes import ProxyConfig
 from kit.plan.tables import TablesSettings
 from kit.plan.trial import Link, Trial
@@ -33,7 +35,7 @@ from kit.plan.units import (
     parse_size_bytes,
     parse_window_bytes,
 )
-from kit.protocol import config_argv, parse_config_argv
+from kit.protocol import config_argv, config_text, parse_config_argv
 from kit.results.client import ClientResult
 from kit.results.codec import from_json, to_json
 from kit.results.records import (
@@ -160,14 +162,14 @@ PROXY_JSON = st.recursive(
     ),
     max_leaves=6,
 )
-VALID_PROXY = to_json(
-    ProxyConfig(upstream_port=50051, link=Link(delay_up_ms=10.0), tap_path="/tmp/t")
+VALID_PROXY = json.loads(
+    config_text(ProxyConfig(upstream_port=50051, link=Link(delay_up_ms=10.0), tap_path="/tmp/t"))
 )
 
 
 @st.composite
 def mutated_proxy_configs(draw: Any) -> Any:
-    """A valid ProxyConfig as JSON with a few fields replaced, dropped or added."""
+    """A valid ProxyJob as JSON with a few fields replaced, dropped or added."""
     data = dict(VALID_PROXY)
     for _ in range(draw(st.integers(1, 3))):
         name = draw(st.sampled_from([*sorted(VALID_PROXY), "unknown"]))
@@ -193,13 +195,18 @@ PROXY_ARGV = st.one_of(
 @settings(max_examples=500)
 @given(PROXY_ARGV)
 def test_proxy_config_argument_gives_a_valid_config_or_a_kit_error(argv: list[str]) -> None:
-    value = outcome(lambda: parse_config_argv(argv, ProxyConfig, "proxy config"))
+    """The delay line's argument (a ProxyJob) -> its checked ProxyConfig, or the kit's error."""
+
+    def parse(args: list[str]) -> ProxyConfig:
+        return proxy_config(parse_config_argv(args, pb.ProxyJob, "proxy config"))
+
+    value = outcome(lambda: parse(argv))
     if not isinstance(value, KitError):
         assert isinstance(value, ProxyConfig)
         assert math.isfinite(value.link.delay_up_ms) and math.isfinite(value.link.delay_down_ms)
         assert 1 <= value.upstream_port <= 65535
         # what was accepted round-trips
-        assert parse_config_argv(config_argv(value), ProxyConfig, "proxy config") == value
+        assert parse(config_argv(value)) == value
 
 
 # -- trials from JSON (trials travel to child processes as JSON) -----------------------------

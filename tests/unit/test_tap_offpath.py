@@ -321,3 +321,31 @@ def test_garbage_through_the_scanner_never_raises() -> None:
         cuts = [rng.randrange(300) for _ in range(3)]
         tap = _through_scanner("down", _wire(SettingsFrame(0)) + data, cuts)
         assert tap.summary().bytes == 9 + len(data)
+
+
+def test_the_bell_rings_for_records_someone_waits_for_not_for_every_chunk() -> None:
+    """A waiting decoder is woken by a control record (urgent) and by a ring filling up,
+    not by each chunk of bytes: those wait for its next poll."""
+    writer, reader, bell_r, bell_w = _ring(8000)
+    os.set_blocking(bell_r, False)
+
+    def rang() -> bool:
+        try:
+            return bool(os.read(bell_r, 64))
+        except BlockingIOError:
+            return False
+
+    try:
+        assert not reader.set_waiting(True)
+        assert writer.put(KIND_BYTES, 1, 0, 0, b"x" * 100, urgent=False)
+        assert not rang()  # a chunk: no bell
+        assert writer.put(KIND_BYTES, 1, 0, 0, b"x" * 1000, urgent=False)
+        assert rang()  # past 1/8 of the ring taken: the bell
+        assert writer.put(KIND_CONN_DONE, 1, 0, 0, b"")
+        assert rang()  # a control record: the bell
+        reader.set_waiting(False)
+        assert writer.put(KIND_EOF, 1, 0, 0)
+        assert not rang()  # nobody waits: no system call at all
+    finally:
+        os.close(bell_r)
+        os.close(bell_w)
