@@ -96,8 +96,8 @@ REFUSALS := one_line_and_exit_2 or one_line_error
 test: install test-stacks
 	$(BIN)/python -m pytest -q -n 2 tests/unit
 	$(BIN)/python -m pytest -q -n 2 tests/integration -k "test_conformance or $(REFUSALS)"
-	$(BIN)/python -m pytest -q tests/integration --ignore=tests/integration/test_conformance.py \
-	    -k "not ($(REFUSALS))"
+	$(BIN)/python -m pytest -q --durations=30 tests/integration \
+	    --ignore=tests/integration/test_conformance.py -k "not ($(REFUSALS))"
 
 lint: install
 	$(BIN)/ruff check kit servers tests

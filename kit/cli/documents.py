@@ -9,9 +9,11 @@ RECORDS --html OUT`` would. Records are read in passes, a record at a time.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
+import orjson
 import typer
 
 from kit.analysis.benchmark import BenchmarkCells
@@ -122,3 +124,23 @@ def write_benchmark_json(out: Path, records: RecordsPass) -> None:
         return
     write_text(out, benchmark_json(entries), "--benchmark-json")
     echo_err(f"{len(entries)} benchmark entries written to {out}")
+
+
+class SpilledRows:
+    """The summary's rows of a long records file, kept in a temporary file (one JSON array a
+    line) instead of memory: the summary then takes one pass over the records whatever
+    their number, in memory bounded by a row. Closed (and gone) when read back."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile(mode="w+b")  # noqa: SIM115  (closed by __iter__)
+
+    def append(self, row: tuple[str, ...], /) -> None:
+        self._file.write(orjson.dumps(row) + b"\n")
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        try:
+            self._file.seek(0)
+            for line in self._file:
+                yield tuple(orjson.loads(line))
+        finally:
+            self._file.close()

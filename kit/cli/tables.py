@@ -19,6 +19,7 @@ from kit.analysis.findings import findings
 from kit.analysis.series import PlotData
 from kit.campaign.tables import check_records_file, run_tables
 from kit.cli.documents import (
+    SpilledRows,
     check_document_paths,
     echo_json,
     html_of_records,
@@ -247,6 +248,7 @@ def report(
         iter_records(file, skipped, summaries=light, keep_raw=late if light else None),
         csv=csv is not None,
         figures=figures,
+        rows=SpilledRows() if light else None,
     )
     echo_warnings(f"kit report: {file}", skipped)
     if not scan.renders():

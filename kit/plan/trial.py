@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Literal, TypeGuard
+from typing import ClassVar, Literal, TypeGuard
 
 from kit.errors import FieldError, UsageError
 from kit.plan.pool import granted_bytes
@@ -740,6 +740,9 @@ class Workload:
 @dataclass(frozen=True)
 class Trial:
     """One measurement: a link, a client, a server, a workload."""
+
+    # Decoded once per distinct JSON (``kit.results.codec``): records repeat their trials.
+    __codec_cache__: ClassVar[bool] = True
 
     link: Link = field(default_factory=Link)
     client: ClientConfig = field(default_factory=ClientConfig)

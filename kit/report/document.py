@@ -18,6 +18,7 @@ import collections
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from kit import __version__
 from kit.analysis.cells import group_campaigns
@@ -52,6 +53,14 @@ Records = Callable[[], Iterable[Record]]  # a fresh pass over the same records, 
 # A fresh pass giving the lone runs from the k-th on whole (the ones before as summaries).
 Whole = Callable[[int], Iterable[Record]]
 Late = Callable[[], Iterable[Measurement]]  # the last lone runs, whole, the first pass kept
+
+
+class RowStore(Protocol):
+    """Where a first pass keeps the summary's rows: appended in order, read back once."""
+
+    def append(self, row: tuple[str, ...], /) -> None: ...
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]: ...
 
 
 def is_tables_run(read: RecordsRead) -> bool:
@@ -95,9 +104,10 @@ class ReportScan:
     records: int = 0  # every record read, of any kind
     runs: int = 0
     widths: ColumnWidths = field(default_factory=summary_widths)
-    # The summary's rows themselves, while they are few enough to hold (then the summary
-    # needs no second pass); None past that.
-    rows: list[tuple[str, ...]] | None = field(default_factory=list)
+    # The summary's rows themselves (then the summary needs no second pass): in a store the
+    # caller gives (a file, for any number), else in memory while they are few enough to
+    # hold, None past that.
+    rows: RowStore | list[tuple[str, ...]] | None = field(default_factory=list)
     plots: PlotData = field(default_factory=PlotData)
     csv_columns: dict[str, None] = field(default_factory=dict)
 
@@ -127,7 +137,7 @@ class ReportScan:
             self.widths.measure(row)
             if self.rows is not None:
                 self.rows.append(row)
-                if len(self.rows) > MAX_KEPT_ROWS:
+                if isinstance(self.rows, list) and len(self.rows) > MAX_KEPT_ROWS:
                     self.rows = None
 
     def read(self) -> RecordsRead:
@@ -140,8 +150,15 @@ class ReportScan:
         return self.runs > 0 or is_tables_run(read) or bool(compare_campaigns(read.measurements))
 
 
-def scan_records(records: Iterable[Record], csv: bool = False, figures: bool = False) -> ReportScan:
+def scan_records(
+    records: Iterable[Record],
+    csv: bool = False,
+    figures: bool = False,
+    rows: RowStore | None = None,
+) -> ReportScan:
     scan = ReportScan(csv=csv, figures=figures)
+    if rows is not None:
+        scan.rows = rows
     scan.add_all(records)
     return scan
 

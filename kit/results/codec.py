@@ -23,6 +23,8 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, cast, get_args, get_origin
 
+import orjson
+
 from kit.errors import UsageError
 
 T = TypeVar("T")
@@ -59,6 +61,9 @@ def from_json(cls: type[T], data: Any, where: str = "value") -> T:
 
 
 Decoder = Callable[[Any, str], Any]
+# A frozen record type that sets ``__codec_cache__`` is decoded once per distinct JSON (a
+# records file repeats its trials run after run; building one validates every field).
+CACHE_SIZE = 4096
 Valid = Callable[[Any], bool]
 # One decoder per type, built once from its annotations: records are decoded by the
 # thousand, and working out a type's shape for every value cost most of a report's time.
@@ -129,7 +134,24 @@ def _dataclass_decoder(cls: type[Any]) -> Decoder:
             decoders[name] = _decoder(types_of[name])
         return decoders[name]
 
+    cache: dict[bytes, Any] | None = {} if getattr(cls, "__codec_cache__", False) else None
+
     def decode(data: Any, where: str) -> Any:
+        if cache is None:
+            return build(data, where)
+        try:
+            key = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+        except orjson.JSONEncodeError:  # an integer past 64 bits: refused by build, uncached
+            return build(data, where)
+        found = cache.get(key)
+        if found is None:
+            found = build(data, where)
+            if len(cache) >= CACHE_SIZE:
+                cache.clear()
+            cache[key] = found
+        return found
+
+    def build(data: Any, where: str) -> Any:
         if not isinstance(data, dict):
             raise _fail(where, f"a JSON object, not {type(data).__name__}")
         if not names.issuperset(data):

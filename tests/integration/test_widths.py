@@ -103,6 +103,8 @@ def test_the_proxys_link_changed_line_fits() -> None:
         rate_up_bits_s=123.4e6,
         rate_down_bits_s=9.99e9,
     )
-    Control(None, said.append)._record(LinkChange(1, "2026-12-03T11:45:00+0000", link))
+    Control(link, lambda _link: None, None, said.append)._record(
+        LinkChange(1, "2026-12-03T11:45:00+0000", link)
+    )
     assert said and "link changed: delay up 1000 ms, down 1000 ms" in said[0]
     assert not _wide(*said), said
