@@ -258,6 +258,7 @@ def test_non_http2_bytes_pass_untouched_and_tap_marks_undecodable(
     assert isinstance(final, ProxyTotals) and final.connections == 1
 
 
+@pytest.mark.alone  # PING round trips through the line, held to a few ms
 def test_http2_frames_are_summarized_with_ping_rtt(tmp_path: Path, line: str) -> None:
     tap = tmp_path / "tap.jsonl"
     client_frames = (
