@@ -8,6 +8,7 @@ pub mod job;
 pub mod limits;
 pub mod line;
 pub mod mt;
+pub mod packets;
 pub mod priority;
 pub mod records;
 pub mod schedule;
