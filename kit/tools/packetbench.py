@@ -47,7 +47,7 @@ from kit.results.codec import from_json
 from kit.results.records import Measurement, PacketTotals
 from kit.tools.linkbench import LinkLine
 from kit.tools.pingpong import PING_TIMEOUT_S
-from kit.topology.packet import FORWARDER_PROGRAM
+from kit.plan.programs import forwarder_program
 from kit.topology.processes import Child, spawn
 from kit.topology.topology import Topology
 
@@ -138,7 +138,7 @@ def delay_series(
         "proxy", proxy_program(), ProxyConfig(upstream_port=listener.getsockname()[1], link=link)
     )
     forwarder = spawn(
-        "forwarder", FORWARDER_PROGRAM, ForwarderConfig(link=Link(half, half, kind="packet"))
+        "forwarder", forwarder_program(), ForwarderConfig(link=Link(half, half, kind="packet"))
     )
     pairs = {}
     try:
@@ -317,7 +317,7 @@ def idle_restart(after_idle: bool) -> IdleRestart:
     rate, rtt_ms = IDLE_LINK
     link = Link(rtt_ms / 2, rtt_ms / 2, rate, rate, kind="packet", congestion="reno",
                 queue_bytes=IDLE_QUEUE_BYTES)  # fmt: skip
-    forwarder = spawn("forwarder", FORWARDER_PROGRAM, ForwarderConfig(link=link))
+    forwarder = spawn("forwarder", forwarder_program(), ForwarderConfig(link=link))
     try:
         with _handle(forwarder.pid, SERVER_NS_FD) as server_ns, inside(server_ns):
             _set_idle_restart(after_idle)
