@@ -39,7 +39,7 @@ from kit.analysis.link import ramp_of
 from kit.delayline.netns import CLIENT_NS_FD, SERVER_NS_FD, inside, missing
 from kit.plan.packet import SERVER_ADDR, ForwarderConfig
 from kit.plan.processes import LOOPBACK, ProxyConfig
-from kit.plan.programs import proxy_program
+from kit.plan.programs import forwarder_program, proxy_program
 from kit.plan.trial import ClientConfig, Link, LinkKind, Trial, Workload
 from kit.plan.units import KIB, format_rate
 from kit.quantile import percentile
@@ -47,7 +47,6 @@ from kit.results.codec import from_json
 from kit.results.records import Measurement, PacketTotals
 from kit.tools.linkbench import LinkLine
 from kit.tools.pingpong import PING_TIMEOUT_S
-from kit.plan.programs import forwarder_program
 from kit.topology.processes import Child, spawn
 from kit.topology.topology import Topology
 

@@ -79,7 +79,11 @@ fn down_bottleneck(link: &LinkJob) -> Result<Option<Bottleneck>, Refused> {
     if link.rate_steps.is_empty() {
         return bottleneck(link.rate_down_bits_s, "rate_down_bits_s");
     }
-    let steps: Vec<(f64, i64)> = link.rate_steps.iter().map(|s| (s.rate_bits_s, s.duration_ns)).collect();
+    let steps: Vec<(f64, i64)> = link
+        .rate_steps
+        .iter()
+        .map(|s| (s.rate_bits_s, s.duration_ns))
+        .collect();
     let bad = || Refused::BadJob("link: rate_steps: not a rate over time".into());
     let steps = RateSteps::new(&steps).ok_or_else(bad)?;
     Bottleneck::with_steps(steps).map(Some).ok_or_else(bad)
@@ -133,7 +137,11 @@ impl Forwarder {
     /// Write every packet of lane `index` due by `now_ns`; a failed write is a drop (the
     /// device is going away, or its queue is full).
     fn write_due(&mut self, index: usize, now_ns: i64) {
-        while self.lanes[index].waiting.front().is_some_and(|(due, _)| *due <= now_ns) {
+        while self.lanes[index]
+            .waiting
+            .front()
+            .is_some_and(|(due, _)| *due <= now_ns)
+        {
             let lane = &mut self.lanes[index];
             let Some((due, buf)) = lane.waiting.pop_front() else {
                 break;
@@ -169,7 +177,10 @@ impl Forwarder {
     }
 
     fn next_due_ns(&self) -> Option<i64> {
-        self.lanes.iter().filter_map(|l| l.waiting.front().map(|(d, _)| *d)).min()
+        self.lanes
+            .iter()
+            .filter_map(|l| l.waiting.front().map(|(d, _)| *d))
+            .min()
     }
 }
 
@@ -267,8 +278,20 @@ fn make_sides(job: &ForwarderJob) -> Result<(Side, Side), Refused> {
         netns::enter_user_namespace()?;
     }
     let mtu = job.mtu;
-    let client = netns::new_side(&format!("{CLIENT_ADDR}/32"), SERVER_ADDR, mtu, CLIENT_NS_FD, &job.congestion)?;
-    let server = netns::new_side(&format!("{SERVER_ADDR}/32"), CLIENT_ADDR, mtu, SERVER_NS_FD, &job.congestion)?;
+    let client = netns::new_side(
+        &format!("{CLIENT_ADDR}/32"),
+        SERVER_ADDR,
+        mtu,
+        CLIENT_NS_FD,
+        &job.congestion,
+    )?;
+    let server = netns::new_side(
+        &format!("{SERVER_ADDR}/32"),
+        CLIENT_ADDR,
+        mtu,
+        SERVER_NS_FD,
+        &job.congestion,
+    )?;
     Ok((client, server))
 }
 

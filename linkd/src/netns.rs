@@ -52,7 +52,10 @@ pub fn enter_user_namespace() -> Result<(), SetupError> {
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
     // SAFETY: plain syscall.
     if unsafe { libc::unshare(libc::CLONE_NEWUSER) } != 0 {
-        return Err(system("cannot create a user namespace", &io::Error::last_os_error()));
+        return Err(system(
+            "cannot create a user namespace",
+            &io::Error::last_os_error(),
+        ));
     }
     let maps = [
         ("setgroups", "deny".to_string()),
@@ -107,7 +110,10 @@ fn open_tun() -> Result<OwnedFd, SetupError> {
     ifreq[16..18].copy_from_slice(&(IFF_TUN | IFF_NO_PI).to_ne_bytes());
     // SAFETY: TUNSETIFF reads and writes a struct ifreq, which the buffer holds.
     if unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETIFF, ifreq.as_mut_ptr()) } != 0 {
-        return Err(system("cannot create the TUN device", &io::Error::last_os_error()));
+        return Err(system(
+            "cannot create the TUN device",
+            &io::Error::last_os_error(),
+        ));
     }
     Ok(fd)
 }
@@ -115,7 +121,12 @@ fn open_tun() -> Result<OwnedFd, SetupError> {
 /// The namespace handle of the calling thread, kept at `keep_at` (close-on-exec).
 fn keep_namespace(keep_at: RawFd) -> Result<OwnedFd, SetupError> {
     // SAFETY: a NUL-terminated path.
-    let raw = unsafe { libc::open(c"/proc/thread-self/ns/net".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    let raw = unsafe {
+        libc::open(
+            c"/proc/thread-self/ns/net".as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
     if raw < 0 {
         return Err(system("cannot open the namespace", &io::Error::last_os_error()));
     }
@@ -135,10 +146,19 @@ fn device_queue_packets(mtu: u32) -> u32 {
 }
 
 /// A new namespace (this process moves into it) with `lo` and the TUN device up.
-pub fn new_side(addr: &str, peer: &str, mtu: u32, keep_at: RawFd, congestion: &str) -> Result<Side, SetupError> {
+pub fn new_side(
+    addr: &str,
+    peer: &str,
+    mtu: u32,
+    keep_at: RawFd,
+    congestion: &str,
+) -> Result<Side, SetupError> {
     // SAFETY: plain syscall; the process is single-threaded here.
     if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
-        return Err(system("cannot create a network namespace", &io::Error::last_os_error()));
+        return Err(system(
+            "cannot create a network namespace",
+            &io::Error::last_os_error(),
+        ));
     }
     if !congestion.is_empty() {
         set_congestion(congestion)?;
@@ -148,7 +168,16 @@ pub fn new_side(addr: &str, peer: &str, mtu: u32, keep_at: RawFd, congestion: &s
     ip(&["link", "set", "lo", "up"])?;
     ip(&["addr", "add", addr, "peer", peer, "dev", DEVICE])?;
     let (mtu_text, queue) = (mtu.to_string(), device_queue_packets(mtu).to_string());
-    ip(&["link", "set", DEVICE, "mtu", &mtu_text, "txqueuelen", &queue, "up"])?;
+    ip(&[
+        "link",
+        "set",
+        DEVICE,
+        "mtu",
+        &mtu_text,
+        "txqueuelen",
+        &queue,
+        "up",
+    ])?;
     Ok(Side { ns, tun })
 }
 
@@ -174,7 +203,11 @@ pub fn device_drops(ns: RawFd) -> u64 {
         };
         if name.trim() == DEVICE {
             // rx: 8 fields; tx: bytes packets errs drop
-            return counters.split_whitespace().nth(11).and_then(|v| v.parse().ok()).unwrap_or(0);
+            return counters
+                .split_whitespace()
+                .nth(11)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
         }
     }
     0

@@ -11,8 +11,16 @@ use crate::schedule::Bottleneck;
 
 /// How the wire loses packets: independently, or in Gilbert-Elliott bursts.
 pub enum LossModel {
-    Bernoulli { loss: f64, rng: Random },
-    GilbertElliott { p_enter: f64, p_leave: f64, bad: bool, rng: Random },
+    Bernoulli {
+        loss: f64,
+        rng: Random,
+    },
+    GilbertElliott {
+        p_enter: f64,
+        p_leave: f64,
+        bad: bool,
+        rng: Random,
+    },
 }
 
 impl LossModel {
@@ -28,11 +36,18 @@ impl LossModel {
                 return Err(format!("loss-burst: loss {loss} must be above 0 and below 1"));
             }
             if burst_len < 1.0 {
-                return Err(format!("loss-burst: mean burst length {burst_len} must be at least 1"));
+                return Err(format!(
+                    "loss-burst: mean burst length {burst_len} must be at least 1"
+                ));
             }
             let p_enter = (loss / (burst_len * (1.0 - loss))).min(1.0);
             let p_leave = 1.0 / burst_len;
-            return Ok(Some(LossModel::GilbertElliott { p_enter, p_leave, bad: false, rng }));
+            return Ok(Some(LossModel::GilbertElliott {
+                p_enter,
+                p_leave,
+                bad: false,
+                rng,
+            }));
         }
         Ok(Some(LossModel::Bernoulli { loss, rng }))
     }
@@ -41,7 +56,12 @@ impl LossModel {
     pub fn lost(&mut self) -> bool {
         match self {
             LossModel::Bernoulli { loss, rng } => rng.random() < *loss,
-            LossModel::GilbertElliott { p_enter, p_leave, bad, rng } => {
+            LossModel::GilbertElliott {
+                p_enter,
+                p_leave,
+                bad,
+                rng,
+            } => {
                 *bad = if *bad {
                     rng.random() >= *p_leave
                 } else {

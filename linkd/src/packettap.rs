@@ -5,10 +5,10 @@
 //! delivery trace per 2 ms and the bottleneck's peak backlog since the trial's first
 //! connection opened). The decoder is never waited for: its lag costs tap data, not link time.
 
+use crate::line::inheritable;
 use crate::records::{link_line, tap_line, LinkSide};
 use crate::schedule::{DeliveryTrace, TRACE_BUCKET_NS};
 use crate::tap::channel::{TapChannel, TapFeed};
-use crate::line::inheritable;
 use crate::tcpstream::{StreamEvent, TcpStreams};
 use std::collections::HashMap;
 use std::fs::OpenOptions;

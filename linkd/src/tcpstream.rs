@@ -102,7 +102,13 @@ impl TcpStreams {
             }
             let conn = self.next_conn;
             self.next_conn += 1;
-            self.conns.insert(key, Conn { conn, sides: Default::default() });
+            self.conns.insert(
+                key,
+                Conn {
+                    conn,
+                    sides: Default::default(),
+                },
+            );
             events.push(StreamEvent::Open(conn));
         }
         let Some(conn) = self.conns.get_mut(&key) else {

@@ -32,7 +32,8 @@ fn bottleneck(case: &Value) -> Option<Bottleneck> {
             .collect();
         return Bottleneck::with_steps(RateSteps::new(&steps).unwrap());
     }
-    case.get("rate_bits_s").map(|r| Bottleneck::new(r.as_f64().unwrap()).unwrap())
+    case.get("rate_bits_s")
+        .map(|r| Bottleneck::new(r.as_f64().unwrap()).unwrap())
 }
 
 fn direction(case: &Value) -> PacketDirection {
@@ -80,7 +81,12 @@ fn loss_draws_are_cpythons() {
     for v in vectors()["prng"].as_array().unwrap() {
         let mut rng = Random::new(big(&v["seed"]));
         let draws: Vec<f64> = (0..20).map(|_| rng.random()).collect();
-        let want: Vec<f64> = v["draws"].as_array().unwrap().iter().map(|d| d.as_f64().unwrap()).collect();
+        let want: Vec<f64> = v["draws"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_f64().unwrap())
+            .collect();
         assert_eq!(draws, want, "seed {}", v["seed"]);
     }
 }
