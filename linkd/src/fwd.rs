@@ -116,8 +116,9 @@ fn directions(job: &ForwarderJob) -> Result<[PacketDirection; 2], Refused> {
 }
 
 impl Forwarder {
-    /// Read what waits on lane `index`'s device (bounded), stamping each packet `now_ns`.
-    fn read_some(&mut self, index: usize, now_ns: i64) {
+    /// Read what waits on lane `index`'s device (bounded), each packet stamped as it is
+    /// read (a backlog read in one wake-up keeps the spacing of its reads).
+    fn read_some(&mut self, index: usize) {
         for _ in 0..READS_PER_WAKE {
             let lane = &mut self.lanes[index];
             let n = match sys::read(lane.src, &mut self.scratch) {
@@ -125,7 +126,7 @@ impl Forwarder {
                 _ => return, // drained (EAGAIN), or the device is going away
             };
             self.moved_bytes += n;
-            if let Some(due) = lane.schedule.offer(n, now_ns) {
+            if let Some(due) = lane.schedule.offer(n, sys::monotonic_ns()) {
                 let mut buf = self.pool.pop().unwrap_or_default();
                 buf.clear();
                 buf.extend_from_slice(&self.scratch[..n]);
@@ -216,7 +217,7 @@ fn forward(fwd: &mut Forwarder, signals: &OwnedFd) -> io::Result<()> {
             match event.u64 {
                 TOKEN_SIGNAL => return Ok(()),
                 TOKEN_TIMER => timer.drain(),
-                lane => fwd.read_some(lane as usize, start),
+                lane => fwd.read_some(lane as usize),
             }
         }
         for index in 0..2 {
