@@ -361,12 +361,16 @@ def idle_lines() -> list[LinkLine]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m kit.tools.packetbench``: only the packet link's lines (about a minute)."""
+    """``python -m kit.tools.packetbench``: only the packet link's lines, its forwarders side
+    by side last (about three minutes)."""
     if sys.argv[1:] if argv is None else argv:
         print("usage: python -m kit.tools.packetbench (no arguments)", file=sys.stderr)
         return 2
+    from kit.tools.fwdbench import forwarder_bench  # here: it imports this module
+
     with Topology() as topo:
         lines = packet_bench(topo)
+    lines += forwarder_bench()
     verdict = {True: "ok", False: "MISSED", None: "-"}
     rows = [(b.name, b.value, b.bar, verdict[b.ok]) for b in lines]
     print(tabulate(rows, headers=["measure", "value", "bar", ""], tablefmt="github"))
