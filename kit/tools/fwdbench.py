@@ -195,7 +195,7 @@ def delay_lines() -> list[LinkLine]:
 
 def _cell(topo: Topology, kind: str) -> float | None:
     """``kit run --client h2 --window 1MiB --rtt 20ms`` on ``kind``'s link: MiB/s."""
-    client = ClientConfig(kind="h2", window_bytes=MIB)
+    client = ClientConfig(kind="h2", window_mode="static", window_bytes=MIB)
     half = DELAY_RTT_MS / 2
     link = Link(half, half, kind="packet" if kind != "stream" else "stream")
     m = topo.measure(Trial(link=link, client=client, workload=Workload(duration_s=BULK_S)))
