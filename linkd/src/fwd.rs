@@ -186,12 +186,14 @@ impl Forwarder {
 }
 
 /// How long the next wait may block: 0 to spin (light and a due time close), else until
-/// the timer or `IDLE_WAIT_MS` (the timer is set to the next due time).
+/// the timer or `IDLE_WAIT_MS`. A light forwarder's timer fires `SPIN_NS` before the next
+/// due time; the loop then polls until it.
 fn wait_ms(fwd: &Forwarder, timer: &mut Timer, priority: &Priority, now_ns: i64) -> i32 {
+    let spin = if priority.light() { SPIN_NS } else { 0 };
     match fwd.next_due_ns() {
-        Some(due) if priority.light() && due - now_ns <= SPIN_NS => 0,
+        Some(due) if due - now_ns <= spin => 0,
         Some(due) => {
-            timer.set(due.max(1));
+            timer.set((due - spin).max(1));
             IDLE_WAIT_MS
         }
         None => IDLE_WAIT_MS,

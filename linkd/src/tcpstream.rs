@@ -222,3 +222,82 @@ fn drop_covered(side: &mut Direction) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An IPv4/TCP packet (no options) from `src` to `dst` port.
+    fn packet(src: u16, dst: u16, seq: u32, flags: u8, payload: &[u8]) -> Vec<u8> {
+        let total = 40 + payload.len();
+        let mut p = vec![0u8; total];
+        p[0] = 0x45;
+        p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+        p[9] = 6;
+        p[20..22].copy_from_slice(&src.to_be_bytes());
+        p[22..24].copy_from_slice(&dst.to_be_bytes());
+        p[24..28].copy_from_slice(&seq.to_be_bytes());
+        p[32] = 5 << 4;
+        p[33] = flags;
+        p[40..].copy_from_slice(payload);
+        p
+    }
+
+    fn feed(streams: &mut TcpStreams, direction: u8, p: &[u8]) -> Vec<StreamEvent> {
+        let mut events = Vec::new();
+        streams.packet(direction, p, &mut events);
+        events
+    }
+
+    fn opened(streams: &mut TcpStreams) {
+        assert_eq!(
+            feed(streams, 0, &packet(4000, 80, 99, SYN, b"")),
+            vec![StreamEvent::Open(1)]
+        );
+        assert!(feed(streams, 1, &packet(80, 4000, u32::MAX, SYN | ACK, b"")).is_empty());
+    }
+
+    #[test]
+    fn bytes_come_in_order_a_hole_waits_and_a_resend_is_cut() {
+        let mut s = TcpStreams::new();
+        opened(&mut s);
+        assert!(feed(&mut s, 0, &packet(4000, 80, 103, ACK, b"def")).is_empty()); // past a hole
+        let events = feed(&mut s, 0, &packet(4000, 80, 100, ACK, b"abcd")); // fills it, overlaps
+        let want = vec![
+            StreamEvent::Bytes(1, 0, b"abcd".to_vec()),
+            StreamEvent::Bytes(1, 0, b"ef".to_vec()),
+        ];
+        assert_eq!(events, want);
+        assert!(feed(&mut s, 0, &packet(4000, 80, 100, ACK, b"abc")).is_empty()); // a resend
+                                                                                  // the down direction's sequence wraps past 2^32
+        let down = feed(&mut s, 1, &packet(80, 4000, 0, ACK, b"xy"));
+        assert_eq!(down, vec![StreamEvent::Bytes(1, 1, b"xy".to_vec())]);
+    }
+
+    #[test]
+    fn both_fins_close_a_reset_closes_and_strangers_are_ignored() {
+        let mut s = TcpStreams::new();
+        assert!(feed(&mut s, 0, &packet(4000, 80, 5, ACK, b"no syn")).is_empty());
+        opened(&mut s);
+        assert_eq!(
+            feed(&mut s, 0, &packet(4000, 80, 100, FIN | ACK, b"")),
+            vec![StreamEvent::End(1, 0)]
+        );
+        let last = feed(&mut s, 1, &packet(80, 4000, 0, FIN | ACK, b"z"));
+        let want = vec![
+            StreamEvent::Bytes(1, 1, b"z".to_vec()),
+            StreamEvent::End(1, 1),
+            StreamEvent::Close(1, 1),
+        ];
+        assert_eq!(last, want);
+        assert_eq!(
+            feed(&mut s, 0, &packet(4001, 80, 7, SYN, b"")),
+            vec![StreamEvent::Open(2)]
+        );
+        assert_eq!(
+            feed(&mut s, 1, &packet(80, 4001, 9, RST, b"")),
+            vec![StreamEvent::Close(2, 1)]
+        );
+        assert!(feed(&mut s, 0, &[0u8; 20]).is_empty()); // not IPv4/TCP
+    }
+}
