@@ -30,11 +30,6 @@ from kit.topology.processes import spawn
 REASON = missing() or (None if os.geteuid() == 0 else "needs root (setns)")
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
 
-KINDS = [
-    pytest.param(kind, marks=pytest.mark.skipif(
-        program.missing() is not None, reason=program.missing() or ""))
-    for kind, program in FORWARDER_PROGRAMS.items()
-]  # fmt: skip
 BAD_JOBS = [
     ('{"bogus": 1}', "bogus"),
     ('{"mtu": 1500, "loss": 1.5}', "loss"),
@@ -48,10 +43,9 @@ def net_namespaces() -> int:
     return len(set(out.stdout.split()))
 
 
-@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize(("job", "word"), BAD_JOBS)
-def test_a_bad_job_is_one_error_line_and_exit_2(kind: str, job: str, word: str) -> None:
-    argv = [*FORWARDER_PROGRAMS[kind].argv, "--config", job]
+def test_a_bad_job_is_one_error_line_and_exit_2(forwarder: str, job: str, word: str) -> None:
+    argv = [*FORWARDER_PROGRAMS[forwarder].argv, "--config", job]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2, proc.stderr
     (line,) = proc.stdout.strip().splitlines()
@@ -59,15 +53,16 @@ def test_a_bad_job_is_one_error_line_and_exit_2(kind: str, job: str, word: str) 
     assert error["exit_code"] == 2 and word in error["error"]
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_tcp_crosses_the_link_with_its_delay_and_the_tap_sees_it(kind: str, tmp_path: Path) -> None:
+def test_tcp_crosses_the_link_with_its_delay_and_the_tap_sees_it(
+    forwarder: str, tmp_path: Path
+) -> None:
     before = net_namespaces()
     tap = tmp_path / "tap.jsonl"
     config = ForwarderConfig(link=Link(5.0, 5.0, kind="packet"), tap_path=str(tap))
-    forwarder = spawn("forwarder", FORWARDER_PROGRAMS[kind], config)
-    family = {p.pid for p in psutil.Process(forwarder.pid).children(recursive=True)}
+    child = spawn("forwarder", FORWARDER_PROGRAMS[forwarder], config)
+    family = {p.pid for p in psutil.Process(child.pid).children(recursive=True)}
     try:
-        pair = _packet_pair(forwarder.pid)
+        pair = _packet_pair(child.pid)
         t0 = time.monotonic()
         pair.client.send(b"p")
         assert pair.echo.recv(8) == b"p"
@@ -86,16 +81,16 @@ def test_tcp_crosses_the_link_with_its_delay_and_the_tap_sees_it(kind: str, tmp_
         pair.echo.close()
         time.sleep(0.1)
     finally:
-        forwarder.close()
-    assert forwarder.popen.returncode == 0
-    result = forwarder.final
+        child.close()
+    assert child.popen.returncode == 0
+    result = child.final
     data = getattr(result, "data", {})
     assert data["up"]["delivered_bytes"] >= len(payload) and data["device_drops"] == 0
     kinds = [json.loads(line)["kind"] for line in tap.read_text().splitlines()]
     assert "link" in kinds and "conn" in kinds and kinds[-1] == "packet"
     conn = next(json.loads(x) for x in tap.read_text().splitlines() if '"kind":"conn"' in x)
     assert conn["up"]["bytes"] == len(payload) + 1  # and the ping's byte
-    assert not [p for p in family | {forwarder.pid} if psutil.pid_exists(p)]
+    assert not [p for p in family | {child.pid} if psutil.pid_exists(p)]
     assert net_namespaces() == before
 
 
