@@ -40,8 +40,9 @@ from kit.plan.programs import DELAYLINE_ENV, FORWARDER_PROGRAMS
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import MIB
 from kit.quantile import percentile
+from kit.results.records import PacketTotals
 from kit.tools.linkbench import LinkLine
-from kit.tools.packetbench import PingPair, _burst, _packet_pair, _pair
+from kit.tools.packetbench import PingPair, _burst, _packet_pair, _pair, _totals
 from kit.topology.processes import Child, spawn
 from kit.topology.topology import Topology
 
@@ -185,15 +186,18 @@ def _loopback_pair() -> PingPair:
     return _pair(listener, client)
 
 
-def delay_errors(rtt_ms: float = DELAY_RTT_MS) -> dict[str, list[float]]:
+def delay_errors(
+    rtt_ms: float = DELAY_RTT_MS,
+) -> tuple[dict[str, list[float]], dict[str, PacketTotals]]:
     """Ping-pong RTT - ``rtt_ms`` (ms) through each forwarder and of the floor, interleaved
-    in bursts."""
+    in bursts; and each forwarder's totals (how late it wrote packets)."""
     half = rtt_ms / 2
     link = Link(half, half, kind="packet")
     children: dict[str, Child] = {}
     pairs: dict[str, PingPair] = {}
     names = (*KINDS, "floor")
     series: dict[str, list[float]] = {k: [] for k in names}
+    late: dict[str, PacketTotals] = {}
 
     def burst(name: str, pings: int, out: list[float]) -> None:
         if name == "floor":
@@ -217,14 +221,23 @@ def delay_errors(rtt_ms: float = DELAY_RTT_MS) -> dict[str, list[float]]:
         for pair in pairs.values():
             pair.client.close()
             pair.echo.close()
-        for child in children.values():
-            child.close()
-    return {k: [r - rtt_ms for r in v] for k, v in series.items()}
+        for kind, child in children.items():
+            totals = _totals(child)
+            if totals is not None:
+                late[kind] = totals
+    return {k: [r - rtt_ms for r in v] for k, v in series.items()}, late
 
 
 def delay_lines() -> list[LinkLine]:
-    errors = delay_errors()
-    lines = []
+    errors, late = delay_errors()
+    lines = [
+        LinkLine(
+            "forwarders, ping-pong: packets written after their due time, p50 / p99 (us)",
+            ", ".join(f"{k} {t.late_p50_us:g} / {t.late_p99_us:g}" for k, t in late.items()),
+            "report",
+            None,
+        )
+    ]
     for pct in (50, 99):
         found = {k: percentile(v, pct) for k, v in errors.items() if v}
         ok = None
