@@ -19,10 +19,9 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from kit._proto import worker_pb2 as pb
-from kit.delayline.schedule import link_bottleneck
 from kit.errors import UsageError
 from kit.plan.grpc_args import window_options
-from kit.plan.packet import ForwarderConfig, queue_bytes_for
+from kit.plan.packet import ForwarderConfig, direction_queues
 from kit.plan.processes import ClientProcess, ProxyConfig, ServerProcess
 from kit.plan.stack_options import STACK_OPTIONS
 from kit.plan.trial import (
@@ -208,7 +207,7 @@ def link_job(link: Link) -> pb.LinkJob:
 def forwarder_job(config: ForwarderConfig) -> pb.ForwarderJob:
     """What a packet-link forwarder runs: the link in ns, each direction's queue worked out."""
     link = config.link
-    up, down = (queue_bytes_for(link, _rate(link, name)) for name in ("up", "down"))
+    up, down = direction_queues(link)
     job = pb.ForwarderJob(
         loss=link.loss,
         loss_burst_len=link.loss_burst_len,
@@ -222,11 +221,6 @@ def forwarder_job(config: ForwarderConfig) -> pb.ForwarderJob:
         job.tap_decoder.extend(TAP_DECODER)
     job.link.CopyFrom(link_job(link))
     return job
-
-
-def _rate(link: Link, direction: str) -> float | None:
-    bottleneck = link_bottleneck(link, direction)
-    return None if bottleneck is None else bottleneck.rate_bits_s
 
 
 def forwarder_config(job: pb.ForwarderJob) -> tuple[ForwarderConfig, tuple[int, int]]:

@@ -42,7 +42,7 @@ from kit.plan.units import MIB
 from kit.quantile import percentile
 from kit.results.records import PacketTotals
 from kit.tools.linkbench import LinkLine
-from kit.tools.packetbench import PingPair, _burst, _packet_pair, _pair, _totals
+from kit.tools.nspairs import PingPair, forwarder_totals, packet_pair, pair_of, ping_burst
 from kit.topology.processes import Child, spawn
 from kit.topology.topology import Topology
 
@@ -99,7 +99,7 @@ def bulk_bits_s(kind: str, link: Link, seconds: float = BULK_S) -> float | None:
     """One bulk transfer server -> client through ``kind``'s forwarder: payload bit/s."""
     forwarder = spawn("forwarder", FORWARDER_PROGRAMS[kind], ForwarderConfig(link=link))
     try:
-        pair = _packet_pair(forwarder.pid)
+        pair = packet_pair(forwarder.pid)
         for sock in (pair.client, pair.echo):
             sock.settimeout(30)
         received = _Received([])
@@ -183,7 +183,7 @@ def _floor_burst(pair: PingPair, rtt_ms: float, pings: int, out: list[float]) ->
 def _loopback_pair() -> PingPair:
     listener = socket.create_server((LOOPBACK, 0))
     client = socket.create_connection(listener.getsockname(), timeout=10)
-    return _pair(listener, client)
+    return pair_of(listener, client)
 
 
 def delay_errors(
@@ -203,14 +203,14 @@ def delay_errors(
         if name == "floor":
             _floor_burst(pairs[name], rtt_ms, pings, out)
         else:
-            _burst(pairs[name], pings, out)
+            ping_burst(pairs[name], pings, out)
 
     try:
         for kind in KINDS:
             children[kind] = spawn(
                 "forwarder", FORWARDER_PROGRAMS[kind], ForwarderConfig(link=link)
             )
-            pairs[kind] = _packet_pair(children[kind].pid)
+            pairs[kind] = packet_pair(children[kind].pid)
         pairs["floor"] = _loopback_pair()
         for name in names:
             burst(name, 5, [])
@@ -222,7 +222,7 @@ def delay_errors(
             pair.client.close()
             pair.echo.close()
         for kind, child in children.items():
-            totals = _totals(child)
+            totals = forwarder_totals(child)
             if totals is not None:
                 late[kind] = totals
     return {k: [r - rtt_ms for r in v] for k, v in series.items()}, late

@@ -24,7 +24,7 @@ from kit.plan.packet import ForwarderConfig
 from kit.plan.programs import FORWARDER_PROGRAMS
 from kit.plan.trial import Link
 from kit.protocol import config_text
-from kit.tools.packetbench import _packet_pair
+from kit.tools.nspairs import packet_pair
 from kit.topology.processes import spawn
 
 REASON = missing() or (None if os.geteuid() == 0 else "needs root (setns)")
@@ -62,7 +62,7 @@ def test_tcp_crosses_the_link_with_its_delay_and_the_tap_sees_it(
     child = spawn("forwarder", FORWARDER_PROGRAMS[forwarder], config)
     family = {p.pid for p in psutil.Process(child.pid).children(recursive=True)}
     try:
-        pair = _packet_pair(child.pid)
+        pair = packet_pair(child.pid)
         t0 = time.monotonic()
         pair.client.send(b"p")
         assert pair.echo.recv(8) == b"p"

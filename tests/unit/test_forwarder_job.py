@@ -4,8 +4,9 @@ the Python one otherwise (said in one line) or when KIT_DELAYLINE asks for it.""
 from __future__ import annotations
 
 from kit._proto import worker_pb2 as pb
+from kit.delayline.schedule import link_bottleneck
 from kit.plan.jobs import forwarder_config, forwarder_job, parse_job
-from kit.plan.packet import ForwarderConfig
+from kit.plan.packet import ForwarderConfig, direction_rate
 from kit.plan.programs import forwarder_choice
 from kit.plan.trial import Link, RateStep
 from kit.protocol import config_text
@@ -39,3 +40,18 @@ def test_a_set_queue_is_each_directions_and_the_tap_brings_its_decoder() -> None
         "-m",
         "kit.capture.decoder",
     ]
+
+
+def test_each_directions_rate_is_the_schedules() -> None:
+    """The queue of one BDP uses the rate the forwarder's bottleneck has (rate steps: their
+    mean), computed in the plan as the schedule computes it."""
+    steps = (RateStep(12.5e6, 33.3), RateStep(0.0, 7.1), RateStep(97e6, 0.9))
+    links = [
+        Link(5.0, 5.0, 1e9, 3e8, kind="packet"),
+        Link(25.0, 25.0, None, None, kind="packet", rate_steps=steps),
+    ]
+    for link in links:
+        for direction in ("up", "down"):
+            bottleneck = link_bottleneck(link, direction)
+            want = None if bottleneck is None else bottleneck.rate_bits_s
+            assert direction_rate(link, direction) == want
