@@ -14,7 +14,10 @@ the compiled one (``kit-linkfwd``) and the Python one, interleaved, on the same 
 4. the kit's own cell (``kit run --link packet --client h2 --window 1MiB --rtt 20ms``) on each
    forwarder / the same cell on the stream link. Bar: the compiled one within 10%.
 
-Each line gives the ratio compiled / Python; absolute figures are this machine's.
+The bulk lines also run the compiled forwarder without segmentation offload on its TUN
+devices (``KIT_LINKFWD_OFFLOAD=off``: one read and one write per MTU-sized packet, as the
+Python forwarder). Each line gives the ratio compiled / Python; absolute figures are this
+machine's.
 """
 
 from __future__ import annotations
@@ -47,6 +50,10 @@ from kit.topology.processes import Child, spawn
 from kit.topology.topology import Topology
 
 KINDS = ("python", "compiled")
+# The bulk lines also run the compiled forwarder without segmentation offload on its devices.
+NO_OFFLOAD = "compiled, no offload"
+BULK_KINDS = ("python", NO_OFFLOAD, "compiled")
+OFFLOAD_ENV = "KIT_LINKFWD_OFFLOAD"
 BULK_S = 3.0
 BULK_RATE = 1e9
 BULK_RTT_MS = 10.0
@@ -95,9 +102,21 @@ def _second_half_bits_s(received: _Received) -> float | None:
     return sum(n for _, n in later[1:]) * 8 / (span_ns / 1e9)
 
 
+def _spawn(kind: str, link: Link) -> Child:
+    """``kind``'s forwarder for ``link`` (the compiled one without offload: told by its
+    environment)."""
+    if kind != NO_OFFLOAD:
+        return spawn("forwarder", FORWARDER_PROGRAMS[kind], ForwarderConfig(link=link))
+    os.environ[OFFLOAD_ENV] = "off"
+    try:
+        return spawn("forwarder", FORWARDER_PROGRAMS["compiled"], ForwarderConfig(link=link))
+    finally:
+        del os.environ[OFFLOAD_ENV]
+
+
 def bulk_bits_s(kind: str, link: Link, seconds: float = BULK_S) -> float | None:
     """One bulk transfer server -> client through ``kind``'s forwarder: payload bit/s."""
-    forwarder = spawn("forwarder", FORWARDER_PROGRAMS[kind], ForwarderConfig(link=link))
+    forwarder = _spawn(kind, link)
     try:
         pair = packet_pair(forwarder.pid)
         for sock in (pair.client, pair.echo):
@@ -115,9 +134,9 @@ def bulk_bits_s(kind: str, link: Link, seconds: float = BULK_S) -> float | None:
 
 def _interleaved(measure: Callable[[str], float | None], rounds: int = 2) -> dict[str, float]:
     """The median of each forwarder's figure over ``rounds``, in alternating order."""
-    found: dict[str, list[float]] = {k: [] for k in KINDS}
+    found: dict[str, list[float]] = {k: [] for k in BULK_KINDS}
     for i in range(rounds):
-        for kind in KINDS if i % 2 == 0 else KINDS[::-1]:
+        for kind in BULK_KINDS if i % 2 == 0 else BULK_KINDS[::-1]:
             value = measure(kind)
             if value is not None:
                 found[kind].append(value)
@@ -125,8 +144,8 @@ def _interleaved(measure: Callable[[str], float | None], rounds: int = 2) -> dic
 
 
 def _ratio_text(values: dict[str, float], fmt: Callable[[float], str]) -> str:
-    shown = ", ".join(f"{k} {fmt(values[k])}" for k in KINDS if k in values)
-    if len(values) == len(KINDS) and values["python"]:
+    shown = ", ".join(f"{k} {fmt(values[k])}" for k in BULK_KINDS if k in values)
+    if "compiled" in values and values.get("python"):
         shown += f"; compiled / python {values['compiled'] / values['python']:.2f}"
     return shown
 

@@ -10,6 +10,7 @@
 //! and few bytes) it runs at SCHED_FIFO where allowed and spins the last `SPIN_NS` before a
 //! due time; under bulk traffic it stays in the normal class and sleeps on the timer.
 
+use crate::gso::{self, Super, VNET_HDR_BYTES};
 use crate::job::pb::{ForwarderJob, LinkJob};
 use crate::netns::{self, SetupError, Side, CLIENT_ADDR, CLIENT_NS_FD, SERVER_ADDR, SERVER_NS_FD};
 use crate::packets::{DirectionCounts, DirectionSpec, PacketDirection};
@@ -26,6 +27,9 @@ pub const STACK: &str = "kit-linkfwd";
 const READS_PER_WAKE: usize = 256;
 const MAX_LATE_SAMPLES: usize = 200_000;
 const MAX_PACKET_BYTES: usize = 65_536;
+/// A read: a super-packet of up to 64 KiB behind its `virtio_net_hdr`.
+const READ_BYTES: usize = 2 * MAX_PACKET_BYTES;
+const OFFLOAD_ENV: &str = "KIT_LINKFWD_OFFLOAD";
 const MAX_POOLED_BUFFERS: usize = 1024;
 const IDLE_WAIT_MS: i32 = 200;
 const TOKEN_SIGNAL: u64 = 2;
@@ -60,6 +64,9 @@ struct Forwarder {
     lanes: [Lane; 2],
     pool: Vec<Vec<u8>>,
     scratch: Vec<u8>,
+    /// The `virtio_net_hdr` before each packet: `VNET_HDR_BYTES` with offload, else 0.
+    vnet: usize,
+    dues: Vec<Option<i64>>,
     tap: Option<PacketTap>,
     wakeups: u64,
     busy_ns: i64,
@@ -120,19 +127,63 @@ impl Forwarder {
     /// read (a backlog read in one wake-up keeps the spacing of its reads).
     fn read_some(&mut self, index: usize) {
         for _ in 0..READS_PER_WAKE {
-            let lane = &mut self.lanes[index];
-            let n = match sys::read(lane.src, &mut self.scratch) {
+            let n = match sys::read(self.lanes[index].src, &mut self.scratch) {
                 Ok(n) if n > 0 => n,
                 _ => return, // drained (EAGAIN), or the device is going away
             };
+            if n <= self.vnet {
+                continue;
+            }
             self.moved_bytes += n;
-            if let Some(due) = lane.schedule.offer(n, sys::monotonic_ns()) {
-                let mut buf = self.pool.pop().unwrap_or_default();
-                buf.clear();
-                buf.extend_from_slice(&self.scratch[..n]);
-                lane.waiting.push_back((due, buf));
+            let now = sys::monotonic_ns();
+            let whole = self.vnet == 0;
+            match (!whole).then(|| gso::super_packet(&self.scratch[..n])).flatten() {
+                Some(s) => self.offer_super(index, n, &s, now),
+                None => self.offer_one(index, n, now),
             }
         }
+    }
+
+    fn buffer(&mut self) -> Vec<u8> {
+        let mut buf = self.pool.pop().unwrap_or_default();
+        buf.clear();
+        buf
+    }
+
+    /// One packet (behind its `virtio_net_hdr`, if any): offered, kept as read if delivered.
+    fn offer_one(&mut self, index: usize, n: usize, now_ns: i64) {
+        if let Some(due) = self.lanes[index].schedule.offer(n - self.vnet, now_ns) {
+            let mut buf = self.buffer();
+            buf.extend_from_slice(&self.scratch[..n]);
+            self.lanes[index].waiting.push_back((due, buf));
+        }
+    }
+
+    /// A super-packet: each segment offered in order; kept whole when every segment is
+    /// delivered at one due time, else each delivered segment cut out on its own.
+    fn offer_super(&mut self, index: usize, n: usize, s: &Super, now_ns: i64) {
+        let mut dues = std::mem::take(&mut self.dues);
+        dues.clear();
+        let schedule = &mut self.lanes[index].schedule;
+        dues.extend((0..s.count).map(|i| schedule.offer(s.segment_bytes(i), now_ns)));
+        let first = dues[0];
+        if first.is_some() && dues.iter().all(|d| *d == first) {
+            let mut buf = self.buffer();
+            buf.extend_from_slice(&self.scratch[..n]);
+            self.lanes[index]
+                .waiting
+                .push_back((first.unwrap_or_default(), buf));
+        } else {
+            for (i, due) in dues.iter().enumerate() {
+                let Some(due) = *due else {
+                    continue;
+                };
+                let mut buf = self.buffer();
+                gso::segment(&self.scratch[..n], s, i, &mut buf);
+                self.lanes[index].waiting.push_back((due, buf));
+            }
+        }
+        self.dues = dues;
     }
 
     /// Write every packet of lane `index` due by `now_ns`; a failed write is a drop (the
@@ -153,7 +204,7 @@ impl Forwarder {
             // SAFETY: a buffer we own, to a descriptor we hold.
             let wrote = unsafe { libc::write(lane.dst, buf.as_ptr().cast(), buf.len()) };
             if wrote >= 0 {
-                self.tap_packet(index, &buf, now_ns);
+                self.tap_packet(index, &buf[self.vnet..], now_ns);
             }
             if self.pool.len() < MAX_POOLED_BUFFERS {
                 self.pool.push(buf);
@@ -276,7 +327,7 @@ fn totals(fwd: &Forwarder, device_drops: u64) -> Value {
 }
 
 /// The namespaces and devices (entering a user namespace first when not root).
-fn make_sides(job: &ForwarderJob) -> Result<(Side, Side), Refused> {
+fn make_sides(job: &ForwarderJob, offload: bool) -> Result<(Side, Side), Refused> {
     if netns::in_user_namespace() {
         netns::enter_user_namespace()?;
     }
@@ -287,6 +338,7 @@ fn make_sides(job: &ForwarderJob) -> Result<(Side, Side), Refused> {
         mtu,
         CLIENT_NS_FD,
         &job.congestion,
+        offload,
     )?;
     let server = netns::new_side(
         &format!("{SERVER_ADDR}/32"),
@@ -294,6 +346,7 @@ fn make_sides(job: &ForwarderJob) -> Result<(Side, Side), Refused> {
         mtu,
         SERVER_NS_FD,
         &job.congestion,
+        offload,
     )?;
     Ok((client, server))
 }
@@ -305,7 +358,8 @@ pub fn serve(job: ForwarderJob, signals: OwnedFd, ready: impl FnOnce()) -> Resul
     if job.mtu == 0 || job.mtu as usize > MAX_PACKET_BYTES {
         return Err(Refused::BadJob(format!("mtu: {} is not an MTU", job.mtu)));
     }
-    let (client, server) = make_sides(&job)?;
+    let offload = std::env::var(OFFLOAD_ENV).map_or(true, |v| v != "off");
+    let (client, server) = make_sides(&job, offload)?;
     let tap = if job.tap_path.is_empty() {
         None
     } else {
@@ -321,7 +375,9 @@ pub fn serve(job: ForwarderJob, signals: OwnedFd, ready: impl FnOnce()) -> Resul
     let mut fwd = Forwarder {
         lanes: [lane(&client, &server, up), lane(&server, &client, down)],
         pool: Vec::new(),
-        scratch: vec![0; MAX_PACKET_BYTES],
+        scratch: vec![0; READ_BYTES],
+        vnet: if offload { VNET_HDR_BYTES } else { 0 },
+        dues: Vec::new(),
         tap,
         wakeups: 0,
         busy_ns: 0,

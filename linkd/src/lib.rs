@@ -2,11 +2,12 @@
 //! same rules as `kit.delayline`. `schedule` and `mt` are pure (the rules both lines share,
 //! checked by tests/vectors); `store`, `conn` and `line` move bytes; `tap` hands them to the
 //! kit's frame decoder without ever waiting for it. The packet link's forwarder
-//! (`kit-linkfwd`) is `fwd`: `packets` (pure, tests/vectors/packets.json), `netns`,
+//! (`kit-linkfwd`) is `fwd`: `packets` (pure, tests/vectors/packets.json), `netns`, `gso`,
 //! `tcpstream` and `packettap`.
 pub mod conn;
 pub mod counter;
 pub mod fwd;
+pub mod gso;
 pub mod job;
 pub mod limits;
 pub mod line;

@@ -20,6 +20,10 @@ pub const SERVER_ADDR: &str = "10.203.0.2";
 const TUNSETIFF: libc::c_ulong = 0x4004_54CA;
 const IFF_TUN: libc::c_short = 0x0001;
 const IFF_NO_PI: libc::c_short = 0x1000;
+const IFF_VNET_HDR: libc::c_short = 0x4000;
+const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54D0;
+const TUN_F_CSUM: libc::c_ulong = 0x01;
+const TUN_F_TSO4: libc::c_ulong = 0x02;
 /// The TUN device's own ring, in bytes of packets (as netns.py: `DEVICE_QUEUE_BYTES`).
 const DEVICE_QUEUE_BYTES: u32 = 32 * 1024 * 1024;
 
@@ -94,8 +98,9 @@ fn ip(args: &[&str]) -> Result<(), SetupError> {
     Err(SetupError::System(format!("ip {}: {why}", args.join(" "))))
 }
 
-/// A non-persistent TUN device `kit0` in the current namespace (no packet-info header).
-fn open_tun() -> Result<OwnedFd, SetupError> {
+/// A non-persistent TUN device `kit0` in the current namespace (no packet-info header);
+/// `offload`: with a `virtio_net_hdr` before each packet and TCP/IPv4 segmentation offload.
+fn open_tun(offload: bool) -> Result<OwnedFd, SetupError> {
     let flags = libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC;
     // SAFETY: a NUL-terminated path.
     let raw = unsafe { libc::open(c"/dev/net/tun".as_ptr(), flags) };
@@ -107,13 +112,20 @@ fn open_tun() -> Result<OwnedFd, SetupError> {
     // struct ifreq: a 16-byte name, then the flags (the rest of its 40 bytes unused here).
     let mut ifreq = [0u8; 40];
     ifreq[..DEVICE.len()].copy_from_slice(DEVICE.as_bytes());
-    ifreq[16..18].copy_from_slice(&(IFF_TUN | IFF_NO_PI).to_ne_bytes());
+    let flags = IFF_TUN | IFF_NO_PI | if offload { IFF_VNET_HDR } else { 0 };
+    ifreq[16..18].copy_from_slice(&flags.to_ne_bytes());
     // SAFETY: TUNSETIFF reads and writes a struct ifreq, which the buffer holds.
     if unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETIFF, ifreq.as_mut_ptr()) } != 0 {
         return Err(system(
             "cannot create the TUN device",
             &io::Error::last_os_error(),
         ));
+    }
+    let offloads = TUN_F_CSUM | TUN_F_TSO4;
+    // SAFETY: TUNSETOFFLOAD takes its flags by value.
+    if offload && unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETOFFLOAD, offloads) } != 0 {
+        let err = io::Error::last_os_error();
+        return Err(system("cannot set the TUN device's offloads", &err));
     }
     Ok(fd)
 }
@@ -152,6 +164,7 @@ pub fn new_side(
     mtu: u32,
     keep_at: RawFd,
     congestion: &str,
+    offload: bool,
 ) -> Result<Side, SetupError> {
     // SAFETY: plain syscall; the process is single-threaded here.
     if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
@@ -164,7 +177,7 @@ pub fn new_side(
         set_congestion(congestion)?;
     }
     let ns = keep_namespace(keep_at)?;
-    let tun = open_tun()?;
+    let tun = open_tun(offload)?;
     ip(&["link", "set", "lo", "up"])?;
     ip(&["addr", "add", addr, "peer", peer, "dev", DEVICE])?;
     let (mtu_text, queue) = (mtu.to_string(), device_queue_packets(mtu).to_string());
