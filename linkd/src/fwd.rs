@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::rc::Rc;
 
 pub const STACK: &str = "kit-linkfwd";
 const READS_PER_WAKE: usize = 256;
@@ -50,12 +51,19 @@ impl From<SetupError> for Refused {
     }
 }
 
+/// A packet waiting for its due time: as read, or one segment of a super-packet read whole
+/// (its consecutive segments due together are written as one).
+enum Waiting {
+    Read(Vec<u8>),
+    Segment(Rc<Vec<u8>>, Super, usize),
+}
+
 /// One direction: read from `src`, schedule, write to `dst` when due.
 struct Lane {
     src: RawFd,
     dst: RawFd,
     schedule: PacketDirection,
-    waiting: VecDeque<(i64, Vec<u8>)>,
+    waiting: VecDeque<(i64, Waiting)>,
     late_ns: Vec<i64>,
 }
 
@@ -64,6 +72,8 @@ struct Forwarder {
     lanes: [Lane; 2],
     pool: Vec<Vec<u8>>,
     scratch: Vec<u8>,
+    /// Segments written together are built here.
+    out: Vec<u8>,
     /// The `virtio_net_hdr` before each packet: `VNET_HDR_BYTES` with offload, else 0.
     vnet: usize,
     dues: Vec<Option<i64>>,
@@ -155,12 +165,12 @@ impl Forwarder {
         if let Some(due) = self.lanes[index].schedule.offer(n - self.vnet, now_ns) {
             let mut buf = self.buffer();
             buf.extend_from_slice(&self.scratch[..n]);
-            self.lanes[index].waiting.push_back((due, buf));
+            self.lanes[index].waiting.push_back((due, Waiting::Read(buf)));
         }
     }
 
     /// A super-packet: each segment offered in order; kept whole when every segment is
-    /// delivered at one due time, else each delivered segment cut out on its own.
+    /// delivered at one due time, else each delivered segment waits on its own.
     fn offer_super(&mut self, index: usize, n: usize, s: &Super, now_ns: i64) {
         let mut dues = std::mem::take(&mut self.dues);
         dues.clear();
@@ -170,17 +180,15 @@ impl Forwarder {
         if first.is_some() && dues.iter().all(|d| *d == first) {
             let mut buf = self.buffer();
             buf.extend_from_slice(&self.scratch[..n]);
-            self.lanes[index]
-                .waiting
-                .push_back((first.unwrap_or_default(), buf));
-        } else {
+            let due = first.unwrap_or_default();
+            self.lanes[index].waiting.push_back((due, Waiting::Read(buf)));
+        } else if dues.iter().any(Option::is_some) {
+            let frame = Rc::new(self.scratch[..n].to_vec());
             for (i, due) in dues.iter().enumerate() {
-                let Some(due) = *due else {
-                    continue;
-                };
-                let mut buf = self.buffer();
-                gso::segment(&self.scratch[..n], s, i, &mut buf);
-                self.lanes[index].waiting.push_back((due, buf));
+                if let Some(due) = *due {
+                    let entry = Waiting::Segment(Rc::clone(&frame), *s, i);
+                    self.lanes[index].waiting.push_back((due, entry));
+                }
             }
         }
         self.dues = dues;
@@ -189,26 +197,61 @@ impl Forwarder {
     /// Write every packet of lane `index` due by `now_ns`; a failed write is a drop (the
     /// device is going away, or its queue is full).
     fn write_due(&mut self, index: usize, now_ns: i64) {
-        while self.lanes[index]
-            .waiting
-            .front()
-            .is_some_and(|(due, _)| *due <= now_ns)
-        {
+        while let Some((due, entry)) = self.pop_due(index, now_ns) {
             let lane = &mut self.lanes[index];
-            let Some((due, buf)) = lane.waiting.pop_front() else {
-                break;
-            };
             if lane.late_ns.len() < MAX_LATE_SAMPLES {
                 lane.late_ns.push(now_ns - due);
             }
+            let buf = match entry {
+                Waiting::Read(buf) => buf,
+                Waiting::Segment(frame, s, first) => {
+                    let last = self.run_end(index, now_ns, &frame, first);
+                    let mut out = std::mem::take(&mut self.out);
+                    out.clear();
+                    gso::segments(&frame, &s, first, last, &mut out);
+                    out
+                }
+            };
+            let dst = self.lanes[index].dst;
             // SAFETY: a buffer we own, to a descriptor we hold.
-            let wrote = unsafe { libc::write(lane.dst, buf.as_ptr().cast(), buf.len()) };
+            let wrote = unsafe { libc::write(dst, buf.as_ptr().cast(), buf.len()) };
             if wrote >= 0 {
                 self.tap_packet(index, &buf[self.vnet..], now_ns);
             }
-            if self.pool.len() < MAX_POOLED_BUFFERS {
-                self.pool.push(buf);
+            self.recycle(buf);
+        }
+    }
+
+    fn pop_due(&mut self, index: usize, now_ns: i64) -> Option<(i64, Waiting)> {
+        let waiting = &mut self.lanes[index].waiting;
+        if waiting.front().is_some_and(|(due, _)| *due <= now_ns) {
+            waiting.pop_front()
+        } else {
+            None
+        }
+    }
+
+    /// The last of the consecutive segments of `frame` from `first` on that are due by
+    /// `now_ns` (taken off the queue: they are written with `first`).
+    fn run_end(&mut self, index: usize, now_ns: i64, frame: &Rc<Vec<u8>>, first: usize) -> usize {
+        let waiting = &mut self.lanes[index].waiting;
+        let mut last = first;
+        while let Some((due, Waiting::Segment(next, _, i))) = waiting.front() {
+            if *due > now_ns || !Rc::ptr_eq(next, frame) || *i != last + 1 {
+                break;
             }
+            last = *i;
+            waiting.pop_front();
+        }
+        last
+    }
+
+    /// Keep a written buffer for the next packet (the built one as the build buffer).
+    fn recycle(&mut self, buf: Vec<u8>) {
+        if self.out.capacity() == 0 {
+            self.out = buf;
+        } else if self.pool.len() < MAX_POOLED_BUFFERS {
+            self.pool.push(buf);
         }
     }
 
@@ -376,6 +419,7 @@ pub fn serve(job: ForwarderJob, signals: OwnedFd, ready: impl FnOnce()) -> Resul
         lanes: [lane(&client, &server, up), lane(&server, &client, down)],
         pool: Vec::new(),
         scratch: vec![0; READ_BYTES],
+        out: Vec::new(),
         vnet: if offload { VNET_HDR_BYTES } else { 0 },
         dues: Vec::new(),
         tap,

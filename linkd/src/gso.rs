@@ -3,9 +3,10 @@
 //! dozens), each behind a `virtio_net_hdr`. The link's rules stay per packet: a super-packet
 //! is offered to the schedule as the MTU-sized segments it stands for, in order. When every
 //! segment is delivered at the same due time it is written whole (the receiving kernel takes
-//! it as one large segment); otherwise each delivered segment is cut out and written alone
-//! at its own due time, its headers rewritten here (IP length, id and header checksum; TCP
-//! sequence and flags; the TCP checksum left to the kernel as a partial one).
+//! it as one large segment); otherwise its delivered segments wait on their own due times
+//! and, when written, the consecutive ones due by then go out together as one smaller
+//! super-packet (or a plain packet), their headers rewritten here (IP length, id and header
+//! checksum; TCP sequence and flags; the TCP checksum left to the kernel as a partial one).
 
 /// `struct virtio_net_hdr` (no `num_buffers`): flags, gso type, header length, gso size,
 /// checksum start and offset, in the machine's byte order (TUN's default).
@@ -85,16 +86,21 @@ fn fold(mut acc: u32) -> u16 {
     acc as u16
 }
 
-/// Segment `i` of the super-packet `frame` as a packet of its own, appended to `out`: a
-/// `virtio_net_hdr` asking the kernel to finish its TCP checksum, then IP and TCP headers
-/// rewritten for the segment and its payload.
-pub fn segment(frame: &[u8], s: &Super, i: usize, out: &mut Vec<u8>) {
+/// Segments `first..=last` of the super-packet `frame` as one packet, appended to `out`: a
+/// `virtio_net_hdr` asking the kernel to finish its TCP checksum (and, for more than one
+/// segment, to take it as a super-packet of them), then IP and TCP headers rewritten for
+/// those segments and their payload.
+pub fn segments(frame: &[u8], s: &Super, first: usize, last: usize, out: &mut Vec<u8>) {
     let ip = &frame[VNET_HDR_BYTES..];
-    let start = s.headers + i * s.mss;
-    let len = s.mss.min(s.payload - i * s.mss);
+    let start = s.headers + first * s.mss;
+    let len = (s.mss * (last + 1)).min(s.payload) - first * s.mss;
     let base = out.len();
     let mut hdr = [0u8; VNET_HDR_BYTES];
     hdr[0] = F_NEEDS_CSUM;
+    if last > first {
+        hdr[1] = frame[1]; // TCPv4, and ECN if it was
+        hdr[4..6].copy_from_slice(&(s.mss as u16).to_ne_bytes());
+    }
     hdr[2..4].copy_from_slice(&(s.headers as u16).to_ne_bytes());
     hdr[6..8].copy_from_slice(&(s.ihl as u16).to_ne_bytes());
     hdr[8..10].copy_from_slice(&TCP_CSUM_OFFSET.to_ne_bytes());
@@ -104,19 +110,19 @@ pub fn segment(frame: &[u8], s: &Super, i: usize, out: &mut Vec<u8>) {
     let p = &mut out[base + VNET_HDR_BYTES..];
     let total = (s.headers + len) as u16;
     p[2..4].copy_from_slice(&total.to_be_bytes());
-    let id = be16(ip, 4).wrapping_add(i as u16);
+    let id = be16(ip, 4).wrapping_add(first as u16);
     p[4..6].copy_from_slice(&id.to_be_bytes());
     p[10..12].copy_from_slice(&[0, 0]);
     let ip_sum = !fold(sum16(&p[..s.ihl], 0));
     p[10..12].copy_from_slice(&ip_sum.to_be_bytes());
     let tcp = s.ihl;
     let seq = u32::from_be_bytes([ip[tcp + 4], ip[tcp + 5], ip[tcp + 6], ip[tcp + 7]]);
-    let seq = seq.wrapping_add((i * s.mss) as u32);
+    let seq = seq.wrapping_add((first * s.mss) as u32);
     p[tcp + 4..tcp + 8].copy_from_slice(&seq.to_be_bytes());
-    if i + 1 < s.count {
+    if last + 1 < s.count {
         p[tcp + 13] &= !(FIN | PSH);
     }
-    if i > 0 {
+    if first > 0 {
         p[tcp + 13] &= !CWR;
     }
     // A partial checksum holds the pseudo-header's sum (addresses, protocol, TCP length).
@@ -157,7 +163,7 @@ mod tests {
         let s = super_packet(&f).unwrap();
         assert_eq!((s.count, s.segment_bytes(0), s.segment_bytes(2)), (3, 1488, 144));
         let mut out = Vec::new();
-        segment(&f, &s, 1, &mut out);
+        segments(&f, &s, 1, 1, &mut out);
         let p = &out[VNET_HDR_BYTES..];
         assert_eq!(p.len(), 1488);
         assert_eq!(be16(p, 2), 1488);
@@ -167,8 +173,13 @@ mod tests {
         assert_eq!(p[33], 0x10); // neither FIN, PSH nor CWR in the middle
         assert_eq!(&p[40..42], &[(1448 % 256) as u8, (1449 % 256) as u8]);
         let mut last = Vec::new();
-        segment(&f, &s, 2, &mut last);
+        segments(&f, &s, 2, 2, &mut last);
         assert_eq!(last[VNET_HDR_BYTES + 33], 0x18 | FIN);
+        let mut run = Vec::new();
+        segments(&f, &s, 1, 2, &mut run);
+        assert_eq!((run[1], u16::from_ne_bytes([run[4], run[5]])), (GSO_TCPV4, 1448));
+        assert_eq!(be16(&run[VNET_HDR_BYTES..], 2), 40 + 3000 - 1448);
+        assert_eq!(run[VNET_HDR_BYTES + 33], 0x10 | 0x08 | FIN); // the last's FIN and PSH
     }
 
     #[test]
