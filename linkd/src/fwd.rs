@@ -6,9 +6,11 @@
 //! One epoll over both devices, the signalfd and an absolute `timerfd` deadline (ns, 1 ns
 //! timer slack): every wake-up reads what is waiting (at most `READS_PER_WAKE` a device, so
 //! one direction cannot starve the other), then writes everything due. Packets wait in
-//! buffers reused from a bounded pool. While the forwarder is light (`priority`: little CPU
-//! and few bytes) it runs at SCHED_FIFO where allowed and spins the last `SPIN_NS` before a
-//! due time; under bulk traffic it stays in the normal class and sleeps on the timer.
+//! buffers reused from a bounded pool. With offload (`gso`) a read may be a TCP super-packet:
+//! its segments are offered one by one, and it is written whole when all are due at once.
+//! While the forwarder is light (`priority`: little CPU and few bytes) it runs at SCHED_FIFO
+//! where allowed and spins the last `SPIN_NS` before a due time; under bulk traffic it stays
+//! in the normal class and sleeps on the timer.
 
 use crate::gso::{self, Super, VNET_HDR_BYTES};
 use crate::job::pb::{ForwarderJob, LinkJob};
