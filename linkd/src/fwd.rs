@@ -56,7 +56,8 @@ impl From<SetupError> for Refused {
 /// A packet waiting for its due time: as read, or one segment of a super-packet read whole
 /// (its consecutive segments due together are written as one).
 enum Waiting {
-    Read(Vec<u8>),
+    /// As read: one packet, or a super-packet of this many, all due at once.
+    Read(Vec<u8>, usize),
     Segment(Rc<Vec<u8>>, Super, usize),
 }
 
@@ -167,7 +168,7 @@ impl Forwarder {
         if let Some(due) = self.lanes[index].schedule.offer(n - self.vnet, now_ns) {
             let mut buf = self.buffer();
             buf.extend_from_slice(&self.scratch[..n]);
-            self.lanes[index].waiting.push_back((due, Waiting::Read(buf)));
+            self.lanes[index].waiting.push_back((due, Waiting::Read(buf, 1)));
         }
     }
 
@@ -183,7 +184,8 @@ impl Forwarder {
             let mut buf = self.buffer();
             buf.extend_from_slice(&self.scratch[..n]);
             let due = first.unwrap_or_default();
-            self.lanes[index].waiting.push_back((due, Waiting::Read(buf)));
+            let entry = Waiting::Read(buf, s.count);
+            self.lanes[index].waiting.push_back((due, entry));
         } else if dues.iter().any(Option::is_some) {
             let frame = Rc::new(self.scratch[..n].to_vec());
             for (i, due) in dues.iter().enumerate() {
@@ -200,12 +202,13 @@ impl Forwarder {
     /// device is going away, or its queue is full).
     fn write_due(&mut self, index: usize, now_ns: i64) {
         while let Some((due, entry)) = self.pop_due(index, now_ns) {
-            let lane = &mut self.lanes[index];
-            if lane.late_ns.len() < MAX_LATE_SAMPLES {
-                lane.late_ns.push(now_ns - due);
-            }
+            let packets = match &entry {
+                Waiting::Read(_, packets) => *packets,
+                Waiting::Segment(..) => 1,
+            };
+            self.late(index, now_ns - due, packets);
             let buf = match entry {
-                Waiting::Read(buf) => buf,
+                Waiting::Read(buf, _) => buf,
                 Waiting::Segment(frame, s, first) => {
                     let last = self.run_end(index, now_ns, &frame, first);
                     let mut out = std::mem::take(&mut self.out);
@@ -236,16 +239,24 @@ impl Forwarder {
     /// The last of the consecutive segments of `frame` from `first` on that are due by
     /// `now_ns` (taken off the queue: they are written with `first`).
     fn run_end(&mut self, index: usize, now_ns: i64, frame: &Rc<Vec<u8>>, first: usize) -> usize {
-        let waiting = &mut self.lanes[index].waiting;
         let mut last = first;
-        while let Some((due, Waiting::Segment(next, _, i))) = waiting.front() {
+        while let Some((due, Waiting::Segment(next, _, i))) = self.lanes[index].waiting.front() {
             if *due > now_ns || !Rc::ptr_eq(next, frame) || *i != last + 1 {
                 break;
             }
+            let late = now_ns - *due;
             last = *i;
-            waiting.pop_front();
+            self.lanes[index].waiting.pop_front();
+            self.late(index, late, 1);
         }
         last
+    }
+
+    /// `packets` written `late_ns` after their due time, kept in the sample (bounded).
+    fn late(&mut self, index: usize, late_ns: i64, packets: usize) {
+        let late = &mut self.lanes[index].late_ns;
+        let room = MAX_LATE_SAMPLES.saturating_sub(late.len());
+        late.extend(std::iter::repeat_n(late_ns, packets.min(room)));
     }
 
     /// Keep a written buffer for the next packet (the built one as the build buffer).
