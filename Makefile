@@ -89,15 +89,14 @@ run: install
 	@echo; echo "$$ $(BIN)/kit report $(RUN_RECORDS) --summary"
 	@$(BIN)/kit report $(RUN_RECORDS) --summary
 
-# Unit tests are pure: two workers. The conformance test checks each program's protocol and
-# the bad-input tests a one-line refusal, not speed: two workers. Every other integration test
-# measures real processes: one at a time.
-REFUSALS := one_line_and_exit_2 or one_line_error
+# Unit tests are pure: two workers. Integration tests run four at a time (most wait on
+# timers, delay lines and their own processes, not on the CPU), except those marked "alone"
+# (they time their processes closely, load the machine or count machine-wide state such as
+# network namespaces): those run one at a time, after. --durations shows what costs.
 test: install test-stacks
 	$(BIN)/python -m pytest -q -n 2 tests/unit
-	$(BIN)/python -m pytest -q -n 2 tests/integration -k "test_conformance or $(REFUSALS)"
-	$(BIN)/python -m pytest -q --durations=30 tests/integration \
-	    --ignore=tests/integration/test_conformance.py -k "not ($(REFUSALS))"
+	$(BIN)/python -m pytest -q -n 4 --durations=15 -m "not alone" tests/integration
+	$(BIN)/python -m pytest -q --durations=15 -m alone tests/integration
 
 lint: install
 	$(BIN)/ruff check kit servers tests

@@ -591,6 +591,7 @@ HOSTILE_HOLD_S = 8.0
 HOSTILE_RSS_BOUND_BYTES = 600 * MIB
 
 
+@pytest.mark.alone  # each server under 40 hostile calls takes a core or two
 @pytest.mark.parametrize("kind", SERVER_KINDS)
 def test_a_server_keeps_its_download_budget_against_calls_never_read(kind: str) -> None:
     """40 Download calls of 64 MiB messages on one connection, never read (no WINDOW_UPDATE):

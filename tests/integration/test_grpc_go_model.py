@@ -22,7 +22,7 @@ from kit.topology.topology import Topology
 CELL = CheckCell("8MiB@20ms", 20.0, 8 * MIB, "throughput", 0.10)
 FRAME_BYTES = 16_384
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from kit.topology.topology import Topology
 
 CELL = CheckCell("java 100Mbit x 20ms", 20.0, 8 * MIB, "window_over_bdp", 0.30, 100e6, "grpc-java")
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 
 @pytest.fixture(scope="module")

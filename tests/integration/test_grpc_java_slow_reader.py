@@ -18,7 +18,7 @@ import pytest
 from cli_support import kit_here
 from stacks_support import need_built
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 RUN = ("--streams", "2", "--slow-streams", "1", "--read-rate", "8Mbit", "--rtt", "20ms",
        "--duration", "2s", "--server", "grpc-java", "--json")  # fmt: skip

@@ -22,7 +22,7 @@ from kit.topology.topology import Topology
 CELL = CheckCell("tonic 100Mbit x 20ms", 20.0, 4 * MIB, "window_over_bdp", 0.30, 100e6, "hyper")
 FRAME_BYTES = 16_384
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 
 @pytest.fixture(scope="module")

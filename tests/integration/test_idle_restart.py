@@ -19,7 +19,11 @@ from kit.plan.tables.loss import IDLE_S, IDLE_WINDOW, LOSS_RTT_MS, idle_cell
 from kit.topology.topology import Topology
 
 REASON = missing()
-pytestmark = [pytest.mark.integration, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.alone,
+    pytest.mark.skipif(REASON is not None, reason=REASON or ""),
+]
 
 
 def test_after_an_idle_second_the_timed_phase_ramps_again_over_rtts() -> None:

@@ -15,7 +15,7 @@ import psutil
 import pytest
 from cli_support import REPO, kit_here
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 RTT_MS = 5.0
 

@@ -89,6 +89,7 @@ def test_serve_on_loopback_says_nothing_extra() -> None:
     assert len(lines) == 1 and lines[0].startswith("serving on 127.0.0.1:")
 
 
+@pytest.mark.alone
 def test_proxy_refuses_connections_over_its_cap() -> None:
     upstream = socket.create_server(("127.0.0.1", 0))
     with (

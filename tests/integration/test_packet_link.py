@@ -24,12 +24,14 @@ from cli_support import kit
 from kit.delayline.netns import missing
 from kit.results.store import read_records
 
-pytestmark = pytest.mark.integration
-
 REASON = missing()
 if REASON is None and subprocess.run(["unshare", "-n", "true"], check=False).returncode != 0:
     REASON = "unshare -n fails here: network namespaces are not available"
-pytestmark = [pytest.mark.integration, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.alone,
+    pytest.mark.skipif(REASON is not None, reason=REASON or ""),
+]
 
 RATE_BITS_S = 20e6
 RTT_S = 0.02

@@ -10,6 +10,7 @@ keepalive finishes cleanly. The whole matrix (10 s keepalive, 45 s idle) runs in
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from pathlib import Path
 
@@ -80,7 +81,8 @@ STORED = Path(__file__).resolve().parents[1] / "fixtures" / "tables-quick" / "pa
 def test_kit_report_prints_the_stored_matrix_as_its_records_say() -> None:
     """A real run of the whole table (55 pairs at once), read back as a user reads it: each
     matrix cell is what the records say of that pair, every hang-up is listed in words."""
-    out = kit_here("report", str(STORED))
+    # At 100 columns (a narrower terminal wraps a cell onto a second line).
+    out = kit_here("report", str(STORED), env={**os.environ, "COLUMNS": "100"})
     assert out.returncode == 0, out.stderr
     text = out.stdout
     outcomes = pair_outcomes(read_records(STORED).measurements)

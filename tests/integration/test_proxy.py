@@ -439,6 +439,7 @@ def measure_rtt_errors_ms(rtt_ms: float, pings: int, line: str) -> list[float]:
     return errors
 
 
+@pytest.mark.alone
 @pytest.mark.parametrize(("rtt_ms", "pings"), [(5.0, 120), (20.0, 50)])
 def test_added_delay_is_accurate(rtt_ms: float, pings: int, line: str) -> None:
     """Best of a few attempts: a busy host only ever adds lateness (a stalled vCPU, measured
@@ -482,6 +483,7 @@ def sink_thread(lateness_ns: list[int], delay_ns: int) -> contextlib.AbstractCon
     return one_connection_server(sink, join_s=5)
 
 
+@pytest.mark.alone
 def test_paced_traffic_is_delayed_exactly_without_burning_a_core(line: str) -> None:
     """~1500 small chunks/s one way at 5 ms: each due time is 0.5-1 ms after the previous
     one, so a writer that spins the last ~1.5 ms before each due time never stops spinning

@@ -23,7 +23,7 @@ from kit.plan.programs import PROXY_PROGRAMS
 from kit.plan.units import MIB
 from kit.protocol import config_argv
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 
 async def _hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -332,6 +332,7 @@ def pushing_server(payload: bytes) -> contextlib.AbstractContextManager[int]:
     return one_connection_server(push)
 
 
+@pytest.mark.alone
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_signal_stops_accepting_flushes_what_it_read_and_exits_0(
     sig: signal.Signals, tmp_path: Path, line: str

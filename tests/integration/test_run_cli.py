@@ -83,9 +83,11 @@ def _check_intervals(stderr: str, data: dict[str, Any], records: Path) -> None:
     recorded = sum(i.bytes for i in intervals_of(m))
     assert abs(recorded - m.result.bytes) <= 2 * 256 * KIB + 0.01 * m.result.bytes
     assert len(data["interval_mib_s"]) == len(intervals_of(m))
-    # The live lines miss at most the last partial interval (50 of 500 ms) and count only
-    # what the delay line delivered on this run's connection.
-    assert 0.7 * m.result.bytes <= sum(moved) <= 1.02 * data["frames_bytes_down"] + 0.01 * MIB
+    # The live lines are progress: they miss at most the last partial interval (50 of 500 ms)
+    # and count what the delay line delivered, so at most the run's bytes on the wire and a
+    # window in flight at each edge of the phase (a late first tick on a loaded machine).
+    window_edges = 2 * 256 * KIB
+    assert 0.7 * m.result.bytes <= sum(moved) <= 1.02 * data["frames_bytes_down"] + window_edges
 
 
 def test_run_table_at_loopback_rtt_zero(tmp_path: Path) -> None:

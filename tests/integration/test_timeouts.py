@@ -12,7 +12,7 @@ import pytest
 from kit.plan.trial import Link, Trial, Workload
 from kit.topology.topology import Topology
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 
 def test_a_silent_server_fails_within_about_the_timeout() -> None:

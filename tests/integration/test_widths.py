@@ -64,7 +64,7 @@ REFUSALS = [
 
 @pytest.mark.parametrize("args", REFUSALS, ids=" ".join)
 def test_a_refusal_is_one_line_that_fits(args: tuple[str, ...], tmp_path: Path) -> None:
-    done = kit_here(*args, "--records", str(tmp_path / "r.jsonl"), env=ENV)
+    done = kit_here(*args, "--records", "r.jsonl", cwd=tmp_path, env=ENV)
     if "--records" in done.stderr and "no such option" in done.stderr:
         done = kit_here(*args, env=ENV)  # report and plot take no --records
     assert done.returncode == 2, done.stderr
@@ -75,10 +75,22 @@ def test_a_refusal_is_one_line_that_fits(args: tuple[str, ...], tmp_path: Path) 
 def test_a_compare_off_a_terminal_fits_its_progress_lines(tmp_path: Path) -> None:
     long = "h2:window=256KiB,conn-window=1MiB,credit=quarter,max-frame=1MiB,connections=1"
     done = kit(
-        "compare", "--rtt", "2ms", "--duration", "0.2s", "--rounds", "1", "--baseline",
-        "h2:window=256KiB", "--candidate", long, "--records", str(tmp_path / "c.jsonl"),
+        "compare",
+        "--rtt",
+        "2ms",
+        "--duration",
+        "0.2s",
+        "--rounds",
+        "1",
+        "--baseline",
+        "h2:window=256KiB",
+        "--candidate",
+        long,
+        "--records",
+        "c.jsonl",
+        cwd=tmp_path,
         env=ENV,
-    )  # fmt: skip
+    )  # fmt: skip  (the records path is echoed: a short one, as a user would type)
     assert done.returncode == 0, done.stderr
     assert "[1/3]" in done.stderr  # progress, one plain line per cell (no terminal here)
     assert not _wide(done.stdout, done.stderr), _wide(done.stdout, done.stderr)
@@ -88,7 +100,7 @@ def test_a_run_with_intervals_fits(tmp_path: Path) -> None:
     done = kit(
         "run", "--rtt", "2ms", "--client", "h2", "--window", "128KiB", "--streams", "2",
         "--slow-streams", "1", "--read-rate", "8Mbit", "--duration", "0.3s", "--interval",
-        "50ms", "--records", str(tmp_path / "r.jsonl"), env=ENV,
+        "50ms", "--records", "r.jsonl", cwd=tmp_path, env=ENV,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert not _wide(done.stdout, done.stderr), _wide(done.stdout, done.stderr)
