@@ -28,7 +28,11 @@ from kit.tools.nspairs import packet_pair
 from kit.topology.processes import spawn
 
 REASON = missing() or (None if os.geteuid() == 0 else "needs root (setns)")
-pytestmark = [pytest.mark.integration, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.alone,  # counts the machine's network namespaces
+    pytest.mark.skipif(REASON is not None, reason=REASON or ""),
+]
 
 BAD_JOBS = [
     ('{"bogus": 1}', "bogus"),
