@@ -41,7 +41,15 @@ from typing import Any, TypeVar, cast
 from google.protobuf.message import Message
 
 from kit.errors import Interrupted, KitError, MeasurementError, TopologyError, UsageError
-from kit.plan.jobs import client_job, job_text, parse_job, proxy_job, server_job
+from kit.plan.jobs import (
+    client_job,
+    forwarder_job,
+    job_text,
+    parse_job,
+    proxy_job,
+    server_job,
+)
+from kit.plan.packet import ForwarderConfig
 from kit.plan.processes import ClientProcess, ProxyConfig, ServerProcess
 from kit.results.codec import from_json, to_json
 from kit.results.wire import WIRE_RESULTS, result_json, result_record
@@ -167,7 +175,7 @@ def error_for(failure: Failure) -> KitError:
 
 
 def config_text(config: Any) -> str:
-    """``config`` as one line of JSON: a client's, server's or delay line's job
+    """``config`` as one line of JSON: a client's, server's, delay line's or forwarder's job
     (``kit.plan.jobs``: the worker contract's canonical JSON), or the codec's form of any
     other record."""
     if isinstance(config, ClientProcess):
@@ -176,6 +184,8 @@ def config_text(config: Any) -> str:
         config = server_job(config)
     elif isinstance(config, ProxyConfig):
         config = proxy_job(config)
+    elif isinstance(config, ForwarderConfig):
+        config = forwarder_job(config)
     if isinstance(config, Message):
         return job_text(config)
     return json.dumps(to_json(config), separators=(",", ":"))

@@ -5,5 +5,5 @@
 # so no protoc.
 set -euo pipefail
 cd "$(dirname "$0")"
-cargo build --release --locked --bin kit-linkd
-echo "built $(pwd)/target/release/kit-linkd ($(rustc --version | cut -d' ' -f1-2))"
+cargo build --release --locked --bin kit-linkd --bin kit-linkfwd
+echo "built $(pwd)/target/release/kit-linkd and kit-linkfwd ($(rustc --version | cut -d' ' -f1-2))"

@@ -17,7 +17,7 @@ import psutil
 import pytest
 from hypothesis import HealthCheck, settings
 
-from kit.plan.programs import PROXY_PROGRAMS
+from kit.plan.programs import FORWARDER_PROGRAMS, PROXY_PROGRAMS
 
 # These machines are shared and noisy: a property test is about its property, never about how
 # fast examples come (hypothesis's per-example deadline and its "too slow" health check both
@@ -88,4 +88,17 @@ def line(request: pytest.FixtureRequest) -> str:
         if os.environ.get("KIT_REQUIRE_STACKS") == "1":
             pytest.fail(f"the {kind} delay line: {why}")
         pytest.skip(f"the {kind} delay line: {why}")
+    return kind
+
+
+@pytest.fixture(params=DELAY_LINES)
+def forwarder(request: pytest.FixtureRequest) -> str:
+    """The packet link's forwarders, likewise: the compiled one (``kit-linkfwd``) where built,
+    and the Python one."""
+    kind = str(request.param)
+    why = FORWARDER_PROGRAMS[kind].missing()
+    if why is not None:
+        if os.environ.get("KIT_REQUIRE_STACKS") == "1":
+            pytest.fail(f"the {kind} forwarder: {why}")
+        pytest.skip(f"the {kind} forwarder: {why}")
     return kind

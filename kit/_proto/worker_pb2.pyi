@@ -170,6 +170,28 @@ class ProxyJob(_message.Message):
     max_buffered_bytes: int
     def __init__(self, listen_host: _Optional[str] = ..., listen_port: _Optional[int] = ..., upstream_host: _Optional[str] = ..., upstream_port: _Optional[int] = ..., link: _Optional[_Union[LinkJob, _Mapping]] = ..., read_bytes: _Optional[int] = ..., buffer_cap_bytes: _Optional[int] = ..., tap_path: _Optional[str] = ..., tap_decoder: _Optional[_Iterable[str]] = ..., counter_path: _Optional[str] = ..., max_connections: _Optional[int] = ..., max_buffered_bytes: _Optional[int] = ...) -> None: ...
 
+class ForwarderJob(_message.Message):
+    __slots__ = ("link", "loss", "loss_burst_len", "queue_up_bytes", "queue_down_bytes", "mtu", "congestion", "tap_path", "tap_decoder")
+    LINK_FIELD_NUMBER: _ClassVar[int]
+    LOSS_FIELD_NUMBER: _ClassVar[int]
+    LOSS_BURST_LEN_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_UP_BYTES_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_DOWN_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MTU_FIELD_NUMBER: _ClassVar[int]
+    CONGESTION_FIELD_NUMBER: _ClassVar[int]
+    TAP_PATH_FIELD_NUMBER: _ClassVar[int]
+    TAP_DECODER_FIELD_NUMBER: _ClassVar[int]
+    link: LinkJob
+    loss: float
+    loss_burst_len: float
+    queue_up_bytes: int
+    queue_down_bytes: int
+    mtu: int
+    congestion: str
+    tap_path: str
+    tap_decoder: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, link: _Optional[_Union[LinkJob, _Mapping]] = ..., loss: _Optional[float] = ..., loss_burst_len: _Optional[float] = ..., queue_up_bytes: _Optional[int] = ..., queue_down_bytes: _Optional[int] = ..., mtu: _Optional[int] = ..., congestion: _Optional[str] = ..., tap_path: _Optional[str] = ..., tap_decoder: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class LinkJob(_message.Message):
     __slots__ = ("delay_up_ns", "delay_down_ns", "rate_up_bits_s", "rate_down_bits_s", "jitter_ns", "seed", "rate_steps")
     DELAY_UP_NS_FIELD_NUMBER: _ClassVar[int]

@@ -1,8 +1,9 @@
 """The packet link's forwarder: moves IP packets between the two namespaces' TUN devices,
 each delivered when its direction's pure schedule (``kit.delayline.packets``) says.
 
-``python -m kit.delayline.forwarder --config '<ForwarderConfig as JSON>'`` is a process of
-the kit's process protocol: it creates the client and the server namespace (``netns``),
+``python -m kit.delayline.forwarder --config '<ForwarderJob as JSON>'`` is a process of
+the kit's process protocol (the compiled forwarder, ``kit-linkfwd`` of ``linkd/``, takes the
+same job and passes the same rules' vectors): it creates the client and the server namespace (``netns``),
 prints its ready line (the kit then starts the server and the clients inside them with
 ``nsenter``), forwards until SIGTERM, then prints its ``PacketTotals`` as the result line.
 
@@ -25,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kit import __version__
+from kit._proto import worker_pb2 as pb
 from kit.delayline.netns import (
     CLIENT_NS_FD,
     SERVER_NS_FD,
@@ -37,7 +39,8 @@ from kit.delayline.netns import (
 from kit.delayline.packets import DirectionCounts, PacketDirection
 from kit.delayline.packettap import PacketTap
 from kit.delayline.schedule import link_bottleneck
-from kit.plan.packet import CLIENT_ADDR, SERVER_ADDR, ForwarderConfig, queue_bytes_for
+from kit.plan.jobs import forwarder_config
+from kit.plan.packet import CLIENT_ADDR, SERVER_ADDR
 from kit.plan.trial import Link
 from kit.protocol import child_main
 from kit.quantile import percentile
@@ -62,20 +65,18 @@ class Lane:
     late_ns: list[int] = field(default_factory=list)
 
 
-def directions(link: Link) -> tuple[PacketDirection, PacketDirection]:
-    """(up, down) schedules of a packet link, each seeded apart."""
+def directions(link: Link, queues: tuple[int, int]) -> tuple[PacketDirection, PacketDirection]:
+    """(up, down) schedules of a packet link with the job's (up, down) queues, each seeded
+    apart."""
     out = []
     for index, (name, delay_ms) in enumerate(
         (("up", link.delay_up_ms), ("down", link.delay_down_ms))
     ):
-        bottleneck = link_bottleneck(link, name)
         out.append(
             PacketDirection(
                 round(delay_ms * 1e6),
-                bottleneck=bottleneck,
-                queue_bytes=queue_bytes_for(
-                    link, None if bottleneck is None else bottleneck.rate_bits_s
-                ),
+                bottleneck=link_bottleneck(link, name),
+                queue_bytes=queues[index],
                 jitter_ns=round(link.jitter_ms * 1e6),
                 loss=link.loss,
                 burst_len=link.loss_burst_len,
@@ -132,13 +133,14 @@ def forward(lanes: tuple[Lane, Lane], stop: Callable[[], bool]) -> tuple[int, fl
     return wakeups, busy_ns / 1e9
 
 
-def serve(config: ForwarderConfig, ready: Callable[[int], None]) -> PacketTotals:
+def serve(job: pb.ForwarderJob, ready: Callable[[int], None]) -> PacketTotals:
+    config, queues = forwarder_config(job)
     link = config.link
     if in_user_namespace():
         enter_user_namespace()
     client = new_side(f"{CLIENT_ADDR}/32", SERVER_ADDR, link.mtu, CLIENT_NS_FD, link.congestion)
     server = new_side(f"{SERVER_ADDR}/32", CLIENT_ADDR, link.mtu, SERVER_NS_FD, link.congestion)
-    up, down = directions(link)
+    up, down = directions(link, queues)
     tap = None if config.tap_path is None else PacketTap(config.tap_path, (up.counts, down.counts))
     lanes = (
         Lane(client.tun_fd, server.tun_fd, up, deque(), 0, tap),
@@ -182,7 +184,7 @@ def _close(*sides: Side) -> None:
 
 
 def main() -> int:
-    return child_main(ForwarderConfig, serve, STACK, __version__)
+    return child_main(pb.ForwarderJob, serve, STACK, __version__)
 
 
 if __name__ == "__main__":

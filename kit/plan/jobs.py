@@ -1,7 +1,7 @@
 """The jobs the kit hands its client and server programs (``protos/worker.proto``).
 
-Pure: a validated ``ClientProcess`` / ``ServerProcess`` / ``ProxyConfig`` -> its ``ClientJob`` /
-``ServerJob`` / ``ProxyJob``,
+Pure: a validated ``ClientProcess`` / ``ServerProcess`` / ``ProxyConfig`` / ``ForwarderConfig``
+-> its ``ClientJob`` / ``ServerJob`` / ``ProxyJob`` / ``ForwarderJob``,
 holding only what a program acts on, every value already worked out (the timed phase, the
 connection window, the upload call's deadline, the read pacing) and checked by the kit's
 records, which are the one place ranges and defaults live. The jobs travel as protobuf's
@@ -11,6 +11,7 @@ its own language's protobuf library.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Iterable
 
@@ -20,6 +21,7 @@ from google.protobuf.message import Message
 from kit._proto import worker_pb2 as pb
 from kit.errors import UsageError
 from kit.plan.grpc_args import window_options
+from kit.plan.packet import ForwarderConfig, direction_queues
 from kit.plan.processes import ClientProcess, ProxyConfig, ServerProcess
 from kit.plan.stack_options import STACK_OPTIONS
 from kit.plan.trial import (
@@ -200,6 +202,40 @@ def link_job(link: Link) -> pb.LinkJob:
     for step in link.rate_steps:
         job.rate_steps.add(rate_bits_s=step.rate_bits_s, duration_ns=ms_to_ns(step.duration_ms))
     return job
+
+
+def forwarder_job(config: ForwarderConfig) -> pb.ForwarderJob:
+    """What a packet-link forwarder runs: the link in ns, each direction's queue worked out."""
+    link = config.link
+    up, down = direction_queues(link)
+    job = pb.ForwarderJob(
+        loss=link.loss,
+        loss_burst_len=link.loss_burst_len,
+        queue_up_bytes=up,
+        queue_down_bytes=down,
+        mtu=link.mtu,
+        congestion=link.congestion,
+        tap_path=config.tap_path or "",
+    )
+    if config.tap_path:
+        job.tap_decoder.extend(TAP_DECODER)
+    job.link.CopyFrom(link_job(link))
+    return job
+
+
+def forwarder_config(job: pb.ForwarderJob) -> tuple[ForwarderConfig, tuple[int, int]]:
+    """The Python forwarder's side: its job back as the kit's record (checked again there)
+    and the (up, down) queues the job worked out."""
+    link = dataclasses.replace(
+        job_link(job.link),
+        kind="packet",
+        loss=job.loss,
+        loss_burst_len=job.loss_burst_len,
+        mtu=job.mtu,
+        congestion=job.congestion,
+    )
+    config = ForwarderConfig(link=link, tap_path=job.tap_path or None)
+    return config, (job.queue_up_bytes, job.queue_down_bytes)
 
 
 def ms_to_ns(ms: float) -> int:

@@ -25,6 +25,23 @@ def queue_bytes_for(link: Link, rate_bits_s: float | None) -> int:
     return max(MIN_QUEUE_BYTES, bdp)
 
 
+def direction_rate(link: Link, direction: str) -> float | None:
+    """One direction's bottleneck rate (None: unlimited); the down direction with rate steps
+    has their mean, computed as the schedule's ``RateSteps`` computes it."""
+    if direction == "down" and link.rate_steps:
+        steps = [(s.rate_bits_s / 8e9, round(s.duration_ms * 1e6)) for s in link.rate_steps]
+        period_ns = sum(d for _, d in steps)
+        period_bytes = sum(b * d for b, d in steps)
+        return float(period_bytes * 8e9 / period_ns)
+    return link.rate_up_bits_s if direction == "up" else link.rate_down_bits_s
+
+
+def direction_queues(link: Link) -> tuple[int, int]:
+    """The (up, down) drop-tail queues of a packet link, in bytes."""
+    up, down = (queue_bytes_for(link, direction_rate(link, d)) for d in ("up", "down"))
+    return up, down
+
+
 # IPv4 (20) + TCP (20) + the timestamp option Linux sends on every segment (12).
 TCP_IP_HEADER_BYTES = 52
 MATHIS_C = 1.22  # sqrt(3/2): Mathis et al. 1997, periodic loss, one loss per window

@@ -163,6 +163,40 @@ def proxy_note() -> str | None:
     return proxy_choice()[1]
 
 
+# The packet link's forwarder: the compiled one (``kit-linkfwd``, built with the compiled
+# delay line) and the Python one, its fallback and the reference of the packet vectors
+# (``tests/vectors/packets.json``). Both take the same ``ForwarderJob`` and feed the same frame
+# tap; KIT_DELAYLINE picks for both lines.
+LINKFWD_BINARY = str(REPO / "linkd" / "target" / "release" / "kit-linkfwd")
+FORWARDER_PROGRAMS: dict[str, Program] = {
+    "compiled": Program(
+        (LINKFWD_BINARY,), needs=(LINKFWD_BINARY,), hint="make install builds it; it needs Rust"
+    ),
+    "python": Program.python_module("kit.delayline.forwarder"),
+}
+
+
+def forwarder_choice(env: str | None = None, built: bool | None = None) -> tuple[str, str | None]:
+    """Which forwarder runs the packet link, and the one line that says why when it is not
+    the compiled one (None when it is, or when the Python one was asked for)."""
+    env = os.environ.get(DELAYLINE_ENV, "") if env is None else env
+    if built is None:
+        built = FORWARDER_PROGRAMS["compiled"].missing() is None
+    if env in FORWARDER_PROGRAMS:
+        return env, None
+    if built:
+        return "compiled", None
+    return "python", (
+        "note: the compiled packet forwarder is not built (make install builds it; it needs "
+        "Rust): using the Python forwarder"
+    )
+
+
+def forwarder_program() -> Program:
+    """The packet link's forwarder the kit starts now (asked at each start)."""
+    return FORWARDER_PROGRAMS[forwarder_choice()[0]]
+
+
 # What a name alone does not say, for lists of stacks in help texts.
 ABOUT: dict[str, str] = {"grpcio": "C-core", "h2": "ours: exact windows, models"}
 CLIENT_KINDS: tuple[str, ...] = tuple(CLIENT_PROGRAMS)

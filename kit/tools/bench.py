@@ -23,14 +23,18 @@ speed is a pass/fail criterion):
 6. the packet link (``kit.tools.packetbench``): its delay error beside the stream delay
    line's (the same ping-pong, interleaved), and the zero-loss check: packet / stream on
    window-bound cells, steady state within 10% (the whole phase, TCP's slow start
-   included, reported beside it), and TCP's slow start after an idle second;
+   included, reported beside it), and TCP's slow start after an idle second; then its two
+   forwarders side by side (``kit.tools.fwdbench``: the compiled one / the Python one, on
+   1 Gbit/s x 10 ms, the ceiling at MTU 1500 and 9000, the delay error, the kit's h2 cell
+   / the stream link's);
 7. the frame tap's cost (``kit.tools.tapbench``): forwarding rate with the tap / without,
    for a 17-byte PING flood, empty DATA frames, 16 KiB DATA frames and unary-like calls
    (bar: >= 0.8: the decoder skips rather than slow the link).
 
 ``python -m kit.tools.bench --floor`` runs only part 1's
 floor lines; ``--links`` only part 5; ``--lines`` only part 0. ``python -m
-kit.tools.packetbench`` runs only part 6.
+kit.tools.packetbench`` runs only part 6 (``python -m kit.tools.fwdbench`` only its
+forwarders).
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB
 from kit.quantile import percentile
 from kit.tools.floorbench import Errors, against_floor, flood_neighbour, kit_line
+from kit.tools.fwdbench import forwarder_bench
 from kit.tools.linebench import _bulk_mib_s, _sink_server, line_bench
 from kit.tools.linkbench import link_bench
 from kit.tools.packetbench import packet_bench
@@ -293,6 +298,7 @@ def run_bench() -> list[BenchLine]:
         )
         lines += [BenchLine(b.name, b.value, b.bar, b.ok) for b in link_bench(topo)]
         lines += [BenchLine(b.name, b.value, b.bar, b.ok) for b in packet_bench(topo)]
+    lines += [BenchLine(b.name, b.value, b.bar, b.ok) for b in forwarder_bench()]
     return lines
 
 

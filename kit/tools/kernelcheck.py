@@ -44,9 +44,9 @@ from kit.delayline.netns import CLIENT_NS_FD, SERVER_NS_FD, inside, missing
 from kit.errors import KitError
 from kit.plan.jobs import READ_JITTER, READ_SEED
 from kit.plan.packet import SERVER_ADDR, ForwarderConfig
+from kit.plan.programs import forwarder_program
 from kit.plan.trial import Link
 from kit.plan.units import KIB, MIB, parse_duration_ms, parse_rate_bits_s
-from kit.topology.packet import FORWARDER_PROGRAM
 from kit.topology.processes import spawn
 
 SAMPLE_MS = 5.0
@@ -172,7 +172,7 @@ class _Receiver:
 
 def measure_kernel(check: Check) -> list[Sample]:
     """The real kernel's receiver across the packet link, sampled."""
-    forwarder = spawn("forwarder", FORWARDER_PROGRAM, ForwarderConfig(link=check.link))
+    forwarder = spawn("forwarder", forwarder_program(), ForwarderConfig(link=check.link))
     try:
         receiver, sender = _connected_pair(forwarder.pid)
         stop = threading.Event()

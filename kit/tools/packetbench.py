@@ -23,31 +23,35 @@ Needs root and /dev/net/tun (``kit.delayline.netns.missing``); without them one 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
 import statistics
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tabulate import tabulate
 
 from kit.analysis.link import ramp_of
-from kit.delayline.netns import CLIENT_NS_FD, SERVER_NS_FD, inside, missing
-from kit.plan.packet import SERVER_ADDR, ForwarderConfig
+from kit.delayline.netns import SERVER_NS_FD, inside, missing
+from kit.plan.packet import ForwarderConfig
 from kit.plan.processes import LOOPBACK, ProxyConfig
-from kit.plan.programs import proxy_program
+from kit.plan.programs import forwarder_program, proxy_program
 from kit.plan.trial import ClientConfig, Link, LinkKind, Trial, Workload
 from kit.plan.units import KIB, format_rate
 from kit.quantile import percentile
-from kit.results.codec import from_json
 from kit.results.records import Measurement, PacketTotals
+from kit.tools.fwdbench import forwarder_bench
 from kit.tools.linkbench import LinkLine
-from kit.tools.pingpong import PING_TIMEOUT_S
-from kit.topology.packet import FORWARDER_PROGRAM
+from kit.tools.nspairs import (
+    PingPair,
+    forwarder_totals,
+    ns_handle,
+    packet_pair,
+    pair_of,
+    ping_burst,
+)
 from kit.topology.processes import Child, spawn
 from kit.topology.topology import Topology
 
@@ -59,71 +63,8 @@ ZERO_LOSS_PAIRS = 2
 ZERO_LOSS_BAR = 0.10
 
 
-@dataclass(frozen=True)
-class PingPair:
-    """A connected ping-pong pair: ``client`` sends, ``echo`` answers."""
-
-    client: socket.socket
-    echo: socket.socket
-
-
-def _pair(listener: socket.socket, client: socket.socket) -> PingPair:
-    listener.settimeout(10)
-    echo, _ = listener.accept()
-    listener.close()
-    for sock in (client, echo):
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.settimeout(PING_TIMEOUT_S)
-    return PingPair(client, echo)
-
-
-def _packet_pair(forwarder_pid: int, rcvbuf: int = 0) -> PingPair:
-    """A connected pair across the packet link (``rcvbuf``: the client end's SO_RCVBUF,
-    set before it connects; 0: autotuned)."""
-    with _handle(forwarder_pid, SERVER_NS_FD) as server_ns, inside(server_ns):
-        listener = socket.create_server((SERVER_ADDR, 0))
-    port = listener.getsockname()[1]
-    with _handle(forwarder_pid, CLIENT_NS_FD) as client_ns, inside(client_ns):
-        client = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        if rcvbuf:
-            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        client.settimeout(10)
-        client.connect((SERVER_ADDR, port))
-    return _pair(listener, client)
-
-
-@contextlib.contextmanager
-def _handle(forwarder_pid: int, ns_fd: int) -> Iterator[int]:
-    """A handle of one of the forwarder's namespaces, held while in use."""
-    fd = os.open(f"/proc/{forwarder_pid}/fd/{ns_fd}", os.O_RDONLY)
-    try:
-        yield fd
-    finally:
-        os.close(fd)
-
-
 def _stream_pair(proxy: Child, listener: socket.socket) -> PingPair:
-    return _pair(listener, socket.create_connection((LOOPBACK, proxy.port), timeout=10))
-
-
-def _burst(pair: PingPair, pings: int, out: list[float]) -> None:
-    for _ in range(pings):
-        t0 = time.perf_counter_ns()
-        pair.client.send(b"p")
-        if not pair.echo.recv(64):
-            raise OSError("the echo closed the connection")
-        pair.echo.send(b"p")
-        if not pair.client.recv(64):
-            raise OSError("the echo closed the connection")
-        out.append((time.perf_counter_ns() - t0) / 1e6)
-        time.sleep(0.001)
-
-
-def _totals(child: Child) -> PacketTotals | None:
-    child.close()
-    final = child.final
-    data = getattr(final, "data", None)
-    return None if data is None else from_json(PacketTotals, data, "forwarder result")
+    return pair_of(listener, socket.create_connection((LOOPBACK, proxy.port), timeout=10))
 
 
 def delay_series(
@@ -138,23 +79,23 @@ def delay_series(
         "proxy", proxy_program(), ProxyConfig(upstream_port=listener.getsockname()[1], link=link)
     )
     forwarder = spawn(
-        "forwarder", FORWARDER_PROGRAM, ForwarderConfig(link=Link(half, half, kind="packet"))
+        "forwarder", forwarder_program(), ForwarderConfig(link=Link(half, half, kind="packet"))
     )
     pairs = {}
     try:
-        pairs = {"stream": _stream_pair(proxy, listener), "packet": _packet_pair(forwarder.pid)}
+        pairs = {"stream": _stream_pair(proxy, listener), "packet": packet_pair(forwarder.pid)}
         for pair in pairs.values():
-            _burst(pair, 5, [])  # first wake-ups, page faults, ARP-free /32 routes
+            ping_burst(pair, 5, [])  # first wake-ups, page faults, ARP-free /32 routes
         for i in range(bursts):
             for name in pairs if i % 2 == 0 else reversed(pairs):
-                _burst(pairs[name], DELAY_BURST, series[name])
+                ping_burst(pairs[name], DELAY_BURST, series[name])
     finally:
         for pair in pairs.values():
             pair.client.close()
             pair.echo.close()
         listener.close()
         proxy.close()
-        totals = _totals(forwarder)
+        totals = forwarder_totals(forwarder)
     return series, totals
 
 
@@ -317,11 +258,11 @@ def idle_restart(after_idle: bool) -> IdleRestart:
     rate, rtt_ms = IDLE_LINK
     link = Link(rtt_ms / 2, rtt_ms / 2, rate, rate, kind="packet", congestion="reno",
                 queue_bytes=IDLE_QUEUE_BYTES)  # fmt: skip
-    forwarder = spawn("forwarder", FORWARDER_PROGRAM, ForwarderConfig(link=link))
+    forwarder = spawn("forwarder", forwarder_program(), ForwarderConfig(link=link))
     try:
-        with _handle(forwarder.pid, SERVER_NS_FD) as server_ns, inside(server_ns):
+        with ns_handle(forwarder.pid, SERVER_NS_FD) as server_ns, inside(server_ns):
             _set_idle_restart(after_idle)
-        pair = _packet_pair(forwarder.pid, IDLE_RCVBUF_BYTES)
+        pair = packet_pair(forwarder.pid, IDLE_RCVBUF_BYTES)
         for sock in (pair.client, pair.echo):
             sock.settimeout(30)
         arrivals = _Arrivals([], [])
@@ -362,12 +303,14 @@ def idle_lines() -> list[LinkLine]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m kit.tools.packetbench``: only the packet link's lines (about a minute)."""
+    """``python -m kit.tools.packetbench``: only the packet link's lines, its forwarders side
+    by side last (about three minutes)."""
     if sys.argv[1:] if argv is None else argv:
         print("usage: python -m kit.tools.packetbench (no arguments)", file=sys.stderr)
         return 2
     with Topology() as topo:
         lines = packet_bench(topo)
+    lines += forwarder_bench()
     verdict = {True: "ok", False: "MISSED", None: "-"}
     rows = [(b.name, b.value, b.bar, verdict[b.ok]) for b in lines]
     print(tabulate(rows, headers=["measure", "value", "bar", ""], tablefmt="github"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 import threading
 from dataclasses import replace
 
@@ -18,12 +19,12 @@ from kit.delayline.netns import CLIENT_NS_FD, SERVER_NS_FD, missing, nsenter_pre
 from kit.errors import UsageError
 from kit.plan.packet import SERVER_ADDR, ForwarderConfig
 from kit.plan.processes import ServerProcess
-from kit.plan.programs import SERVER_PROGRAMS, Program
+from kit.plan.programs import SERVER_PROGRAMS, Program, forwarder_choice, forwarder_program
 from kit.plan.trial import Link, ServerConfig
 from kit.results.records import TcpView
 from kit.topology.processes import Child, spawn
 
-FORWARDER_PROGRAM = Program.python_module("kit.delayline.forwarder")
+_NOTED: list[str] = []  # the fallback's one line, said once per process
 SAMPLE_S = 0.1
 SS_TIMEOUT_S = 2.0
 
@@ -42,14 +43,23 @@ def check_packet_link() -> None:
         raise UsageError(f"--link packet: {why}")
 
 
+def _note_fallback() -> None:
+    """One line on stderr, once, when the Python forwarder stands in for the compiled one."""
+    note = forwarder_choice()[1]
+    if note is not None and note not in _NOTED:
+        _NOTED.append(note)
+        print(f"kit: {note}", file=sys.stderr, flush=True)
+
+
 class PacketPath:
     """One forwarder for one (server config, link) and the server behind it."""
 
     def __init__(self, config: ServerConfig, link: Link, tap_path: str) -> None:
         check_packet_link()
         self.link, self.tap_path = link, tap_path
+        _note_fallback()
         self.forwarder = spawn(
-            "forwarder", FORWARDER_PROGRAM, ForwarderConfig(link=link, tap_path=tap_path)
+            "forwarder", forwarder_program(), ForwarderConfig(link=link, tap_path=tap_path)
         )
         self.server: Child | None = None
         try:

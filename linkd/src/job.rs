@@ -8,7 +8,7 @@ pub mod pb {
     include!("pb/kit.worker.serde.rs");
 }
 
-pub use pb::{LinkJob, ProxyJob};
+pub use pb::{ForwarderJob, LinkJob, ProxyJob};
 
 /// `text` as a `ProxyJob`; the decoder's message when it is not one.
 pub fn decode_job(text: &str) -> Result<ProxyJob, String> {
@@ -16,5 +16,10 @@ pub fn decode_job(text: &str) -> Result<ProxyJob, String> {
 }
 
 pub fn decode_link(text: &str) -> Result<LinkJob, String> {
+    serde_json::from_str(text).map_err(|e| e.to_string())
+}
+
+/// `text` as a `ForwarderJob` (the packet link's forwarder); the decoder's message if not.
+pub fn decode_forwarder_job(text: &str) -> Result<ForwarderJob, String> {
     serde_json::from_str(text).map_err(|e| e.to_string())
 }

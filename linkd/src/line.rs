@@ -109,7 +109,7 @@ fn open_append(path: &str) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-fn inheritable(fd: OwnedFd) -> OwnedFd {
+pub fn inheritable(fd: OwnedFd) -> OwnedFd {
     // SAFETY: clearing close-on-exec on our own descriptor (the decoder appends through it).
     unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, 0) };
     fd

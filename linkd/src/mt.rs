@@ -1,4 +1,5 @@
-//! The jitter's random numbers: CPython's `random.Random(seed).randint(a, b)`, drawn the same
+//! The jitter's and the loss's random numbers: CPython's `random.Random(seed).randint(a, b)`
+//! and `random()`, drawn the same
 //! way (MT19937 seeded by `init_by_array` with the seed's 32-bit words, `getrandbits` and the
 //! rejection loop of `_randbelow_with_getrandbits`), so a seeded link draws the same delays in
 //! the compiled line as in the Python one (and as in earlier releases). Checked by the
@@ -103,6 +104,13 @@ impl Random {
         let low = u64::from(self.next_u32());
         let high = u64::from(self.next_u32() >> (64 - k));
         low | (high << 32)
+    }
+
+    /// `random()`: a float in [0, 1) from 53 random bits (two words: 27 and 26 bits).
+    pub fn random(&mut self) -> f64 {
+        let a = f64::from(self.next_u32() >> 5);
+        let b = f64::from(self.next_u32() >> 6);
+        (a * 67_108_864.0 + b) * (1.0 / 9_007_199_254_740_992.0)
     }
 
     /// `randint(low, high)`: `low + _randbelow(high - low + 1)`.

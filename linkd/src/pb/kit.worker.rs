@@ -170,6 +170,27 @@ pub struct ProxyJob {
     pub max_buffered_bytes: u64,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ForwarderJob {
+    #[prost(message, optional, tag = "1")]
+    pub link: ::core::option::Option<LinkJob>,
+    #[prost(double, tag = "2")]
+    pub loss: f64,
+    #[prost(double, tag = "3")]
+    pub loss_burst_len: f64,
+    #[prost(uint64, tag = "4")]
+    pub queue_up_bytes: u64,
+    #[prost(uint64, tag = "5")]
+    pub queue_down_bytes: u64,
+    #[prost(uint32, tag = "6")]
+    pub mtu: u32,
+    #[prost(string, tag = "7")]
+    pub congestion: ::prost::alloc::string::String,
+    #[prost(string, tag = "8")]
+    pub tap_path: ::prost::alloc::string::String,
+    #[prost(string, repeated, tag = "9")]
+    pub tap_decoder: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct LinkJob {
     #[prost(int64, tag = "1")]
     pub delay_up_ns: i64,

@@ -1161,6 +1161,252 @@ impl<'de> serde::Deserialize<'de> for Failure {
         deserializer.deserialize_struct("kit.worker.Failure", FIELDS, GeneratedVisitor)
     }
 }
+impl serde::Serialize for ForwarderJob {
+    #[allow(deprecated)]
+    fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+    {
+        use serde::ser::SerializeStruct;
+        let mut len = 0;
+        if self.link.is_some() {
+            len += 1;
+        }
+        if self.loss != 0. {
+            len += 1;
+        }
+        if self.loss_burst_len != 0. {
+            len += 1;
+        }
+        if self.queue_up_bytes != 0 {
+            len += 1;
+        }
+        if self.queue_down_bytes != 0 {
+            len += 1;
+        }
+        if self.mtu != 0 {
+            len += 1;
+        }
+        if !self.congestion.is_empty() {
+            len += 1;
+        }
+        if !self.tap_path.is_empty() {
+            len += 1;
+        }
+        if !self.tap_decoder.is_empty() {
+            len += 1;
+        }
+        let mut struct_ser = serializer.serialize_struct("kit.worker.ForwarderJob", len)?;
+        if let Some(v) = self.link.as_ref() {
+            struct_ser.serialize_field("link", v)?;
+        }
+        if self.loss != 0. {
+            struct_ser.serialize_field("loss", &self.loss)?;
+        }
+        if self.loss_burst_len != 0. {
+            struct_ser.serialize_field("loss_burst_len", &self.loss_burst_len)?;
+        }
+        if self.queue_up_bytes != 0 {
+            #[allow(clippy::needless_borrow)]
+            #[allow(clippy::needless_borrows_for_generic_args)]
+            struct_ser.serialize_field("queue_up_bytes", ToString::to_string(&self.queue_up_bytes).as_str())?;
+        }
+        if self.queue_down_bytes != 0 {
+            #[allow(clippy::needless_borrow)]
+            #[allow(clippy::needless_borrows_for_generic_args)]
+            struct_ser.serialize_field("queue_down_bytes", ToString::to_string(&self.queue_down_bytes).as_str())?;
+        }
+        if self.mtu != 0 {
+            struct_ser.serialize_field("mtu", &self.mtu)?;
+        }
+        if !self.congestion.is_empty() {
+            struct_ser.serialize_field("congestion", &self.congestion)?;
+        }
+        if !self.tap_path.is_empty() {
+            struct_ser.serialize_field("tap_path", &self.tap_path)?;
+        }
+        if !self.tap_decoder.is_empty() {
+            struct_ser.serialize_field("tap_decoder", &self.tap_decoder)?;
+        }
+        struct_ser.end()
+    }
+}
+impl<'de> serde::Deserialize<'de> for ForwarderJob {
+    #[allow(deprecated)]
+    fn deserialize<D>(deserializer: D) -> std::result::Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        const FIELDS: &[&str] = &[
+            "link",
+            "loss",
+            "loss_burst_len",
+            "lossBurstLen",
+            "queue_up_bytes",
+            "queueUpBytes",
+            "queue_down_bytes",
+            "queueDownBytes",
+            "mtu",
+            "congestion",
+            "tap_path",
+            "tapPath",
+            "tap_decoder",
+            "tapDecoder",
+        ];
+
+        #[allow(clippy::enum_variant_names)]
+        enum GeneratedField {
+            Link,
+            Loss,
+            LossBurstLen,
+            QueueUpBytes,
+            QueueDownBytes,
+            Mtu,
+            Congestion,
+            TapPath,
+            TapDecoder,
+        }
+        impl<'de> serde::Deserialize<'de> for GeneratedField {
+            fn deserialize<D>(deserializer: D) -> std::result::Result<GeneratedField, D::Error>
+            where
+                D: serde::Deserializer<'de>,
+            {
+                struct GeneratedVisitor;
+
+                impl serde::de::Visitor<'_> for GeneratedVisitor {
+                    type Value = GeneratedField;
+
+                    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        write!(formatter, "expected one of: {:?}", &FIELDS)
+                    }
+
+                    #[allow(unused_variables)]
+                    fn visit_str<E>(self, value: &str) -> std::result::Result<GeneratedField, E>
+                    where
+                        E: serde::de::Error,
+                    {
+                        match value {
+                            "link" => Ok(GeneratedField::Link),
+                            "loss" => Ok(GeneratedField::Loss),
+                            "lossBurstLen" | "loss_burst_len" => Ok(GeneratedField::LossBurstLen),
+                            "queueUpBytes" | "queue_up_bytes" => Ok(GeneratedField::QueueUpBytes),
+                            "queueDownBytes" | "queue_down_bytes" => Ok(GeneratedField::QueueDownBytes),
+                            "mtu" => Ok(GeneratedField::Mtu),
+                            "congestion" => Ok(GeneratedField::Congestion),
+                            "tapPath" | "tap_path" => Ok(GeneratedField::TapPath),
+                            "tapDecoder" | "tap_decoder" => Ok(GeneratedField::TapDecoder),
+                            _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
+                        }
+                    }
+                }
+                deserializer.deserialize_identifier(GeneratedVisitor)
+            }
+        }
+        struct GeneratedVisitor;
+        impl<'de> serde::de::Visitor<'de> for GeneratedVisitor {
+            type Value = ForwarderJob;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("struct kit.worker.ForwarderJob")
+            }
+
+            fn visit_map<V>(self, mut map_: V) -> std::result::Result<ForwarderJob, V::Error>
+                where
+                    V: serde::de::MapAccess<'de>,
+            {
+                let mut link__ = None;
+                let mut loss__ = None;
+                let mut loss_burst_len__ = None;
+                let mut queue_up_bytes__ = None;
+                let mut queue_down_bytes__ = None;
+                let mut mtu__ = None;
+                let mut congestion__ = None;
+                let mut tap_path__ = None;
+                let mut tap_decoder__ = None;
+                while let Some(k) = map_.next_key()? {
+                    match k {
+                        GeneratedField::Link => {
+                            if link__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("link"));
+                            }
+                            link__ = map_.next_value()?;
+                        }
+                        GeneratedField::Loss => {
+                            if loss__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("loss"));
+                            }
+                            loss__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::LossBurstLen => {
+                            if loss_burst_len__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("lossBurstLen"));
+                            }
+                            loss_burst_len__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::QueueUpBytes => {
+                            if queue_up_bytes__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("queueUpBytes"));
+                            }
+                            queue_up_bytes__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::QueueDownBytes => {
+                            if queue_down_bytes__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("queueDownBytes"));
+                            }
+                            queue_down_bytes__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::Mtu => {
+                            if mtu__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("mtu"));
+                            }
+                            mtu__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::Congestion => {
+                            if congestion__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("congestion"));
+                            }
+                            congestion__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::TapPath => {
+                            if tap_path__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("tapPath"));
+                            }
+                            tap_path__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::TapDecoder => {
+                            if tap_decoder__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("tapDecoder"));
+                            }
+                            tap_decoder__ = Some(map_.next_value()?);
+                        }
+                    }
+                }
+                Ok(ForwarderJob {
+                    link: link__,
+                    loss: loss__.unwrap_or_default(),
+                    loss_burst_len: loss_burst_len__.unwrap_or_default(),
+                    queue_up_bytes: queue_up_bytes__.unwrap_or_default(),
+                    queue_down_bytes: queue_down_bytes__.unwrap_or_default(),
+                    mtu: mtu__.unwrap_or_default(),
+                    congestion: congestion__.unwrap_or_default(),
+                    tap_path: tap_path__.unwrap_or_default(),
+                    tap_decoder: tap_decoder__.unwrap_or_default(),
+                })
+            }
+        }
+        deserializer.deserialize_struct("kit.worker.ForwarderJob", FIELDS, GeneratedVisitor)
+    }
+}
 impl serde::Serialize for H2Receiver {
     #[allow(deprecated)]
     fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>

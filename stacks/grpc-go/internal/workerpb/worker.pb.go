@@ -776,7 +776,8 @@ type ServerJob struct {
 	MaxMessageBytes uint64 `protobuf:"varint,8,opt,name=max_message_bytes,json=maxMessageBytes,proto3" json:"max_message_bytes,omitempty"`
 	// A Ping whose payload is larger fails with INVALID_ARGUMENT.
 	MaxEchoBytes uint64 `protobuf:"varint,9,opt,name=max_echo_bytes,json=maxEchoBytes,proto3" json:"max_echo_bytes,omitempty"`
-	// SETTINGS_MAX_CONCURRENT_STREAMS on every connection (an option of the same knob wins).
+	// SETTINGS_MAX_CONCURRENT_STREAMS on every connection (an option of the same knob wins;
+	// 0: not given, the stack's own default).
 	MaxConcurrentStreams uint32 `protobuf:"varint,10,opt,name=max_concurrent_streams,json=maxConcurrentStreams,proto3" json:"max_concurrent_streams,omitempty"`
 	// Threads serving calls, where the stack has a pool of them (grpcio).
 	Workers       uint32 `protobuf:"varint,11,opt,name=workers,proto3" json:"workers,omitempty"`
@@ -891,6 +892,422 @@ func (x *ServerJob) GetWorkers() uint32 {
 	return 0
 }
 
+// One delay line (kit.delayline, or the compiled linkd): a TCP relay that holds each chunk a
+// fixed time per direction, optionally through a bottleneck shared by every connection of a
+// direction, with seeded jitter that never reorders. The schedule's rules are the vectors in
+// tests/vectors/schedule.json, which both implementations pass.
+type ProxyJob struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Where to listen (0: a port the OS chooses, said in the ready line) and where to dial.
+	ListenHost   string   `protobuf:"bytes,1,opt,name=listen_host,json=listenHost,proto3" json:"listen_host,omitempty"`
+	ListenPort   uint32   `protobuf:"varint,2,opt,name=listen_port,json=listenPort,proto3" json:"listen_port,omitempty"`
+	UpstreamHost string   `protobuf:"bytes,3,opt,name=upstream_host,json=upstreamHost,proto3" json:"upstream_host,omitempty"`
+	UpstreamPort uint32   `protobuf:"varint,4,opt,name=upstream_port,json=upstreamPort,proto3" json:"upstream_port,omitempty"`
+	Link         *LinkJob `protobuf:"bytes,5,opt,name=link,proto3" json:"link,omitempty"`
+	// The most bytes one read takes from a socket.
+	ReadBytes uint32 `protobuf:"varint,6,opt,name=read_bytes,json=readBytes,proto3" json:"read_bytes,omitempty"`
+	// What one direction of one connection holds before its reader pauses (it resumes below
+	// half of it).
+	BufferCapBytes uint64 `protobuf:"varint,7,opt,name=buffer_cap_bytes,json=bufferCapBytes,proto3" json:"buffer_cap_bytes,omitempty"`
+	// Append the frame tap's lines here ("": no tap). The tap's decoder is a program of its own
+	// (tap_decoder: its argv; the ring's, the doorbell's and the tap file's descriptors follow).
+	TapPath    string   `protobuf:"bytes,8,opt,name=tap_path,json=tapPath,proto3" json:"tap_path,omitempty"`
+	TapDecoder []string `protobuf:"bytes,9,rep,name=tap_decoder,json=tapDecoder,proto3" json:"tap_decoder,omitempty"`
+	// Keep the bytes delivered downstream, live, in this file: one little-endian u64 ("": none).
+	CounterPath string `protobuf:"bytes,10,opt,name=counter_path,json=counterPath,proto3" json:"counter_path,omitempty"`
+	// Connections open at once; more are accepted and closed at once (and counted).
+	MaxConnections uint32 `protobuf:"varint,11,opt,name=max_connections,json=maxConnections,proto3" json:"max_connections,omitempty"`
+	// Bytes held in every delay queue together; at it, every reader holding bytes pauses.
+	MaxBufferedBytes uint64 `protobuf:"varint,12,opt,name=max_buffered_bytes,json=maxBufferedBytes,proto3" json:"max_buffered_bytes,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ProxyJob) Reset() {
+	*x = ProxyJob{}
+	mi := &file_worker_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProxyJob) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProxyJob) ProtoMessage() {}
+
+func (x *ProxyJob) ProtoReflect() protoreflect.Message {
+	mi := &file_worker_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProxyJob.ProtoReflect.Descriptor instead.
+func (*ProxyJob) Descriptor() ([]byte, []int) {
+	return file_worker_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ProxyJob) GetListenHost() string {
+	if x != nil {
+		return x.ListenHost
+	}
+	return ""
+}
+
+func (x *ProxyJob) GetListenPort() uint32 {
+	if x != nil {
+		return x.ListenPort
+	}
+	return 0
+}
+
+func (x *ProxyJob) GetUpstreamHost() string {
+	if x != nil {
+		return x.UpstreamHost
+	}
+	return ""
+}
+
+func (x *ProxyJob) GetUpstreamPort() uint32 {
+	if x != nil {
+		return x.UpstreamPort
+	}
+	return 0
+}
+
+func (x *ProxyJob) GetLink() *LinkJob {
+	if x != nil {
+		return x.Link
+	}
+	return nil
+}
+
+func (x *ProxyJob) GetReadBytes() uint32 {
+	if x != nil {
+		return x.ReadBytes
+	}
+	return 0
+}
+
+func (x *ProxyJob) GetBufferCapBytes() uint64 {
+	if x != nil {
+		return x.BufferCapBytes
+	}
+	return 0
+}
+
+func (x *ProxyJob) GetTapPath() string {
+	if x != nil {
+		return x.TapPath
+	}
+	return ""
+}
+
+func (x *ProxyJob) GetTapDecoder() []string {
+	if x != nil {
+		return x.TapDecoder
+	}
+	return nil
+}
+
+func (x *ProxyJob) GetCounterPath() string {
+	if x != nil {
+		return x.CounterPath
+	}
+	return ""
+}
+
+func (x *ProxyJob) GetMaxConnections() uint32 {
+	if x != nil {
+		return x.MaxConnections
+	}
+	return 0
+}
+
+func (x *ProxyJob) GetMaxBufferedBytes() uint64 {
+	if x != nil {
+		return x.MaxBufferedBytes
+	}
+	return 0
+}
+
+// The packet link's forwarder (`--link packet`): it creates the client's and the server's
+// network namespaces with a TUN device each and moves IP packets between them, each one
+// delivered when its direction's schedule says (delay, rate with a drop-tail queue, jitter,
+// loss). Every value already worked out by the kit.
+type ForwarderJob struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Delays, rates, jitter, its seed (also the loss's) and the down rate's steps.
+	Link *LinkJob `protobuf:"bytes,1,opt,name=link,proto3" json:"link,omitempty"`
+	// Each packet's loss probability (0: none) and, above 0, the mean length of a loss burst
+	// (Gilbert-Elliott; 0: independent losses).
+	Loss         float64 `protobuf:"fixed64,2,opt,name=loss,proto3" json:"loss,omitempty"`
+	LossBurstLen float64 `protobuf:"fixed64,3,opt,name=loss_burst_len,json=lossBurstLen,proto3" json:"loss_burst_len,omitempty"`
+	// Each direction's drop-tail queue at its bottleneck (unused without a rate).
+	QueueUpBytes   uint64 `protobuf:"varint,4,opt,name=queue_up_bytes,json=queueUpBytes,proto3" json:"queue_up_bytes,omitempty"`
+	QueueDownBytes uint64 `protobuf:"varint,5,opt,name=queue_down_bytes,json=queueDownBytes,proto3" json:"queue_down_bytes,omitempty"`
+	// The TUN devices' MTU, and the namespaces' TCP congestion control ("": the default).
+	Mtu        uint32 `protobuf:"varint,6,opt,name=mtu,proto3" json:"mtu,omitempty"`
+	Congestion string `protobuf:"bytes,7,opt,name=congestion,proto3" json:"congestion,omitempty"`
+	// Append the frame tap's lines here ("": no tap), decoded by tap_decoder, as ProxyJob's.
+	TapPath       string   `protobuf:"bytes,8,opt,name=tap_path,json=tapPath,proto3" json:"tap_path,omitempty"`
+	TapDecoder    []string `protobuf:"bytes,9,rep,name=tap_decoder,json=tapDecoder,proto3" json:"tap_decoder,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForwarderJob) Reset() {
+	*x = ForwarderJob{}
+	mi := &file_worker_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForwarderJob) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForwarderJob) ProtoMessage() {}
+
+func (x *ForwarderJob) ProtoReflect() protoreflect.Message {
+	mi := &file_worker_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForwarderJob.ProtoReflect.Descriptor instead.
+func (*ForwarderJob) Descriptor() ([]byte, []int) {
+	return file_worker_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ForwarderJob) GetLink() *LinkJob {
+	if x != nil {
+		return x.Link
+	}
+	return nil
+}
+
+func (x *ForwarderJob) GetLoss() float64 {
+	if x != nil {
+		return x.Loss
+	}
+	return 0
+}
+
+func (x *ForwarderJob) GetLossBurstLen() float64 {
+	if x != nil {
+		return x.LossBurstLen
+	}
+	return 0
+}
+
+func (x *ForwarderJob) GetQueueUpBytes() uint64 {
+	if x != nil {
+		return x.QueueUpBytes
+	}
+	return 0
+}
+
+func (x *ForwarderJob) GetQueueDownBytes() uint64 {
+	if x != nil {
+		return x.QueueDownBytes
+	}
+	return 0
+}
+
+func (x *ForwarderJob) GetMtu() uint32 {
+	if x != nil {
+		return x.Mtu
+	}
+	return 0
+}
+
+func (x *ForwarderJob) GetCongestion() string {
+	if x != nil {
+		return x.Congestion
+	}
+	return ""
+}
+
+func (x *ForwarderJob) GetTapPath() string {
+	if x != nil {
+		return x.TapPath
+	}
+	return ""
+}
+
+func (x *ForwarderJob) GetTapDecoder() []string {
+	if x != nil {
+		return x.TapDecoder
+	}
+	return nil
+}
+
+// The link, every time already in nanoseconds (the kit rounds the plan's milliseconds once).
+// While the line runs, each line of its stdin is a LinkJob: the link from then on (delays and
+// jitter for what arrives next, a rate where the line has that bottleneck).
+type LinkJob struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	DelayUpNs   int64                  `protobuf:"varint,1,opt,name=delay_up_ns,json=delayUpNs,proto3" json:"delay_up_ns,omitempty"`
+	DelayDownNs int64                  `protobuf:"varint,2,opt,name=delay_down_ns,json=delayDownNs,proto3" json:"delay_down_ns,omitempty"`
+	// A bottleneck's rate (unset: that direction is unlimited).
+	RateUpBitsS   *float64 `protobuf:"fixed64,3,opt,name=rate_up_bits_s,json=rateUpBitsS,proto3,oneof" json:"rate_up_bits_s,omitempty"`
+	RateDownBitsS *float64 `protobuf:"fixed64,4,opt,name=rate_down_bits_s,json=rateDownBitsS,proto3,oneof" json:"rate_down_bits_s,omitempty"`
+	// Each chunk's delay gets a uniform offset in [-jitter_ns, +jitter_ns] (never below 0).
+	JitterNs int64 `protobuf:"varint,5,opt,name=jitter_ns,json=jitterNs,proto3" json:"jitter_ns,omitempty"`
+	// The jitter's seed; each connection's direction draws from its own generator, seeded from
+	// this, the connection's number and the direction.
+	Seed uint64 `protobuf:"varint,6,opt,name=seed,proto3" json:"seed,omitempty"`
+	// The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+	RateSteps     []*RateStepJob `protobuf:"bytes,7,rep,name=rate_steps,json=rateSteps,proto3" json:"rate_steps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LinkJob) Reset() {
+	*x = LinkJob{}
+	mi := &file_worker_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LinkJob) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LinkJob) ProtoMessage() {}
+
+func (x *LinkJob) ProtoReflect() protoreflect.Message {
+	mi := &file_worker_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LinkJob.ProtoReflect.Descriptor instead.
+func (*LinkJob) Descriptor() ([]byte, []int) {
+	return file_worker_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *LinkJob) GetDelayUpNs() int64 {
+	if x != nil {
+		return x.DelayUpNs
+	}
+	return 0
+}
+
+func (x *LinkJob) GetDelayDownNs() int64 {
+	if x != nil {
+		return x.DelayDownNs
+	}
+	return 0
+}
+
+func (x *LinkJob) GetRateUpBitsS() float64 {
+	if x != nil && x.RateUpBitsS != nil {
+		return *x.RateUpBitsS
+	}
+	return 0
+}
+
+func (x *LinkJob) GetRateDownBitsS() float64 {
+	if x != nil && x.RateDownBitsS != nil {
+		return *x.RateDownBitsS
+	}
+	return 0
+}
+
+func (x *LinkJob) GetJitterNs() int64 {
+	if x != nil {
+		return x.JitterNs
+	}
+	return 0
+}
+
+func (x *LinkJob) GetSeed() uint64 {
+	if x != nil {
+		return x.Seed
+	}
+	return 0
+}
+
+func (x *LinkJob) GetRateSteps() []*RateStepJob {
+	if x != nil {
+		return x.RateSteps
+	}
+	return nil
+}
+
+type RateStepJob struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 0: an outage (bytes wait for the next step with capacity).
+	RateBitsS     float64 `protobuf:"fixed64,1,opt,name=rate_bits_s,json=rateBitsS,proto3" json:"rate_bits_s,omitempty"`
+	DurationNs    int64   `protobuf:"varint,2,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RateStepJob) Reset() {
+	*x = RateStepJob{}
+	mi := &file_worker_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RateStepJob) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RateStepJob) ProtoMessage() {}
+
+func (x *RateStepJob) ProtoReflect() protoreflect.Message {
+	mi := &file_worker_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RateStepJob.ProtoReflect.Descriptor instead.
+func (*RateStepJob) Descriptor() ([]byte, []int) {
+	return file_worker_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RateStepJob) GetRateBitsS() float64 {
+	if x != nil {
+		return x.RateBitsS
+	}
+	return 0
+}
+
+func (x *RateStepJob) GetDurationNs() int64 {
+	if x != nil {
+		return x.DurationNs
+	}
+	return 0
+}
+
 // The first line, once the process is up: {"ready": true, "pid": 4242, "port": 50051,
 // "stack": "grpc-go", "version": "1.85.0"}.
 type Ready struct {
@@ -909,7 +1326,7 @@ type Ready struct {
 
 func (x *Ready) Reset() {
 	*x = Ready{}
-	mi := &file_worker_proto_msgTypes[9]
+	mi := &file_worker_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -921,7 +1338,7 @@ func (x *Ready) String() string {
 func (*Ready) ProtoMessage() {}
 
 func (x *Ready) ProtoReflect() protoreflect.Message {
-	mi := &file_worker_proto_msgTypes[9]
+	mi := &file_worker_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -934,7 +1351,7 @@ func (x *Ready) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ready.ProtoReflect.Descriptor instead.
 func (*Ready) Descriptor() ([]byte, []int) {
-	return file_worker_proto_rawDescGZIP(), []int{9}
+	return file_worker_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Ready) GetReady() bool {
@@ -990,7 +1407,7 @@ type Failure struct {
 
 func (x *Failure) Reset() {
 	*x = Failure{}
-	mi := &file_worker_proto_msgTypes[10]
+	mi := &file_worker_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1002,7 +1419,7 @@ func (x *Failure) String() string {
 func (*Failure) ProtoMessage() {}
 
 func (x *Failure) ProtoReflect() protoreflect.Message {
-	mi := &file_worker_proto_msgTypes[10]
+	mi := &file_worker_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1015,7 +1432,7 @@ func (x *Failure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failure.ProtoReflect.Descriptor instead.
 func (*Failure) Descriptor() ([]byte, []int) {
-	return file_worker_proto_rawDescGZIP(), []int{10}
+	return file_worker_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Failure) GetError() string {
@@ -1044,7 +1461,7 @@ type ClientAnswer struct {
 
 func (x *ClientAnswer) Reset() {
 	*x = ClientAnswer{}
-	mi := &file_worker_proto_msgTypes[11]
+	mi := &file_worker_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1056,7 +1473,7 @@ func (x *ClientAnswer) String() string {
 func (*ClientAnswer) ProtoMessage() {}
 
 func (x *ClientAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_worker_proto_msgTypes[11]
+	mi := &file_worker_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1069,7 +1486,7 @@ func (x *ClientAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientAnswer.ProtoReflect.Descriptor instead.
 func (*ClientAnswer) Descriptor() ([]byte, []int) {
-	return file_worker_proto_rawDescGZIP(), []int{11}
+	return file_worker_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ClientAnswer) GetResult() *ClientResult {
@@ -1090,7 +1507,7 @@ func (x *ClientAnswer) GetClientTrial() uint32 {
 // CLOCK_MONOTONIC nanoseconds (shared by every process on the machine).
 type ClientResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The stack and version that measured: "grpc-go 1.85.0".
+	// The client stack that measured, as the kit names it: "grpc-go".
 	Client string `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
 	// Payload bytes received (uploads: what the server confirmed).
 	Bytes         uint64    `protobuf:"varint,2,opt,name=bytes,proto3" json:"bytes,omitempty"`
@@ -1124,7 +1541,7 @@ type ClientResult struct {
 
 func (x *ClientResult) Reset() {
 	*x = ClientResult{}
-	mi := &file_worker_proto_msgTypes[12]
+	mi := &file_worker_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1136,7 +1553,7 @@ func (x *ClientResult) String() string {
 func (*ClientResult) ProtoMessage() {}
 
 func (x *ClientResult) ProtoReflect() protoreflect.Message {
-	mi := &file_worker_proto_msgTypes[12]
+	mi := &file_worker_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1149,7 +1566,7 @@ func (x *ClientResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientResult.ProtoReflect.Descriptor instead.
 func (*ClientResult) Descriptor() ([]byte, []int) {
-	return file_worker_proto_rawDescGZIP(), []int{12}
+	return file_worker_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ClientResult) GetClient() string {
@@ -1295,7 +1712,7 @@ type WindowStep struct {
 
 func (x *WindowStep) Reset() {
 	*x = WindowStep{}
-	mi := &file_worker_proto_msgTypes[13]
+	mi := &file_worker_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1307,7 +1724,7 @@ func (x *WindowStep) String() string {
 func (*WindowStep) ProtoMessage() {}
 
 func (x *WindowStep) ProtoReflect() protoreflect.Message {
-	mi := &file_worker_proto_msgTypes[13]
+	mi := &file_worker_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1320,7 +1737,7 @@ func (x *WindowStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WindowStep.ProtoReflect.Descriptor instead.
 func (*WindowStep) Descriptor() ([]byte, []int) {
-	return file_worker_proto_rawDescGZIP(), []int{13}
+	return file_worker_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WindowStep) GetAtMs() float64 {
@@ -1347,7 +1764,7 @@ type ServerAnswer struct {
 
 func (x *ServerAnswer) Reset() {
 	*x = ServerAnswer{}
-	mi := &file_worker_proto_msgTypes[14]
+	mi := &file_worker_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1359,7 +1776,7 @@ func (x *ServerAnswer) String() string {
 func (*ServerAnswer) ProtoMessage() {}
 
 func (x *ServerAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_worker_proto_msgTypes[14]
+	mi := &file_worker_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1372,7 +1789,7 @@ func (x *ServerAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerAnswer.ProtoReflect.Descriptor instead.
 func (*ServerAnswer) Descriptor() ([]byte, []int) {
-	return file_worker_proto_rawDescGZIP(), []int{14}
+	return file_worker_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ServerAnswer) GetResult() *ServerResult {
@@ -1394,7 +1811,7 @@ type ServerResult struct {
 
 func (x *ServerResult) Reset() {
 	*x = ServerResult{}
-	mi := &file_worker_proto_msgTypes[15]
+	mi := &file_worker_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1406,7 +1823,7 @@ func (x *ServerResult) String() string {
 func (*ServerResult) ProtoMessage() {}
 
 func (x *ServerResult) ProtoReflect() protoreflect.Message {
-	mi := &file_worker_proto_msgTypes[15]
+	mi := &file_worker_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1419,7 +1836,7 @@ func (x *ServerResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerResult.ProtoReflect.Descriptor instead.
 func (*ServerResult) Descriptor() ([]byte, []int) {
-	return file_worker_proto_rawDescGZIP(), []int{15}
+	return file_worker_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ServerResult) GetRpcs() uint64 {
@@ -1515,7 +1932,53 @@ const file_worker_proto_rawDesc = "" +
 	"\x0emax_echo_bytes\x18\t \x01(\x04R\fmaxEchoBytes\x124\n" +
 	"\x16max_concurrent_streams\x18\n" +
 	" \x01(\rR\x14maxConcurrentStreams\x12\x18\n" +
-	"\aworkers\x18\v \x01(\rR\aworkers\"\x8b\x01\n" +
+	"\aworkers\x18\v \x01(\rR\aworkers\"\xbe\x03\n" +
+	"\bProxyJob\x12\x1f\n" +
+	"\vlisten_host\x18\x01 \x01(\tR\n" +
+	"listenHost\x12\x1f\n" +
+	"\vlisten_port\x18\x02 \x01(\rR\n" +
+	"listenPort\x12#\n" +
+	"\rupstream_host\x18\x03 \x01(\tR\fupstreamHost\x12#\n" +
+	"\rupstream_port\x18\x04 \x01(\rR\fupstreamPort\x12'\n" +
+	"\x04link\x18\x05 \x01(\v2\x13.kit.worker.LinkJobR\x04link\x12\x1d\n" +
+	"\n" +
+	"read_bytes\x18\x06 \x01(\rR\treadBytes\x12(\n" +
+	"\x10buffer_cap_bytes\x18\a \x01(\x04R\x0ebufferCapBytes\x12\x19\n" +
+	"\btap_path\x18\b \x01(\tR\atapPath\x12\x1f\n" +
+	"\vtap_decoder\x18\t \x03(\tR\n" +
+	"tapDecoder\x12!\n" +
+	"\fcounter_path\x18\n" +
+	" \x01(\tR\vcounterPath\x12'\n" +
+	"\x0fmax_connections\x18\v \x01(\rR\x0emaxConnections\x12,\n" +
+	"\x12max_buffered_bytes\x18\f \x01(\x04R\x10maxBufferedBytes\"\xaf\x02\n" +
+	"\fForwarderJob\x12'\n" +
+	"\x04link\x18\x01 \x01(\v2\x13.kit.worker.LinkJobR\x04link\x12\x12\n" +
+	"\x04loss\x18\x02 \x01(\x01R\x04loss\x12$\n" +
+	"\x0eloss_burst_len\x18\x03 \x01(\x01R\flossBurstLen\x12$\n" +
+	"\x0equeue_up_bytes\x18\x04 \x01(\x04R\fqueueUpBytes\x12(\n" +
+	"\x10queue_down_bytes\x18\x05 \x01(\x04R\x0equeueDownBytes\x12\x10\n" +
+	"\x03mtu\x18\x06 \x01(\rR\x03mtu\x12\x1e\n" +
+	"\n" +
+	"congestion\x18\a \x01(\tR\n" +
+	"congestion\x12\x19\n" +
+	"\btap_path\x18\b \x01(\tR\atapPath\x12\x1f\n" +
+	"\vtap_decoder\x18\t \x03(\tR\n" +
+	"tapDecoder\"\xb6\x02\n" +
+	"\aLinkJob\x12\x1e\n" +
+	"\vdelay_up_ns\x18\x01 \x01(\x03R\tdelayUpNs\x12\"\n" +
+	"\rdelay_down_ns\x18\x02 \x01(\x03R\vdelayDownNs\x12(\n" +
+	"\x0erate_up_bits_s\x18\x03 \x01(\x01H\x00R\vrateUpBitsS\x88\x01\x01\x12,\n" +
+	"\x10rate_down_bits_s\x18\x04 \x01(\x01H\x01R\rrateDownBitsS\x88\x01\x01\x12\x1b\n" +
+	"\tjitter_ns\x18\x05 \x01(\x03R\bjitterNs\x12\x12\n" +
+	"\x04seed\x18\x06 \x01(\x04R\x04seed\x126\n" +
+	"\n" +
+	"rate_steps\x18\a \x03(\v2\x17.kit.worker.RateStepJobR\trateStepsB\x11\n" +
+	"\x0f_rate_up_bits_sB\x13\n" +
+	"\x11_rate_down_bits_s\"N\n" +
+	"\vRateStepJob\x12\x1e\n" +
+	"\vrate_bits_s\x18\x01 \x01(\x01R\trateBitsS\x12\x1f\n" +
+	"\vduration_ns\x18\x02 \x01(\x03R\n" +
+	"durationNs\"\x8b\x01\n" +
 	"\x05Ready\x12\x14\n" +
 	"\x05ready\x18\x01 \x01(\bR\x05ready\x12\x10\n" +
 	"\x03pid\x18\x02 \x01(\rR\x03pid\x12\x12\n" +
@@ -1576,7 +2039,7 @@ func file_worker_proto_rawDescGZIP() []byte {
 	return file_worker_proto_rawDescData
 }
 
-var file_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_worker_proto_goTypes = []any{
 	(*ClientJob)(nil),    // 0: kit.worker.ClientJob
 	(*Windows)(nil),      // 1: kit.worker.Windows
@@ -1587,13 +2050,17 @@ var file_worker_proto_goTypes = []any{
 	(*Upload)(nil),       // 6: kit.worker.Upload
 	(*H2Receiver)(nil),   // 7: kit.worker.H2Receiver
 	(*ServerJob)(nil),    // 8: kit.worker.ServerJob
-	(*Ready)(nil),        // 9: kit.worker.Ready
-	(*Failure)(nil),      // 10: kit.worker.Failure
-	(*ClientAnswer)(nil), // 11: kit.worker.ClientAnswer
-	(*ClientResult)(nil), // 12: kit.worker.ClientResult
-	(*WindowStep)(nil),   // 13: kit.worker.WindowStep
-	(*ServerAnswer)(nil), // 14: kit.worker.ServerAnswer
-	(*ServerResult)(nil), // 15: kit.worker.ServerResult
+	(*ProxyJob)(nil),     // 9: kit.worker.ProxyJob
+	(*ForwarderJob)(nil), // 10: kit.worker.ForwarderJob
+	(*LinkJob)(nil),      // 11: kit.worker.LinkJob
+	(*RateStepJob)(nil),  // 12: kit.worker.RateStepJob
+	(*Ready)(nil),        // 13: kit.worker.Ready
+	(*Failure)(nil),      // 14: kit.worker.Failure
+	(*ClientAnswer)(nil), // 15: kit.worker.ClientAnswer
+	(*ClientResult)(nil), // 16: kit.worker.ClientResult
+	(*WindowStep)(nil),   // 17: kit.worker.WindowStep
+	(*ServerAnswer)(nil), // 18: kit.worker.ServerAnswer
+	(*ServerResult)(nil), // 19: kit.worker.ServerResult
 }
 var file_worker_proto_depIdxs = []int32{
 	1,  // 0: kit.worker.ClientJob.windows:type_name -> kit.worker.Windows
@@ -1605,14 +2072,17 @@ var file_worker_proto_depIdxs = []int32{
 	4,  // 6: kit.worker.Download.pacing:type_name -> kit.worker.ReadPacing
 	1,  // 7: kit.worker.ServerJob.windows:type_name -> kit.worker.Windows
 	2,  // 8: kit.worker.ServerJob.options:type_name -> kit.worker.Option
-	12, // 9: kit.worker.ClientAnswer.result:type_name -> kit.worker.ClientResult
-	13, // 10: kit.worker.ClientResult.window_trace:type_name -> kit.worker.WindowStep
-	15, // 11: kit.worker.ServerAnswer.result:type_name -> kit.worker.ServerResult
-	12, // [12:12] is the sub-list for method output_type
-	12, // [12:12] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	11, // 9: kit.worker.ProxyJob.link:type_name -> kit.worker.LinkJob
+	11, // 10: kit.worker.ForwarderJob.link:type_name -> kit.worker.LinkJob
+	12, // 11: kit.worker.LinkJob.rate_steps:type_name -> kit.worker.RateStepJob
+	16, // 12: kit.worker.ClientAnswer.result:type_name -> kit.worker.ClientResult
+	17, // 13: kit.worker.ClientResult.window_trace:type_name -> kit.worker.WindowStep
+	19, // 14: kit.worker.ServerAnswer.result:type_name -> kit.worker.ServerResult
+	15, // [15:15] is the sub-list for method output_type
+	15, // [15:15] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_worker_proto_init() }
@@ -1631,14 +2101,15 @@ func file_worker_proto_init() {
 		(*Option_Ratio)(nil),
 		(*Option_Text)(nil),
 	}
-	file_worker_proto_msgTypes[12].OneofWrappers = []any{}
+	file_worker_proto_msgTypes[11].OneofWrappers = []any{}
+	file_worker_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_worker_proto_rawDesc), len(file_worker_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -142,6 +142,78 @@ pub struct ServerJob {
     #[prost(uint32, tag = "11")]
     pub workers: u32,
 }
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ProxyJob {
+    #[prost(string, tag = "1")]
+    pub listen_host: ::prost::alloc::string::String,
+    #[prost(uint32, tag = "2")]
+    pub listen_port: u32,
+    #[prost(string, tag = "3")]
+    pub upstream_host: ::prost::alloc::string::String,
+    #[prost(uint32, tag = "4")]
+    pub upstream_port: u32,
+    #[prost(message, optional, tag = "5")]
+    pub link: ::core::option::Option<LinkJob>,
+    #[prost(uint32, tag = "6")]
+    pub read_bytes: u32,
+    #[prost(uint64, tag = "7")]
+    pub buffer_cap_bytes: u64,
+    #[prost(string, tag = "8")]
+    pub tap_path: ::prost::alloc::string::String,
+    #[prost(string, repeated, tag = "9")]
+    pub tap_decoder: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    #[prost(string, tag = "10")]
+    pub counter_path: ::prost::alloc::string::String,
+    #[prost(uint32, tag = "11")]
+    pub max_connections: u32,
+    #[prost(uint64, tag = "12")]
+    pub max_buffered_bytes: u64,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ForwarderJob {
+    #[prost(message, optional, tag = "1")]
+    pub link: ::core::option::Option<LinkJob>,
+    #[prost(double, tag = "2")]
+    pub loss: f64,
+    #[prost(double, tag = "3")]
+    pub loss_burst_len: f64,
+    #[prost(uint64, tag = "4")]
+    pub queue_up_bytes: u64,
+    #[prost(uint64, tag = "5")]
+    pub queue_down_bytes: u64,
+    #[prost(uint32, tag = "6")]
+    pub mtu: u32,
+    #[prost(string, tag = "7")]
+    pub congestion: ::prost::alloc::string::String,
+    #[prost(string, tag = "8")]
+    pub tap_path: ::prost::alloc::string::String,
+    #[prost(string, repeated, tag = "9")]
+    pub tap_decoder: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct LinkJob {
+    #[prost(int64, tag = "1")]
+    pub delay_up_ns: i64,
+    #[prost(int64, tag = "2")]
+    pub delay_down_ns: i64,
+    #[prost(double, optional, tag = "3")]
+    pub rate_up_bits_s: ::core::option::Option<f64>,
+    #[prost(double, optional, tag = "4")]
+    pub rate_down_bits_s: ::core::option::Option<f64>,
+    #[prost(int64, tag = "5")]
+    pub jitter_ns: i64,
+    #[prost(uint64, tag = "6")]
+    pub seed: u64,
+    #[prost(message, repeated, tag = "7")]
+    pub rate_steps: ::prost::alloc::vec::Vec<RateStepJob>,
+}
+#[derive(Clone, Copy, PartialEq, ::prost::Message)]
+pub struct RateStepJob {
+    #[prost(double, tag = "1")]
+    pub rate_bits_s: f64,
+    #[prost(int64, tag = "2")]
+    pub duration_ns: i64,
+}
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct Ready {
     #[prost(bool, tag = "1")]

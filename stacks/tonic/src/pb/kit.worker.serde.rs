@@ -1161,6 +1161,252 @@ impl<'de> serde::Deserialize<'de> for Failure {
         deserializer.deserialize_struct("kit.worker.Failure", FIELDS, GeneratedVisitor)
     }
 }
+impl serde::Serialize for ForwarderJob {
+    #[allow(deprecated)]
+    fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+    {
+        use serde::ser::SerializeStruct;
+        let mut len = 0;
+        if self.link.is_some() {
+            len += 1;
+        }
+        if self.loss != 0. {
+            len += 1;
+        }
+        if self.loss_burst_len != 0. {
+            len += 1;
+        }
+        if self.queue_up_bytes != 0 {
+            len += 1;
+        }
+        if self.queue_down_bytes != 0 {
+            len += 1;
+        }
+        if self.mtu != 0 {
+            len += 1;
+        }
+        if !self.congestion.is_empty() {
+            len += 1;
+        }
+        if !self.tap_path.is_empty() {
+            len += 1;
+        }
+        if !self.tap_decoder.is_empty() {
+            len += 1;
+        }
+        let mut struct_ser = serializer.serialize_struct("kit.worker.ForwarderJob", len)?;
+        if let Some(v) = self.link.as_ref() {
+            struct_ser.serialize_field("link", v)?;
+        }
+        if self.loss != 0. {
+            struct_ser.serialize_field("loss", &self.loss)?;
+        }
+        if self.loss_burst_len != 0. {
+            struct_ser.serialize_field("loss_burst_len", &self.loss_burst_len)?;
+        }
+        if self.queue_up_bytes != 0 {
+            #[allow(clippy::needless_borrow)]
+            #[allow(clippy::needless_borrows_for_generic_args)]
+            struct_ser.serialize_field("queue_up_bytes", ToString::to_string(&self.queue_up_bytes).as_str())?;
+        }
+        if self.queue_down_bytes != 0 {
+            #[allow(clippy::needless_borrow)]
+            #[allow(clippy::needless_borrows_for_generic_args)]
+            struct_ser.serialize_field("queue_down_bytes", ToString::to_string(&self.queue_down_bytes).as_str())?;
+        }
+        if self.mtu != 0 {
+            struct_ser.serialize_field("mtu", &self.mtu)?;
+        }
+        if !self.congestion.is_empty() {
+            struct_ser.serialize_field("congestion", &self.congestion)?;
+        }
+        if !self.tap_path.is_empty() {
+            struct_ser.serialize_field("tap_path", &self.tap_path)?;
+        }
+        if !self.tap_decoder.is_empty() {
+            struct_ser.serialize_field("tap_decoder", &self.tap_decoder)?;
+        }
+        struct_ser.end()
+    }
+}
+impl<'de> serde::Deserialize<'de> for ForwarderJob {
+    #[allow(deprecated)]
+    fn deserialize<D>(deserializer: D) -> std::result::Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        const FIELDS: &[&str] = &[
+            "link",
+            "loss",
+            "loss_burst_len",
+            "lossBurstLen",
+            "queue_up_bytes",
+            "queueUpBytes",
+            "queue_down_bytes",
+            "queueDownBytes",
+            "mtu",
+            "congestion",
+            "tap_path",
+            "tapPath",
+            "tap_decoder",
+            "tapDecoder",
+        ];
+
+        #[allow(clippy::enum_variant_names)]
+        enum GeneratedField {
+            Link,
+            Loss,
+            LossBurstLen,
+            QueueUpBytes,
+            QueueDownBytes,
+            Mtu,
+            Congestion,
+            TapPath,
+            TapDecoder,
+        }
+        impl<'de> serde::Deserialize<'de> for GeneratedField {
+            fn deserialize<D>(deserializer: D) -> std::result::Result<GeneratedField, D::Error>
+            where
+                D: serde::Deserializer<'de>,
+            {
+                struct GeneratedVisitor;
+
+                impl serde::de::Visitor<'_> for GeneratedVisitor {
+                    type Value = GeneratedField;
+
+                    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        write!(formatter, "expected one of: {:?}", &FIELDS)
+                    }
+
+                    #[allow(unused_variables)]
+                    fn visit_str<E>(self, value: &str) -> std::result::Result<GeneratedField, E>
+                    where
+                        E: serde::de::Error,
+                    {
+                        match value {
+                            "link" => Ok(GeneratedField::Link),
+                            "loss" => Ok(GeneratedField::Loss),
+                            "lossBurstLen" | "loss_burst_len" => Ok(GeneratedField::LossBurstLen),
+                            "queueUpBytes" | "queue_up_bytes" => Ok(GeneratedField::QueueUpBytes),
+                            "queueDownBytes" | "queue_down_bytes" => Ok(GeneratedField::QueueDownBytes),
+                            "mtu" => Ok(GeneratedField::Mtu),
+                            "congestion" => Ok(GeneratedField::Congestion),
+                            "tapPath" | "tap_path" => Ok(GeneratedField::TapPath),
+                            "tapDecoder" | "tap_decoder" => Ok(GeneratedField::TapDecoder),
+                            _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
+                        }
+                    }
+                }
+                deserializer.deserialize_identifier(GeneratedVisitor)
+            }
+        }
+        struct GeneratedVisitor;
+        impl<'de> serde::de::Visitor<'de> for GeneratedVisitor {
+            type Value = ForwarderJob;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("struct kit.worker.ForwarderJob")
+            }
+
+            fn visit_map<V>(self, mut map_: V) -> std::result::Result<ForwarderJob, V::Error>
+                where
+                    V: serde::de::MapAccess<'de>,
+            {
+                let mut link__ = None;
+                let mut loss__ = None;
+                let mut loss_burst_len__ = None;
+                let mut queue_up_bytes__ = None;
+                let mut queue_down_bytes__ = None;
+                let mut mtu__ = None;
+                let mut congestion__ = None;
+                let mut tap_path__ = None;
+                let mut tap_decoder__ = None;
+                while let Some(k) = map_.next_key()? {
+                    match k {
+                        GeneratedField::Link => {
+                            if link__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("link"));
+                            }
+                            link__ = map_.next_value()?;
+                        }
+                        GeneratedField::Loss => {
+                            if loss__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("loss"));
+                            }
+                            loss__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::LossBurstLen => {
+                            if loss_burst_len__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("lossBurstLen"));
+                            }
+                            loss_burst_len__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::QueueUpBytes => {
+                            if queue_up_bytes__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("queueUpBytes"));
+                            }
+                            queue_up_bytes__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::QueueDownBytes => {
+                            if queue_down_bytes__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("queueDownBytes"));
+                            }
+                            queue_down_bytes__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::Mtu => {
+                            if mtu__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("mtu"));
+                            }
+                            mtu__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::Congestion => {
+                            if congestion__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("congestion"));
+                            }
+                            congestion__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::TapPath => {
+                            if tap_path__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("tapPath"));
+                            }
+                            tap_path__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::TapDecoder => {
+                            if tap_decoder__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("tapDecoder"));
+                            }
+                            tap_decoder__ = Some(map_.next_value()?);
+                        }
+                    }
+                }
+                Ok(ForwarderJob {
+                    link: link__,
+                    loss: loss__.unwrap_or_default(),
+                    loss_burst_len: loss_burst_len__.unwrap_or_default(),
+                    queue_up_bytes: queue_up_bytes__.unwrap_or_default(),
+                    queue_down_bytes: queue_down_bytes__.unwrap_or_default(),
+                    mtu: mtu__.unwrap_or_default(),
+                    congestion: congestion__.unwrap_or_default(),
+                    tap_path: tap_path__.unwrap_or_default(),
+                    tap_decoder: tap_decoder__.unwrap_or_default(),
+                })
+            }
+        }
+        deserializer.deserialize_struct("kit.worker.ForwarderJob", FIELDS, GeneratedVisitor)
+    }
+}
 impl serde::Serialize for H2Receiver {
     #[allow(deprecated)]
     fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
@@ -1351,6 +1597,225 @@ impl<'de> serde::Deserialize<'de> for H2Receiver {
         deserializer.deserialize_struct("kit.worker.H2Receiver", FIELDS, GeneratedVisitor)
     }
 }
+impl serde::Serialize for LinkJob {
+    #[allow(deprecated)]
+    fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+    {
+        use serde::ser::SerializeStruct;
+        let mut len = 0;
+        if self.delay_up_ns != 0 {
+            len += 1;
+        }
+        if self.delay_down_ns != 0 {
+            len += 1;
+        }
+        if self.rate_up_bits_s.is_some() {
+            len += 1;
+        }
+        if self.rate_down_bits_s.is_some() {
+            len += 1;
+        }
+        if self.jitter_ns != 0 {
+            len += 1;
+        }
+        if self.seed != 0 {
+            len += 1;
+        }
+        if !self.rate_steps.is_empty() {
+            len += 1;
+        }
+        let mut struct_ser = serializer.serialize_struct("kit.worker.LinkJob", len)?;
+        if self.delay_up_ns != 0 {
+            #[allow(clippy::needless_borrow)]
+            #[allow(clippy::needless_borrows_for_generic_args)]
+            struct_ser.serialize_field("delay_up_ns", ToString::to_string(&self.delay_up_ns).as_str())?;
+        }
+        if self.delay_down_ns != 0 {
+            #[allow(clippy::needless_borrow)]
+            #[allow(clippy::needless_borrows_for_generic_args)]
+            struct_ser.serialize_field("delay_down_ns", ToString::to_string(&self.delay_down_ns).as_str())?;
+        }
+        if let Some(v) = self.rate_up_bits_s.as_ref() {
+            struct_ser.serialize_field("rate_up_bits_s", v)?;
+        }
+        if let Some(v) = self.rate_down_bits_s.as_ref() {
+            struct_ser.serialize_field("rate_down_bits_s", v)?;
+        }
+        if self.jitter_ns != 0 {
+            #[allow(clippy::needless_borrow)]
+            #[allow(clippy::needless_borrows_for_generic_args)]
+            struct_ser.serialize_field("jitter_ns", ToString::to_string(&self.jitter_ns).as_str())?;
+        }
+        if self.seed != 0 {
+            #[allow(clippy::needless_borrow)]
+            #[allow(clippy::needless_borrows_for_generic_args)]
+            struct_ser.serialize_field("seed", ToString::to_string(&self.seed).as_str())?;
+        }
+        if !self.rate_steps.is_empty() {
+            struct_ser.serialize_field("rate_steps", &self.rate_steps)?;
+        }
+        struct_ser.end()
+    }
+}
+impl<'de> serde::Deserialize<'de> for LinkJob {
+    #[allow(deprecated)]
+    fn deserialize<D>(deserializer: D) -> std::result::Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        const FIELDS: &[&str] = &[
+            "delay_up_ns",
+            "delayUpNs",
+            "delay_down_ns",
+            "delayDownNs",
+            "rate_up_bits_s",
+            "rateUpBitsS",
+            "rate_down_bits_s",
+            "rateDownBitsS",
+            "jitter_ns",
+            "jitterNs",
+            "seed",
+            "rate_steps",
+            "rateSteps",
+        ];
+
+        #[allow(clippy::enum_variant_names)]
+        enum GeneratedField {
+            DelayUpNs,
+            DelayDownNs,
+            RateUpBitsS,
+            RateDownBitsS,
+            JitterNs,
+            Seed,
+            RateSteps,
+        }
+        impl<'de> serde::Deserialize<'de> for GeneratedField {
+            fn deserialize<D>(deserializer: D) -> std::result::Result<GeneratedField, D::Error>
+            where
+                D: serde::Deserializer<'de>,
+            {
+                struct GeneratedVisitor;
+
+                impl serde::de::Visitor<'_> for GeneratedVisitor {
+                    type Value = GeneratedField;
+
+                    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        write!(formatter, "expected one of: {:?}", &FIELDS)
+                    }
+
+                    #[allow(unused_variables)]
+                    fn visit_str<E>(self, value: &str) -> std::result::Result<GeneratedField, E>
+                    where
+                        E: serde::de::Error,
+                    {
+                        match value {
+                            "delayUpNs" | "delay_up_ns" => Ok(GeneratedField::DelayUpNs),
+                            "delayDownNs" | "delay_down_ns" => Ok(GeneratedField::DelayDownNs),
+                            "rateUpBitsS" | "rate_up_bits_s" => Ok(GeneratedField::RateUpBitsS),
+                            "rateDownBitsS" | "rate_down_bits_s" => Ok(GeneratedField::RateDownBitsS),
+                            "jitterNs" | "jitter_ns" => Ok(GeneratedField::JitterNs),
+                            "seed" => Ok(GeneratedField::Seed),
+                            "rateSteps" | "rate_steps" => Ok(GeneratedField::RateSteps),
+                            _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
+                        }
+                    }
+                }
+                deserializer.deserialize_identifier(GeneratedVisitor)
+            }
+        }
+        struct GeneratedVisitor;
+        impl<'de> serde::de::Visitor<'de> for GeneratedVisitor {
+            type Value = LinkJob;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("struct kit.worker.LinkJob")
+            }
+
+            fn visit_map<V>(self, mut map_: V) -> std::result::Result<LinkJob, V::Error>
+                where
+                    V: serde::de::MapAccess<'de>,
+            {
+                let mut delay_up_ns__ = None;
+                let mut delay_down_ns__ = None;
+                let mut rate_up_bits_s__ = None;
+                let mut rate_down_bits_s__ = None;
+                let mut jitter_ns__ = None;
+                let mut seed__ = None;
+                let mut rate_steps__ = None;
+                while let Some(k) = map_.next_key()? {
+                    match k {
+                        GeneratedField::DelayUpNs => {
+                            if delay_up_ns__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("delayUpNs"));
+                            }
+                            delay_up_ns__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::DelayDownNs => {
+                            if delay_down_ns__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("delayDownNs"));
+                            }
+                            delay_down_ns__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::RateUpBitsS => {
+                            if rate_up_bits_s__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("rateUpBitsS"));
+                            }
+                            rate_up_bits_s__ = 
+                                map_.next_value::<::std::option::Option<::pbjson::private::NumberDeserialize<_>>>()?.map(|x| x.0)
+                            ;
+                        }
+                        GeneratedField::RateDownBitsS => {
+                            if rate_down_bits_s__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("rateDownBitsS"));
+                            }
+                            rate_down_bits_s__ = 
+                                map_.next_value::<::std::option::Option<::pbjson::private::NumberDeserialize<_>>>()?.map(|x| x.0)
+                            ;
+                        }
+                        GeneratedField::JitterNs => {
+                            if jitter_ns__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("jitterNs"));
+                            }
+                            jitter_ns__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::Seed => {
+                            if seed__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("seed"));
+                            }
+                            seed__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::RateSteps => {
+                            if rate_steps__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("rateSteps"));
+                            }
+                            rate_steps__ = Some(map_.next_value()?);
+                        }
+                    }
+                }
+                Ok(LinkJob {
+                    delay_up_ns: delay_up_ns__.unwrap_or_default(),
+                    delay_down_ns: delay_down_ns__.unwrap_or_default(),
+                    rate_up_bits_s: rate_up_bits_s__,
+                    rate_down_bits_s: rate_down_bits_s__,
+                    jitter_ns: jitter_ns__.unwrap_or_default(),
+                    seed: seed__.unwrap_or_default(),
+                    rate_steps: rate_steps__.unwrap_or_default(),
+                })
+            }
+        }
+        deserializer.deserialize_struct("kit.worker.LinkJob", FIELDS, GeneratedVisitor)
+    }
+}
 impl serde::Serialize for Option {
     #[allow(deprecated)]
     fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
@@ -1499,6 +1964,427 @@ impl<'de> serde::Deserialize<'de> for Option {
             }
         }
         deserializer.deserialize_struct("kit.worker.Option", FIELDS, GeneratedVisitor)
+    }
+}
+impl serde::Serialize for ProxyJob {
+    #[allow(deprecated)]
+    fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+    {
+        use serde::ser::SerializeStruct;
+        let mut len = 0;
+        if !self.listen_host.is_empty() {
+            len += 1;
+        }
+        if self.listen_port != 0 {
+            len += 1;
+        }
+        if !self.upstream_host.is_empty() {
+            len += 1;
+        }
+        if self.upstream_port != 0 {
+            len += 1;
+        }
+        if self.link.is_some() {
+            len += 1;
+        }
+        if self.read_bytes != 0 {
+            len += 1;
+        }
+        if self.buffer_cap_bytes != 0 {
+            len += 1;
+        }
+        if !self.tap_path.is_empty() {
+            len += 1;
+        }
+        if !self.tap_decoder.is_empty() {
+            len += 1;
+        }
+        if !self.counter_path.is_empty() {
+            len += 1;
+        }
+        if self.max_connections != 0 {
+            len += 1;
+        }
+        if self.max_buffered_bytes != 0 {
+            len += 1;
+        }
+        let mut struct_ser = serializer.serialize_struct("kit.worker.ProxyJob", len)?;
+        if !self.listen_host.is_empty() {
+            struct_ser.serialize_field("listen_host", &self.listen_host)?;
+        }
+        if self.listen_port != 0 {
+            struct_ser.serialize_field("listen_port", &self.listen_port)?;
+        }
+        if !self.upstream_host.is_empty() {
+            struct_ser.serialize_field("upstream_host", &self.upstream_host)?;
+        }
+        if self.upstream_port != 0 {
+            struct_ser.serialize_field("upstream_port", &self.upstream_port)?;
+        }
+        if let Some(v) = self.link.as_ref() {
+            struct_ser.serialize_field("link", v)?;
+        }
+        if self.read_bytes != 0 {
+            struct_ser.serialize_field("read_bytes", &self.read_bytes)?;
+        }
+        if self.buffer_cap_bytes != 0 {
+            #[allow(clippy::needless_borrow)]
+            #[allow(clippy::needless_borrows_for_generic_args)]
+            struct_ser.serialize_field("buffer_cap_bytes", ToString::to_string(&self.buffer_cap_bytes).as_str())?;
+        }
+        if !self.tap_path.is_empty() {
+            struct_ser.serialize_field("tap_path", &self.tap_path)?;
+        }
+        if !self.tap_decoder.is_empty() {
+            struct_ser.serialize_field("tap_decoder", &self.tap_decoder)?;
+        }
+        if !self.counter_path.is_empty() {
+            struct_ser.serialize_field("counter_path", &self.counter_path)?;
+        }
+        if self.max_connections != 0 {
+            struct_ser.serialize_field("max_connections", &self.max_connections)?;
+        }
+        if self.max_buffered_bytes != 0 {
+            #[allow(clippy::needless_borrow)]
+            #[allow(clippy::needless_borrows_for_generic_args)]
+            struct_ser.serialize_field("max_buffered_bytes", ToString::to_string(&self.max_buffered_bytes).as_str())?;
+        }
+        struct_ser.end()
+    }
+}
+impl<'de> serde::Deserialize<'de> for ProxyJob {
+    #[allow(deprecated)]
+    fn deserialize<D>(deserializer: D) -> std::result::Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        const FIELDS: &[&str] = &[
+            "listen_host",
+            "listenHost",
+            "listen_port",
+            "listenPort",
+            "upstream_host",
+            "upstreamHost",
+            "upstream_port",
+            "upstreamPort",
+            "link",
+            "read_bytes",
+            "readBytes",
+            "buffer_cap_bytes",
+            "bufferCapBytes",
+            "tap_path",
+            "tapPath",
+            "tap_decoder",
+            "tapDecoder",
+            "counter_path",
+            "counterPath",
+            "max_connections",
+            "maxConnections",
+            "max_buffered_bytes",
+            "maxBufferedBytes",
+        ];
+
+        #[allow(clippy::enum_variant_names)]
+        enum GeneratedField {
+            ListenHost,
+            ListenPort,
+            UpstreamHost,
+            UpstreamPort,
+            Link,
+            ReadBytes,
+            BufferCapBytes,
+            TapPath,
+            TapDecoder,
+            CounterPath,
+            MaxConnections,
+            MaxBufferedBytes,
+        }
+        impl<'de> serde::Deserialize<'de> for GeneratedField {
+            fn deserialize<D>(deserializer: D) -> std::result::Result<GeneratedField, D::Error>
+            where
+                D: serde::Deserializer<'de>,
+            {
+                struct GeneratedVisitor;
+
+                impl serde::de::Visitor<'_> for GeneratedVisitor {
+                    type Value = GeneratedField;
+
+                    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        write!(formatter, "expected one of: {:?}", &FIELDS)
+                    }
+
+                    #[allow(unused_variables)]
+                    fn visit_str<E>(self, value: &str) -> std::result::Result<GeneratedField, E>
+                    where
+                        E: serde::de::Error,
+                    {
+                        match value {
+                            "listenHost" | "listen_host" => Ok(GeneratedField::ListenHost),
+                            "listenPort" | "listen_port" => Ok(GeneratedField::ListenPort),
+                            "upstreamHost" | "upstream_host" => Ok(GeneratedField::UpstreamHost),
+                            "upstreamPort" | "upstream_port" => Ok(GeneratedField::UpstreamPort),
+                            "link" => Ok(GeneratedField::Link),
+                            "readBytes" | "read_bytes" => Ok(GeneratedField::ReadBytes),
+                            "bufferCapBytes" | "buffer_cap_bytes" => Ok(GeneratedField::BufferCapBytes),
+                            "tapPath" | "tap_path" => Ok(GeneratedField::TapPath),
+                            "tapDecoder" | "tap_decoder" => Ok(GeneratedField::TapDecoder),
+                            "counterPath" | "counter_path" => Ok(GeneratedField::CounterPath),
+                            "maxConnections" | "max_connections" => Ok(GeneratedField::MaxConnections),
+                            "maxBufferedBytes" | "max_buffered_bytes" => Ok(GeneratedField::MaxBufferedBytes),
+                            _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
+                        }
+                    }
+                }
+                deserializer.deserialize_identifier(GeneratedVisitor)
+            }
+        }
+        struct GeneratedVisitor;
+        impl<'de> serde::de::Visitor<'de> for GeneratedVisitor {
+            type Value = ProxyJob;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("struct kit.worker.ProxyJob")
+            }
+
+            fn visit_map<V>(self, mut map_: V) -> std::result::Result<ProxyJob, V::Error>
+                where
+                    V: serde::de::MapAccess<'de>,
+            {
+                let mut listen_host__ = None;
+                let mut listen_port__ = None;
+                let mut upstream_host__ = None;
+                let mut upstream_port__ = None;
+                let mut link__ = None;
+                let mut read_bytes__ = None;
+                let mut buffer_cap_bytes__ = None;
+                let mut tap_path__ = None;
+                let mut tap_decoder__ = None;
+                let mut counter_path__ = None;
+                let mut max_connections__ = None;
+                let mut max_buffered_bytes__ = None;
+                while let Some(k) = map_.next_key()? {
+                    match k {
+                        GeneratedField::ListenHost => {
+                            if listen_host__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("listenHost"));
+                            }
+                            listen_host__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::ListenPort => {
+                            if listen_port__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("listenPort"));
+                            }
+                            listen_port__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::UpstreamHost => {
+                            if upstream_host__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("upstreamHost"));
+                            }
+                            upstream_host__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::UpstreamPort => {
+                            if upstream_port__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("upstreamPort"));
+                            }
+                            upstream_port__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::Link => {
+                            if link__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("link"));
+                            }
+                            link__ = map_.next_value()?;
+                        }
+                        GeneratedField::ReadBytes => {
+                            if read_bytes__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("readBytes"));
+                            }
+                            read_bytes__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::BufferCapBytes => {
+                            if buffer_cap_bytes__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("bufferCapBytes"));
+                            }
+                            buffer_cap_bytes__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::TapPath => {
+                            if tap_path__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("tapPath"));
+                            }
+                            tap_path__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::TapDecoder => {
+                            if tap_decoder__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("tapDecoder"));
+                            }
+                            tap_decoder__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::CounterPath => {
+                            if counter_path__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("counterPath"));
+                            }
+                            counter_path__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::MaxConnections => {
+                            if max_connections__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("maxConnections"));
+                            }
+                            max_connections__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::MaxBufferedBytes => {
+                            if max_buffered_bytes__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("maxBufferedBytes"));
+                            }
+                            max_buffered_bytes__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                    }
+                }
+                Ok(ProxyJob {
+                    listen_host: listen_host__.unwrap_or_default(),
+                    listen_port: listen_port__.unwrap_or_default(),
+                    upstream_host: upstream_host__.unwrap_or_default(),
+                    upstream_port: upstream_port__.unwrap_or_default(),
+                    link: link__,
+                    read_bytes: read_bytes__.unwrap_or_default(),
+                    buffer_cap_bytes: buffer_cap_bytes__.unwrap_or_default(),
+                    tap_path: tap_path__.unwrap_or_default(),
+                    tap_decoder: tap_decoder__.unwrap_or_default(),
+                    counter_path: counter_path__.unwrap_or_default(),
+                    max_connections: max_connections__.unwrap_or_default(),
+                    max_buffered_bytes: max_buffered_bytes__.unwrap_or_default(),
+                })
+            }
+        }
+        deserializer.deserialize_struct("kit.worker.ProxyJob", FIELDS, GeneratedVisitor)
+    }
+}
+impl serde::Serialize for RateStepJob {
+    #[allow(deprecated)]
+    fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+    {
+        use serde::ser::SerializeStruct;
+        let mut len = 0;
+        if self.rate_bits_s != 0. {
+            len += 1;
+        }
+        if self.duration_ns != 0 {
+            len += 1;
+        }
+        let mut struct_ser = serializer.serialize_struct("kit.worker.RateStepJob", len)?;
+        if self.rate_bits_s != 0. {
+            struct_ser.serialize_field("rate_bits_s", &self.rate_bits_s)?;
+        }
+        if self.duration_ns != 0 {
+            #[allow(clippy::needless_borrow)]
+            #[allow(clippy::needless_borrows_for_generic_args)]
+            struct_ser.serialize_field("duration_ns", ToString::to_string(&self.duration_ns).as_str())?;
+        }
+        struct_ser.end()
+    }
+}
+impl<'de> serde::Deserialize<'de> for RateStepJob {
+    #[allow(deprecated)]
+    fn deserialize<D>(deserializer: D) -> std::result::Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        const FIELDS: &[&str] = &[
+            "rate_bits_s",
+            "rateBitsS",
+            "duration_ns",
+            "durationNs",
+        ];
+
+        #[allow(clippy::enum_variant_names)]
+        enum GeneratedField {
+            RateBitsS,
+            DurationNs,
+        }
+        impl<'de> serde::Deserialize<'de> for GeneratedField {
+            fn deserialize<D>(deserializer: D) -> std::result::Result<GeneratedField, D::Error>
+            where
+                D: serde::Deserializer<'de>,
+            {
+                struct GeneratedVisitor;
+
+                impl serde::de::Visitor<'_> for GeneratedVisitor {
+                    type Value = GeneratedField;
+
+                    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        write!(formatter, "expected one of: {:?}", &FIELDS)
+                    }
+
+                    #[allow(unused_variables)]
+                    fn visit_str<E>(self, value: &str) -> std::result::Result<GeneratedField, E>
+                    where
+                        E: serde::de::Error,
+                    {
+                        match value {
+                            "rateBitsS" | "rate_bits_s" => Ok(GeneratedField::RateBitsS),
+                            "durationNs" | "duration_ns" => Ok(GeneratedField::DurationNs),
+                            _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
+                        }
+                    }
+                }
+                deserializer.deserialize_identifier(GeneratedVisitor)
+            }
+        }
+        struct GeneratedVisitor;
+        impl<'de> serde::de::Visitor<'de> for GeneratedVisitor {
+            type Value = RateStepJob;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("struct kit.worker.RateStepJob")
+            }
+
+            fn visit_map<V>(self, mut map_: V) -> std::result::Result<RateStepJob, V::Error>
+                where
+                    V: serde::de::MapAccess<'de>,
+            {
+                let mut rate_bits_s__ = None;
+                let mut duration_ns__ = None;
+                while let Some(k) = map_.next_key()? {
+                    match k {
+                        GeneratedField::RateBitsS => {
+                            if rate_bits_s__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("rateBitsS"));
+                            }
+                            rate_bits_s__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                        GeneratedField::DurationNs => {
+                            if duration_ns__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("durationNs"));
+                            }
+                            duration_ns__ = 
+                                Some(map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?.0)
+                            ;
+                        }
+                    }
+                }
+                Ok(RateStepJob {
+                    rate_bits_s: rate_bits_s__.unwrap_or_default(),
+                    duration_ns: duration_ns__.unwrap_or_default(),
+                })
+            }
+        }
+        deserializer.deserialize_struct("kit.worker.RateStepJob", FIELDS, GeneratedVisitor)
     }
 }
 impl serde::Serialize for ReadPacing {

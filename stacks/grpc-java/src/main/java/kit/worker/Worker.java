@@ -8594,7 +8594,8 @@ public final class Worker extends com.google.protobuf.GeneratedFile {
 
     /**
      * <pre>
-     * SETTINGS_MAX_CONCURRENT_STREAMS on every connection (an option of the same knob wins).
+     * SETTINGS_MAX_CONCURRENT_STREAMS on every connection (an option of the same knob wins;
+     * 0: not given, the stack's own default).
      * </pre>
      *
      * <code>uint32 max_concurrent_streams = 10;</code>
@@ -8869,7 +8870,8 @@ public final class Worker extends com.google.protobuf.GeneratedFile {
     private int maxConcurrentStreams_ = 0;
     /**
      * <pre>
-     * SETTINGS_MAX_CONCURRENT_STREAMS on every connection (an option of the same knob wins).
+     * SETTINGS_MAX_CONCURRENT_STREAMS on every connection (an option of the same knob wins;
+     * 0: not given, the stack's own default).
      * </pre>
      *
      * <code>uint32 max_concurrent_streams = 10;</code>
@@ -10241,7 +10243,8 @@ public final class Worker extends com.google.protobuf.GeneratedFile {
       private int maxConcurrentStreams_ ;
       /**
        * <pre>
-       * SETTINGS_MAX_CONCURRENT_STREAMS on every connection (an option of the same knob wins).
+       * SETTINGS_MAX_CONCURRENT_STREAMS on every connection (an option of the same knob wins;
+       * 0: not given, the stack's own default).
        * </pre>
        *
        * <code>uint32 max_concurrent_streams = 10;</code>
@@ -10253,7 +10256,8 @@ public final class Worker extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * SETTINGS_MAX_CONCURRENT_STREAMS on every connection (an option of the same knob wins).
+       * SETTINGS_MAX_CONCURRENT_STREAMS on every connection (an option of the same knob wins;
+       * 0: not given, the stack's own default).
        * </pre>
        *
        * <code>uint32 max_concurrent_streams = 10;</code>
@@ -10269,7 +10273,8 @@ public final class Worker extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * SETTINGS_MAX_CONCURRENT_STREAMS on every connection (an option of the same knob wins).
+       * SETTINGS_MAX_CONCURRENT_STREAMS on every connection (an option of the same knob wins;
+       * 0: not given, the stack's own default).
        * </pre>
        *
        * <code>uint32 max_concurrent_streams = 10;</code>
@@ -10372,6 +10377,5659 @@ public final class Worker extends com.google.protobuf.GeneratedFile {
 
     @java.lang.Override
     public kit.worker.Worker.ServerJob getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface ProxyJobOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:kit.worker.ProxyJob)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * Where to listen (0: a port the OS chooses, said in the ready line) and where to dial.
+     * </pre>
+     *
+     * <code>string listen_host = 1;</code>
+     * @return The listenHost.
+     */
+    java.lang.String getListenHost();
+    /**
+     * <pre>
+     * Where to listen (0: a port the OS chooses, said in the ready line) and where to dial.
+     * </pre>
+     *
+     * <code>string listen_host = 1;</code>
+     * @return The bytes for listenHost.
+     */
+    com.google.protobuf.ByteString
+        getListenHostBytes();
+
+    /**
+     * <code>uint32 listen_port = 2;</code>
+     * @return The listenPort.
+     */
+    int getListenPort();
+
+    /**
+     * <code>string upstream_host = 3;</code>
+     * @return The upstreamHost.
+     */
+    java.lang.String getUpstreamHost();
+    /**
+     * <code>string upstream_host = 3;</code>
+     * @return The bytes for upstreamHost.
+     */
+    com.google.protobuf.ByteString
+        getUpstreamHostBytes();
+
+    /**
+     * <code>uint32 upstream_port = 4;</code>
+     * @return The upstreamPort.
+     */
+    int getUpstreamPort();
+
+    /**
+     * <code>.kit.worker.LinkJob link = 5;</code>
+     * @return Whether the link field is set.
+     */
+    boolean hasLink();
+    /**
+     * <code>.kit.worker.LinkJob link = 5;</code>
+     * @return The link.
+     */
+    kit.worker.Worker.LinkJob getLink();
+    /**
+     * <code>.kit.worker.LinkJob link = 5;</code>
+     */
+    kit.worker.Worker.LinkJobOrBuilder getLinkOrBuilder();
+
+    /**
+     * <pre>
+     * The most bytes one read takes from a socket.
+     * </pre>
+     *
+     * <code>uint32 read_bytes = 6;</code>
+     * @return The readBytes.
+     */
+    int getReadBytes();
+
+    /**
+     * <pre>
+     * What one direction of one connection holds before its reader pauses (it resumes below
+     * half of it).
+     * </pre>
+     *
+     * <code>uint64 buffer_cap_bytes = 7;</code>
+     * @return The bufferCapBytes.
+     */
+    long getBufferCapBytes();
+
+    /**
+     * <pre>
+     * Append the frame tap's lines here ("": no tap). The tap's decoder is a program of its own
+     * (tap_decoder: its argv; the ring's, the doorbell's and the tap file's descriptors follow).
+     * </pre>
+     *
+     * <code>string tap_path = 8;</code>
+     * @return The tapPath.
+     */
+    java.lang.String getTapPath();
+    /**
+     * <pre>
+     * Append the frame tap's lines here ("": no tap). The tap's decoder is a program of its own
+     * (tap_decoder: its argv; the ring's, the doorbell's and the tap file's descriptors follow).
+     * </pre>
+     *
+     * <code>string tap_path = 8;</code>
+     * @return The bytes for tapPath.
+     */
+    com.google.protobuf.ByteString
+        getTapPathBytes();
+
+    /**
+     * <code>repeated string tap_decoder = 9;</code>
+     * @return A list containing the tapDecoder.
+     */
+    java.util.List<java.lang.String>
+        getTapDecoderList();
+    /**
+     * <code>repeated string tap_decoder = 9;</code>
+     * @return The count of tapDecoder.
+     */
+    int getTapDecoderCount();
+    /**
+     * <code>repeated string tap_decoder = 9;</code>
+     * @param index The index of the element to return.
+     * @return The tapDecoder at the given index.
+     */
+    java.lang.String getTapDecoder(int index);
+    /**
+     * <code>repeated string tap_decoder = 9;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the tapDecoder at the given index.
+     */
+    com.google.protobuf.ByteString
+        getTapDecoderBytes(int index);
+
+    /**
+     * <pre>
+     * Keep the bytes delivered downstream, live, in this file: one little-endian u64 ("": none).
+     * </pre>
+     *
+     * <code>string counter_path = 10;</code>
+     * @return The counterPath.
+     */
+    java.lang.String getCounterPath();
+    /**
+     * <pre>
+     * Keep the bytes delivered downstream, live, in this file: one little-endian u64 ("": none).
+     * </pre>
+     *
+     * <code>string counter_path = 10;</code>
+     * @return The bytes for counterPath.
+     */
+    com.google.protobuf.ByteString
+        getCounterPathBytes();
+
+    /**
+     * <pre>
+     * Connections open at once; more are accepted and closed at once (and counted).
+     * </pre>
+     *
+     * <code>uint32 max_connections = 11;</code>
+     * @return The maxConnections.
+     */
+    int getMaxConnections();
+
+    /**
+     * <pre>
+     * Bytes held in every delay queue together; at it, every reader holding bytes pauses.
+     * </pre>
+     *
+     * <code>uint64 max_buffered_bytes = 12;</code>
+     * @return The maxBufferedBytes.
+     */
+    long getMaxBufferedBytes();
+  }
+  /**
+   * <pre>
+   * One delay line (kit.delayline, or the compiled linkd): a TCP relay that holds each chunk a
+   * fixed time per direction, optionally through a bottleneck shared by every connection of a
+   * direction, with seeded jitter that never reorders. The schedule's rules are the vectors in
+   * tests/vectors/schedule.json, which both implementations pass.
+   * </pre>
+   *
+   * Protobuf type {@code kit.worker.ProxyJob}
+   */
+  public static final class ProxyJob extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:kit.worker.ProxyJob)
+      ProxyJobOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "ProxyJob");
+    }
+    // Use ProxyJob.newBuilder() to construct.
+    private ProxyJob(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private ProxyJob() {
+      listenHost_ = "";
+      upstreamHost_ = "";
+      tapPath_ = "";
+      tapDecoder_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      counterPath_ = "";
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return kit.worker.Worker.internal_static_kit_worker_ProxyJob_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return kit.worker.Worker.internal_static_kit_worker_ProxyJob_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return kit.worker.Worker.internal_static_kit_worker_ProxyJob_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              kit.worker.Worker.ProxyJob.class, kit.worker.Worker.ProxyJob.Builder.class);
+    }
+
+    private int bitField0_;
+    public static final int LISTEN_HOST_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object listenHost_ = "";
+    /**
+     * <pre>
+     * Where to listen (0: a port the OS chooses, said in the ready line) and where to dial.
+     * </pre>
+     *
+     * <code>string listen_host = 1;</code>
+     * @return The listenHost.
+     */
+    @java.lang.Override
+    public java.lang.String getListenHost() {
+      java.lang.Object ref = listenHost_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        listenHost_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * Where to listen (0: a port the OS chooses, said in the ready line) and where to dial.
+     * </pre>
+     *
+     * <code>string listen_host = 1;</code>
+     * @return The bytes for listenHost.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getListenHostBytes() {
+      java.lang.Object ref = listenHost_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        listenHost_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int LISTEN_PORT_FIELD_NUMBER = 2;
+    private int listenPort_ = 0;
+    /**
+     * <code>uint32 listen_port = 2;</code>
+     * @return The listenPort.
+     */
+    @java.lang.Override
+    public int getListenPort() {
+      return listenPort_;
+    }
+
+    public static final int UPSTREAM_HOST_FIELD_NUMBER = 3;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object upstreamHost_ = "";
+    /**
+     * <code>string upstream_host = 3;</code>
+     * @return The upstreamHost.
+     */
+    @java.lang.Override
+    public java.lang.String getUpstreamHost() {
+      java.lang.Object ref = upstreamHost_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        upstreamHost_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string upstream_host = 3;</code>
+     * @return The bytes for upstreamHost.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getUpstreamHostBytes() {
+      java.lang.Object ref = upstreamHost_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        upstreamHost_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int UPSTREAM_PORT_FIELD_NUMBER = 4;
+    private int upstreamPort_ = 0;
+    /**
+     * <code>uint32 upstream_port = 4;</code>
+     * @return The upstreamPort.
+     */
+    @java.lang.Override
+    public int getUpstreamPort() {
+      return upstreamPort_;
+    }
+
+    public static final int LINK_FIELD_NUMBER = 5;
+    private kit.worker.Worker.LinkJob link_;
+    /**
+     * <code>.kit.worker.LinkJob link = 5;</code>
+     * @return Whether the link field is set.
+     */
+    @java.lang.Override
+    public boolean hasLink() {
+      return ((bitField0_ & 0x00000001) != 0);
+    }
+    /**
+     * <code>.kit.worker.LinkJob link = 5;</code>
+     * @return The link.
+     */
+    @java.lang.Override
+    public kit.worker.Worker.LinkJob getLink() {
+      return link_ == null ? kit.worker.Worker.LinkJob.getDefaultInstance() : link_;
+    }
+    /**
+     * <code>.kit.worker.LinkJob link = 5;</code>
+     */
+    @java.lang.Override
+    public kit.worker.Worker.LinkJobOrBuilder getLinkOrBuilder() {
+      return link_ == null ? kit.worker.Worker.LinkJob.getDefaultInstance() : link_;
+    }
+
+    public static final int READ_BYTES_FIELD_NUMBER = 6;
+    private int readBytes_ = 0;
+    /**
+     * <pre>
+     * The most bytes one read takes from a socket.
+     * </pre>
+     *
+     * <code>uint32 read_bytes = 6;</code>
+     * @return The readBytes.
+     */
+    @java.lang.Override
+    public int getReadBytes() {
+      return readBytes_;
+    }
+
+    public static final int BUFFER_CAP_BYTES_FIELD_NUMBER = 7;
+    private long bufferCapBytes_ = 0L;
+    /**
+     * <pre>
+     * What one direction of one connection holds before its reader pauses (it resumes below
+     * half of it).
+     * </pre>
+     *
+     * <code>uint64 buffer_cap_bytes = 7;</code>
+     * @return The bufferCapBytes.
+     */
+    @java.lang.Override
+    public long getBufferCapBytes() {
+      return bufferCapBytes_;
+    }
+
+    public static final int TAP_PATH_FIELD_NUMBER = 8;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object tapPath_ = "";
+    /**
+     * <pre>
+     * Append the frame tap's lines here ("": no tap). The tap's decoder is a program of its own
+     * (tap_decoder: its argv; the ring's, the doorbell's and the tap file's descriptors follow).
+     * </pre>
+     *
+     * <code>string tap_path = 8;</code>
+     * @return The tapPath.
+     */
+    @java.lang.Override
+    public java.lang.String getTapPath() {
+      java.lang.Object ref = tapPath_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        tapPath_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * Append the frame tap's lines here ("": no tap). The tap's decoder is a program of its own
+     * (tap_decoder: its argv; the ring's, the doorbell's and the tap file's descriptors follow).
+     * </pre>
+     *
+     * <code>string tap_path = 8;</code>
+     * @return The bytes for tapPath.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getTapPathBytes() {
+      java.lang.Object ref = tapPath_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        tapPath_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int TAP_DECODER_FIELD_NUMBER = 9;
+    @SuppressWarnings("serial")
+    private com.google.protobuf.LazyStringArrayList tapDecoder_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    /**
+     * <code>repeated string tap_decoder = 9;</code>
+     * @return A list containing the tapDecoder.
+     */
+    public com.google.protobuf.ProtocolStringList
+        getTapDecoderList() {
+      return tapDecoder_;
+    }
+    /**
+     * <code>repeated string tap_decoder = 9;</code>
+     * @return The count of tapDecoder.
+     */
+    public int getTapDecoderCount() {
+      return tapDecoder_.size();
+    }
+    /**
+     * <code>repeated string tap_decoder = 9;</code>
+     * @param index The index of the element to return.
+     * @return The tapDecoder at the given index.
+     */
+    public java.lang.String getTapDecoder(int index) {
+      return tapDecoder_.get(index);
+    }
+    /**
+     * <code>repeated string tap_decoder = 9;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the tapDecoder at the given index.
+     */
+    public com.google.protobuf.ByteString
+        getTapDecoderBytes(int index) {
+      return tapDecoder_.getByteString(index);
+    }
+
+    public static final int COUNTER_PATH_FIELD_NUMBER = 10;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object counterPath_ = "";
+    /**
+     * <pre>
+     * Keep the bytes delivered downstream, live, in this file: one little-endian u64 ("": none).
+     * </pre>
+     *
+     * <code>string counter_path = 10;</code>
+     * @return The counterPath.
+     */
+    @java.lang.Override
+    public java.lang.String getCounterPath() {
+      java.lang.Object ref = counterPath_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        counterPath_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * Keep the bytes delivered downstream, live, in this file: one little-endian u64 ("": none).
+     * </pre>
+     *
+     * <code>string counter_path = 10;</code>
+     * @return The bytes for counterPath.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getCounterPathBytes() {
+      java.lang.Object ref = counterPath_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        counterPath_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int MAX_CONNECTIONS_FIELD_NUMBER = 11;
+    private int maxConnections_ = 0;
+    /**
+     * <pre>
+     * Connections open at once; more are accepted and closed at once (and counted).
+     * </pre>
+     *
+     * <code>uint32 max_connections = 11;</code>
+     * @return The maxConnections.
+     */
+    @java.lang.Override
+    public int getMaxConnections() {
+      return maxConnections_;
+    }
+
+    public static final int MAX_BUFFERED_BYTES_FIELD_NUMBER = 12;
+    private long maxBufferedBytes_ = 0L;
+    /**
+     * <pre>
+     * Bytes held in every delay queue together; at it, every reader holding bytes pauses.
+     * </pre>
+     *
+     * <code>uint64 max_buffered_bytes = 12;</code>
+     * @return The maxBufferedBytes.
+     */
+    @java.lang.Override
+    public long getMaxBufferedBytes() {
+      return maxBufferedBytes_;
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(listenHost_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, listenHost_);
+      }
+      if (listenPort_ != 0) {
+        output.writeUInt32(2, listenPort_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(upstreamHost_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 3, upstreamHost_);
+      }
+      if (upstreamPort_ != 0) {
+        output.writeUInt32(4, upstreamPort_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        output.writeMessage(5, getLink());
+      }
+      if (readBytes_ != 0) {
+        output.writeUInt32(6, readBytes_);
+      }
+      if (bufferCapBytes_ != 0L) {
+        output.writeUInt64(7, bufferCapBytes_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tapPath_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 8, tapPath_);
+      }
+      for (int i = 0; i < tapDecoder_.size(); i++) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 9, tapDecoder_.getRaw(i));
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(counterPath_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 10, counterPath_);
+      }
+      if (maxConnections_ != 0) {
+        output.writeUInt32(11, maxConnections_);
+      }
+      if (maxBufferedBytes_ != 0L) {
+        output.writeUInt64(12, maxBufferedBytes_);
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(listenHost_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, listenHost_);
+      }
+      if (listenPort_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeUInt32Size(2, listenPort_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(upstreamHost_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(3, upstreamHost_);
+      }
+      if (upstreamPort_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeUInt32Size(4, upstreamPort_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(5, getLink());
+      }
+      if (readBytes_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeUInt32Size(6, readBytes_);
+      }
+      if (bufferCapBytes_ != 0L) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeUInt64Size(7, bufferCapBytes_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tapPath_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(8, tapPath_);
+      }
+      {
+        int dataSize = 0;
+        for (int i = 0; i < tapDecoder_.size(); i++) {
+          dataSize += computeStringSizeNoTag(tapDecoder_.getRaw(i));
+        }
+        size += dataSize;
+        size += 1 * getTapDecoderList().size();
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(counterPath_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(10, counterPath_);
+      }
+      if (maxConnections_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeUInt32Size(11, maxConnections_);
+      }
+      if (maxBufferedBytes_ != 0L) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeUInt64Size(12, maxBufferedBytes_);
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof kit.worker.Worker.ProxyJob)) {
+        return super.equals(obj);
+      }
+      kit.worker.Worker.ProxyJob other = (kit.worker.Worker.ProxyJob) obj;
+
+      if (!getListenHost()
+          .equals(other.getListenHost())) return false;
+      if (getListenPort()
+          != other.getListenPort()) return false;
+      if (!getUpstreamHost()
+          .equals(other.getUpstreamHost())) return false;
+      if (getUpstreamPort()
+          != other.getUpstreamPort()) return false;
+      if (hasLink() != other.hasLink()) return false;
+      if (hasLink()) {
+        if (!getLink()
+            .equals(other.getLink())) return false;
+      }
+      if (getReadBytes()
+          != other.getReadBytes()) return false;
+      if (getBufferCapBytes()
+          != other.getBufferCapBytes()) return false;
+      if (!getTapPath()
+          .equals(other.getTapPath())) return false;
+      if (!getTapDecoderList()
+          .equals(other.getTapDecoderList())) return false;
+      if (!getCounterPath()
+          .equals(other.getCounterPath())) return false;
+      if (getMaxConnections()
+          != other.getMaxConnections()) return false;
+      if (getMaxBufferedBytes()
+          != other.getMaxBufferedBytes()) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + LISTEN_HOST_FIELD_NUMBER;
+      hash = (53 * hash) + getListenHost().hashCode();
+      hash = (37 * hash) + LISTEN_PORT_FIELD_NUMBER;
+      hash = (53 * hash) + getListenPort();
+      hash = (37 * hash) + UPSTREAM_HOST_FIELD_NUMBER;
+      hash = (53 * hash) + getUpstreamHost().hashCode();
+      hash = (37 * hash) + UPSTREAM_PORT_FIELD_NUMBER;
+      hash = (53 * hash) + getUpstreamPort();
+      if (hasLink()) {
+        hash = (37 * hash) + LINK_FIELD_NUMBER;
+        hash = (53 * hash) + getLink().hashCode();
+      }
+      hash = (37 * hash) + READ_BYTES_FIELD_NUMBER;
+      hash = (53 * hash) + getReadBytes();
+      hash = (37 * hash) + BUFFER_CAP_BYTES_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          getBufferCapBytes());
+      hash = (37 * hash) + TAP_PATH_FIELD_NUMBER;
+      hash = (53 * hash) + getTapPath().hashCode();
+      if (getTapDecoderCount() > 0) {
+        hash = (37 * hash) + TAP_DECODER_FIELD_NUMBER;
+        hash = (53 * hash) + getTapDecoderList().hashCode();
+      }
+      hash = (37 * hash) + COUNTER_PATH_FIELD_NUMBER;
+      hash = (53 * hash) + getCounterPath().hashCode();
+      hash = (37 * hash) + MAX_CONNECTIONS_FIELD_NUMBER;
+      hash = (53 * hash) + getMaxConnections();
+      hash = (37 * hash) + MAX_BUFFERED_BYTES_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          getMaxBufferedBytes());
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static kit.worker.Worker.ProxyJob parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static kit.worker.Worker.ProxyJob parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static kit.worker.Worker.ProxyJob parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static kit.worker.Worker.ProxyJob parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static kit.worker.Worker.ProxyJob parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static kit.worker.Worker.ProxyJob parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static kit.worker.Worker.ProxyJob parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static kit.worker.Worker.ProxyJob parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static kit.worker.Worker.ProxyJob parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static kit.worker.Worker.ProxyJob parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static kit.worker.Worker.ProxyJob parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static kit.worker.Worker.ProxyJob parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(kit.worker.Worker.ProxyJob prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * <pre>
+     * One delay line (kit.delayline, or the compiled linkd): a TCP relay that holds each chunk a
+     * fixed time per direction, optionally through a bottleneck shared by every connection of a
+     * direction, with seeded jitter that never reorders. The schedule's rules are the vectors in
+     * tests/vectors/schedule.json, which both implementations pass.
+     * </pre>
+     *
+     * Protobuf type {@code kit.worker.ProxyJob}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:kit.worker.ProxyJob)
+        kit.worker.Worker.ProxyJobOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return kit.worker.Worker.internal_static_kit_worker_ProxyJob_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return kit.worker.Worker.internal_static_kit_worker_ProxyJob_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                kit.worker.Worker.ProxyJob.class, kit.worker.Worker.ProxyJob.Builder.class);
+      }
+
+      // Construct using kit.worker.Worker.ProxyJob.newBuilder()
+      private Builder() {
+        maybeForceBuilderInitialization();
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+        maybeForceBuilderInitialization();
+      }
+      private void maybeForceBuilderInitialization() {
+        if (com.google.protobuf.GeneratedMessage
+                .alwaysUseFieldBuilders) {
+          internalGetLinkFieldBuilder();
+        }
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        listenHost_ = "";
+        listenPort_ = 0;
+        upstreamHost_ = "";
+        upstreamPort_ = 0;
+        link_ = null;
+        if (linkBuilder_ != null) {
+          linkBuilder_.dispose();
+          linkBuilder_ = null;
+        }
+        readBytes_ = 0;
+        bufferCapBytes_ = 0L;
+        tapPath_ = "";
+        tapDecoder_ =
+            com.google.protobuf.LazyStringArrayList.emptyList();
+        counterPath_ = "";
+        maxConnections_ = 0;
+        maxBufferedBytes_ = 0L;
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return kit.worker.Worker.internal_static_kit_worker_ProxyJob_descriptor;
+      }
+
+      @java.lang.Override
+      public kit.worker.Worker.ProxyJob getDefaultInstanceForType() {
+        return kit.worker.Worker.ProxyJob.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public kit.worker.Worker.ProxyJob build() {
+        kit.worker.Worker.ProxyJob result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public kit.worker.Worker.ProxyJob buildPartial() {
+        kit.worker.Worker.ProxyJob result = new kit.worker.Worker.ProxyJob(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(kit.worker.Worker.ProxyJob result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.listenHost_ = listenHost_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.listenPort_ = listenPort_;
+        }
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.upstreamHost_ = upstreamHost_;
+        }
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          result.upstreamPort_ = upstreamPort_;
+        }
+        int to_bitField0_ = 0;
+        if (((from_bitField0_ & 0x00000010) != 0)) {
+          result.link_ = linkBuilder_ == null
+              ? link_
+              : linkBuilder_.build();
+          to_bitField0_ |= 0x00000001;
+        }
+        if (((from_bitField0_ & 0x00000020) != 0)) {
+          result.readBytes_ = readBytes_;
+        }
+        if (((from_bitField0_ & 0x00000040) != 0)) {
+          result.bufferCapBytes_ = bufferCapBytes_;
+        }
+        if (((from_bitField0_ & 0x00000080) != 0)) {
+          result.tapPath_ = tapPath_;
+        }
+        if (((from_bitField0_ & 0x00000100) != 0)) {
+          tapDecoder_.makeImmutable();
+          result.tapDecoder_ = tapDecoder_;
+        }
+        if (((from_bitField0_ & 0x00000200) != 0)) {
+          result.counterPath_ = counterPath_;
+        }
+        if (((from_bitField0_ & 0x00000400) != 0)) {
+          result.maxConnections_ = maxConnections_;
+        }
+        if (((from_bitField0_ & 0x00000800) != 0)) {
+          result.maxBufferedBytes_ = maxBufferedBytes_;
+        }
+        result.bitField0_ |= to_bitField0_;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof kit.worker.Worker.ProxyJob) {
+          return mergeFrom((kit.worker.Worker.ProxyJob)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(kit.worker.Worker.ProxyJob other) {
+        if (other == kit.worker.Worker.ProxyJob.getDefaultInstance()) return this;
+        if (!other.getListenHost().isEmpty()) {
+          listenHost_ = other.listenHost_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (other.getListenPort() != 0) {
+          setListenPort(other.getListenPort());
+        }
+        if (!other.getUpstreamHost().isEmpty()) {
+          upstreamHost_ = other.upstreamHost_;
+          bitField0_ |= 0x00000004;
+          onChanged();
+        }
+        if (other.getUpstreamPort() != 0) {
+          setUpstreamPort(other.getUpstreamPort());
+        }
+        if (other.hasLink()) {
+          mergeLink(other.getLink());
+        }
+        if (other.getReadBytes() != 0) {
+          setReadBytes(other.getReadBytes());
+        }
+        if (other.getBufferCapBytes() != 0L) {
+          setBufferCapBytes(other.getBufferCapBytes());
+        }
+        if (!other.getTapPath().isEmpty()) {
+          tapPath_ = other.tapPath_;
+          bitField0_ |= 0x00000080;
+          onChanged();
+        }
+        if (!other.tapDecoder_.isEmpty()) {
+          if (tapDecoder_.isEmpty()) {
+            tapDecoder_ = other.tapDecoder_;
+            bitField0_ |= 0x00000100;
+          } else {
+            ensureTapDecoderIsMutable();
+            tapDecoder_.addAll(other.tapDecoder_);
+          }
+          onChanged();
+        }
+        if (!other.getCounterPath().isEmpty()) {
+          counterPath_ = other.counterPath_;
+          bitField0_ |= 0x00000200;
+          onChanged();
+        }
+        if (other.getMaxConnections() != 0) {
+          setMaxConnections(other.getMaxConnections());
+        }
+        if (other.getMaxBufferedBytes() != 0L) {
+          setMaxBufferedBytes(other.getMaxBufferedBytes());
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                listenHost_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 16: {
+                listenPort_ = input.readUInt32();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 16
+              case 26: {
+                upstreamHost_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 26
+              case 32: {
+                upstreamPort_ = input.readUInt32();
+                bitField0_ |= 0x00000008;
+                break;
+              } // case 32
+              case 42: {
+                input.readMessage(
+                    internalGetLinkFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00000010;
+                break;
+              } // case 42
+              case 48: {
+                readBytes_ = input.readUInt32();
+                bitField0_ |= 0x00000020;
+                break;
+              } // case 48
+              case 56: {
+                bufferCapBytes_ = input.readUInt64();
+                bitField0_ |= 0x00000040;
+                break;
+              } // case 56
+              case 66: {
+                tapPath_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000080;
+                break;
+              } // case 66
+              case 74: {
+                ensureTapDecoderIsMutable();
+                tapDecoder_.add(input.readStringRequireUtf8());
+                break;
+              } // case 74
+              case 82: {
+                counterPath_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000200;
+                break;
+              } // case 82
+              case 88: {
+                maxConnections_ = input.readUInt32();
+                bitField0_ |= 0x00000400;
+                break;
+              } // case 88
+              case 96: {
+                maxBufferedBytes_ = input.readUInt64();
+                bitField0_ |= 0x00000800;
+                break;
+              } // case 96
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object listenHost_ = "";
+      /**
+       * <pre>
+       * Where to listen (0: a port the OS chooses, said in the ready line) and where to dial.
+       * </pre>
+       *
+       * <code>string listen_host = 1;</code>
+       * @return The listenHost.
+       */
+      public java.lang.String getListenHost() {
+        java.lang.Object ref = listenHost_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          listenHost_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Where to listen (0: a port the OS chooses, said in the ready line) and where to dial.
+       * </pre>
+       *
+       * <code>string listen_host = 1;</code>
+       * @return The bytes for listenHost.
+       */
+      public com.google.protobuf.ByteString
+          getListenHostBytes() {
+        java.lang.Object ref = listenHost_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          listenHost_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Where to listen (0: a port the OS chooses, said in the ready line) and where to dial.
+       * </pre>
+       *
+       * <code>string listen_host = 1;</code>
+       * @param value The listenHost to set.
+       * @return This builder for chaining.
+       */
+      public Builder setListenHost(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        listenHost_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Where to listen (0: a port the OS chooses, said in the ready line) and where to dial.
+       * </pre>
+       *
+       * <code>string listen_host = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearListenHost() {
+        listenHost_ = getDefaultInstance().getListenHost();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Where to listen (0: a port the OS chooses, said in the ready line) and where to dial.
+       * </pre>
+       *
+       * <code>string listen_host = 1;</code>
+       * @param value The bytes for listenHost to set.
+       * @return This builder for chaining.
+       */
+      public Builder setListenHostBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        listenHost_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private int listenPort_ ;
+      /**
+       * <code>uint32 listen_port = 2;</code>
+       * @return The listenPort.
+       */
+      @java.lang.Override
+      public int getListenPort() {
+        return listenPort_;
+      }
+      /**
+       * <code>uint32 listen_port = 2;</code>
+       * @param value The listenPort to set.
+       * @return This builder for chaining.
+       */
+      public Builder setListenPort(int value) {
+
+        listenPort_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>uint32 listen_port = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearListenPort() {
+        bitField0_ = (bitField0_ & ~0x00000002);
+        listenPort_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object upstreamHost_ = "";
+      /**
+       * <code>string upstream_host = 3;</code>
+       * @return The upstreamHost.
+       */
+      public java.lang.String getUpstreamHost() {
+        java.lang.Object ref = upstreamHost_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          upstreamHost_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string upstream_host = 3;</code>
+       * @return The bytes for upstreamHost.
+       */
+      public com.google.protobuf.ByteString
+          getUpstreamHostBytes() {
+        java.lang.Object ref = upstreamHost_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          upstreamHost_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string upstream_host = 3;</code>
+       * @param value The upstreamHost to set.
+       * @return This builder for chaining.
+       */
+      public Builder setUpstreamHost(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        upstreamHost_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string upstream_host = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearUpstreamHost() {
+        upstreamHost_ = getDefaultInstance().getUpstreamHost();
+        bitField0_ = (bitField0_ & ~0x00000004);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string upstream_host = 3;</code>
+       * @param value The bytes for upstreamHost to set.
+       * @return This builder for chaining.
+       */
+      public Builder setUpstreamHostBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        upstreamHost_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+
+      private int upstreamPort_ ;
+      /**
+       * <code>uint32 upstream_port = 4;</code>
+       * @return The upstreamPort.
+       */
+      @java.lang.Override
+      public int getUpstreamPort() {
+        return upstreamPort_;
+      }
+      /**
+       * <code>uint32 upstream_port = 4;</code>
+       * @param value The upstreamPort to set.
+       * @return This builder for chaining.
+       */
+      public Builder setUpstreamPort(int value) {
+
+        upstreamPort_ = value;
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>uint32 upstream_port = 4;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearUpstreamPort() {
+        bitField0_ = (bitField0_ & ~0x00000008);
+        upstreamPort_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private kit.worker.Worker.LinkJob link_;
+      private com.google.protobuf.SingleFieldBuilder<
+          kit.worker.Worker.LinkJob, kit.worker.Worker.LinkJob.Builder, kit.worker.Worker.LinkJobOrBuilder> linkBuilder_;
+      /**
+       * <code>.kit.worker.LinkJob link = 5;</code>
+       * @return Whether the link field is set.
+       */
+      public boolean hasLink() {
+        return ((bitField0_ & 0x00000010) != 0);
+      }
+      /**
+       * <code>.kit.worker.LinkJob link = 5;</code>
+       * @return The link.
+       */
+      public kit.worker.Worker.LinkJob getLink() {
+        if (linkBuilder_ == null) {
+          return link_ == null ? kit.worker.Worker.LinkJob.getDefaultInstance() : link_;
+        } else {
+          return linkBuilder_.getMessage();
+        }
+      }
+      /**
+       * <code>.kit.worker.LinkJob link = 5;</code>
+       */
+      public Builder setLink(kit.worker.Worker.LinkJob value) {
+        if (linkBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          link_ = value;
+        } else {
+          linkBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.kit.worker.LinkJob link = 5;</code>
+       */
+      public Builder setLink(
+          kit.worker.Worker.LinkJob.Builder builderForValue) {
+        if (linkBuilder_ == null) {
+          link_ = builderForValue.build();
+        } else {
+          linkBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.kit.worker.LinkJob link = 5;</code>
+       */
+      public Builder mergeLink(kit.worker.Worker.LinkJob value) {
+        if (linkBuilder_ == null) {
+          if (((bitField0_ & 0x00000010) != 0) &&
+            link_ != null &&
+            link_ != kit.worker.Worker.LinkJob.getDefaultInstance()) {
+            getLinkBuilder().mergeFrom(value);
+          } else {
+            link_ = value;
+          }
+        } else {
+          linkBuilder_.mergeFrom(value);
+        }
+        if (link_ != null) {
+          bitField0_ |= 0x00000010;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <code>.kit.worker.LinkJob link = 5;</code>
+       */
+      public Builder clearLink() {
+        bitField0_ = (bitField0_ & ~0x00000010);
+        link_ = null;
+        if (linkBuilder_ != null) {
+          linkBuilder_.dispose();
+          linkBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.kit.worker.LinkJob link = 5;</code>
+       */
+      public kit.worker.Worker.LinkJob.Builder getLinkBuilder() {
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return internalGetLinkFieldBuilder().getBuilder();
+      }
+      /**
+       * <code>.kit.worker.LinkJob link = 5;</code>
+       */
+      public kit.worker.Worker.LinkJobOrBuilder getLinkOrBuilder() {
+        if (linkBuilder_ != null) {
+          return linkBuilder_.getMessageOrBuilder();
+        } else {
+          return link_ == null ?
+              kit.worker.Worker.LinkJob.getDefaultInstance() : link_;
+        }
+      }
+      /**
+       * <code>.kit.worker.LinkJob link = 5;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          kit.worker.Worker.LinkJob, kit.worker.Worker.LinkJob.Builder, kit.worker.Worker.LinkJobOrBuilder> 
+          internalGetLinkFieldBuilder() {
+        if (linkBuilder_ == null) {
+          linkBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              kit.worker.Worker.LinkJob, kit.worker.Worker.LinkJob.Builder, kit.worker.Worker.LinkJobOrBuilder>(
+                  getLink(),
+                  getParentForChildren(),
+                  isClean());
+          link_ = null;
+        }
+        return linkBuilder_;
+      }
+
+      private int readBytes_ ;
+      /**
+       * <pre>
+       * The most bytes one read takes from a socket.
+       * </pre>
+       *
+       * <code>uint32 read_bytes = 6;</code>
+       * @return The readBytes.
+       */
+      @java.lang.Override
+      public int getReadBytes() {
+        return readBytes_;
+      }
+      /**
+       * <pre>
+       * The most bytes one read takes from a socket.
+       * </pre>
+       *
+       * <code>uint32 read_bytes = 6;</code>
+       * @param value The readBytes to set.
+       * @return This builder for chaining.
+       */
+      public Builder setReadBytes(int value) {
+
+        readBytes_ = value;
+        bitField0_ |= 0x00000020;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The most bytes one read takes from a socket.
+       * </pre>
+       *
+       * <code>uint32 read_bytes = 6;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearReadBytes() {
+        bitField0_ = (bitField0_ & ~0x00000020);
+        readBytes_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private long bufferCapBytes_ ;
+      /**
+       * <pre>
+       * What one direction of one connection holds before its reader pauses (it resumes below
+       * half of it).
+       * </pre>
+       *
+       * <code>uint64 buffer_cap_bytes = 7;</code>
+       * @return The bufferCapBytes.
+       */
+      @java.lang.Override
+      public long getBufferCapBytes() {
+        return bufferCapBytes_;
+      }
+      /**
+       * <pre>
+       * What one direction of one connection holds before its reader pauses (it resumes below
+       * half of it).
+       * </pre>
+       *
+       * <code>uint64 buffer_cap_bytes = 7;</code>
+       * @param value The bufferCapBytes to set.
+       * @return This builder for chaining.
+       */
+      public Builder setBufferCapBytes(long value) {
+
+        bufferCapBytes_ = value;
+        bitField0_ |= 0x00000040;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * What one direction of one connection holds before its reader pauses (it resumes below
+       * half of it).
+       * </pre>
+       *
+       * <code>uint64 buffer_cap_bytes = 7;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearBufferCapBytes() {
+        bitField0_ = (bitField0_ & ~0x00000040);
+        bufferCapBytes_ = 0L;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object tapPath_ = "";
+      /**
+       * <pre>
+       * Append the frame tap's lines here ("": no tap). The tap's decoder is a program of its own
+       * (tap_decoder: its argv; the ring's, the doorbell's and the tap file's descriptors follow).
+       * </pre>
+       *
+       * <code>string tap_path = 8;</code>
+       * @return The tapPath.
+       */
+      public java.lang.String getTapPath() {
+        java.lang.Object ref = tapPath_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          tapPath_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Append the frame tap's lines here ("": no tap). The tap's decoder is a program of its own
+       * (tap_decoder: its argv; the ring's, the doorbell's and the tap file's descriptors follow).
+       * </pre>
+       *
+       * <code>string tap_path = 8;</code>
+       * @return The bytes for tapPath.
+       */
+      public com.google.protobuf.ByteString
+          getTapPathBytes() {
+        java.lang.Object ref = tapPath_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          tapPath_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Append the frame tap's lines here ("": no tap). The tap's decoder is a program of its own
+       * (tap_decoder: its argv; the ring's, the doorbell's and the tap file's descriptors follow).
+       * </pre>
+       *
+       * <code>string tap_path = 8;</code>
+       * @param value The tapPath to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTapPath(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        tapPath_ = value;
+        bitField0_ |= 0x00000080;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Append the frame tap's lines here ("": no tap). The tap's decoder is a program of its own
+       * (tap_decoder: its argv; the ring's, the doorbell's and the tap file's descriptors follow).
+       * </pre>
+       *
+       * <code>string tap_path = 8;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearTapPath() {
+        tapPath_ = getDefaultInstance().getTapPath();
+        bitField0_ = (bitField0_ & ~0x00000080);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Append the frame tap's lines here ("": no tap). The tap's decoder is a program of its own
+       * (tap_decoder: its argv; the ring's, the doorbell's and the tap file's descriptors follow).
+       * </pre>
+       *
+       * <code>string tap_path = 8;</code>
+       * @param value The bytes for tapPath to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTapPathBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        tapPath_ = value;
+        bitField0_ |= 0x00000080;
+        onChanged();
+        return this;
+      }
+
+      private com.google.protobuf.LazyStringArrayList tapDecoder_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      private void ensureTapDecoderIsMutable() {
+        if (!tapDecoder_.isModifiable()) {
+          tapDecoder_ = new com.google.protobuf.LazyStringArrayList(tapDecoder_);
+        }
+        bitField0_ |= 0x00000100;
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @return A list containing the tapDecoder.
+       */
+      public com.google.protobuf.ProtocolStringList
+          getTapDecoderList() {
+        tapDecoder_.makeImmutable();
+        return tapDecoder_;
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @return The count of tapDecoder.
+       */
+      public int getTapDecoderCount() {
+        return tapDecoder_.size();
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @param index The index of the element to return.
+       * @return The tapDecoder at the given index.
+       */
+      public java.lang.String getTapDecoder(int index) {
+        return tapDecoder_.get(index);
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @param index The index of the value to return.
+       * @return The bytes of the tapDecoder at the given index.
+       */
+      public com.google.protobuf.ByteString
+          getTapDecoderBytes(int index) {
+        return tapDecoder_.getByteString(index);
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @param index The index to set the value at.
+       * @param value The tapDecoder to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTapDecoder(
+          int index, java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensureTapDecoderIsMutable();
+        tapDecoder_.set(index, value);
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @param value The tapDecoder to add.
+       * @return This builder for chaining.
+       */
+      public Builder addTapDecoder(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensureTapDecoderIsMutable();
+        tapDecoder_.add(value);
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @param values The tapDecoder to add.
+       * @return This builder for chaining.
+       */
+      public Builder addAllTapDecoder(
+          java.lang.Iterable<java.lang.String> values) {
+        ensureTapDecoderIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, tapDecoder_);
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearTapDecoder() {
+        tapDecoder_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000100);;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @param value The bytes of the tapDecoder to add.
+       * @return This builder for chaining.
+       */
+      public Builder addTapDecoderBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        ensureTapDecoderIsMutable();
+        tapDecoder_.add(value);
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object counterPath_ = "";
+      /**
+       * <pre>
+       * Keep the bytes delivered downstream, live, in this file: one little-endian u64 ("": none).
+       * </pre>
+       *
+       * <code>string counter_path = 10;</code>
+       * @return The counterPath.
+       */
+      public java.lang.String getCounterPath() {
+        java.lang.Object ref = counterPath_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          counterPath_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Keep the bytes delivered downstream, live, in this file: one little-endian u64 ("": none).
+       * </pre>
+       *
+       * <code>string counter_path = 10;</code>
+       * @return The bytes for counterPath.
+       */
+      public com.google.protobuf.ByteString
+          getCounterPathBytes() {
+        java.lang.Object ref = counterPath_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          counterPath_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Keep the bytes delivered downstream, live, in this file: one little-endian u64 ("": none).
+       * </pre>
+       *
+       * <code>string counter_path = 10;</code>
+       * @param value The counterPath to set.
+       * @return This builder for chaining.
+       */
+      public Builder setCounterPath(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        counterPath_ = value;
+        bitField0_ |= 0x00000200;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Keep the bytes delivered downstream, live, in this file: one little-endian u64 ("": none).
+       * </pre>
+       *
+       * <code>string counter_path = 10;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearCounterPath() {
+        counterPath_ = getDefaultInstance().getCounterPath();
+        bitField0_ = (bitField0_ & ~0x00000200);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Keep the bytes delivered downstream, live, in this file: one little-endian u64 ("": none).
+       * </pre>
+       *
+       * <code>string counter_path = 10;</code>
+       * @param value The bytes for counterPath to set.
+       * @return This builder for chaining.
+       */
+      public Builder setCounterPathBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        counterPath_ = value;
+        bitField0_ |= 0x00000200;
+        onChanged();
+        return this;
+      }
+
+      private int maxConnections_ ;
+      /**
+       * <pre>
+       * Connections open at once; more are accepted and closed at once (and counted).
+       * </pre>
+       *
+       * <code>uint32 max_connections = 11;</code>
+       * @return The maxConnections.
+       */
+      @java.lang.Override
+      public int getMaxConnections() {
+        return maxConnections_;
+      }
+      /**
+       * <pre>
+       * Connections open at once; more are accepted and closed at once (and counted).
+       * </pre>
+       *
+       * <code>uint32 max_connections = 11;</code>
+       * @param value The maxConnections to set.
+       * @return This builder for chaining.
+       */
+      public Builder setMaxConnections(int value) {
+
+        maxConnections_ = value;
+        bitField0_ |= 0x00000400;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Connections open at once; more are accepted and closed at once (and counted).
+       * </pre>
+       *
+       * <code>uint32 max_connections = 11;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearMaxConnections() {
+        bitField0_ = (bitField0_ & ~0x00000400);
+        maxConnections_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private long maxBufferedBytes_ ;
+      /**
+       * <pre>
+       * Bytes held in every delay queue together; at it, every reader holding bytes pauses.
+       * </pre>
+       *
+       * <code>uint64 max_buffered_bytes = 12;</code>
+       * @return The maxBufferedBytes.
+       */
+      @java.lang.Override
+      public long getMaxBufferedBytes() {
+        return maxBufferedBytes_;
+      }
+      /**
+       * <pre>
+       * Bytes held in every delay queue together; at it, every reader holding bytes pauses.
+       * </pre>
+       *
+       * <code>uint64 max_buffered_bytes = 12;</code>
+       * @param value The maxBufferedBytes to set.
+       * @return This builder for chaining.
+       */
+      public Builder setMaxBufferedBytes(long value) {
+
+        maxBufferedBytes_ = value;
+        bitField0_ |= 0x00000800;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Bytes held in every delay queue together; at it, every reader holding bytes pauses.
+       * </pre>
+       *
+       * <code>uint64 max_buffered_bytes = 12;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearMaxBufferedBytes() {
+        bitField0_ = (bitField0_ & ~0x00000800);
+        maxBufferedBytes_ = 0L;
+        onChanged();
+        return this;
+      }
+
+      // @@protoc_insertion_point(builder_scope:kit.worker.ProxyJob)
+    }
+
+    // @@protoc_insertion_point(class_scope:kit.worker.ProxyJob)
+    private static final kit.worker.Worker.ProxyJob DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new kit.worker.Worker.ProxyJob();
+    }
+
+    public static kit.worker.Worker.ProxyJob getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<ProxyJob>
+        PARSER = new com.google.protobuf.AbstractParser<ProxyJob>() {
+      @java.lang.Override
+      public ProxyJob parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<ProxyJob> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<ProxyJob> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public kit.worker.Worker.ProxyJob getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface ForwarderJobOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:kit.worker.ForwarderJob)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * Delays, rates, jitter, its seed (also the loss's) and the down rate's steps.
+     * </pre>
+     *
+     * <code>.kit.worker.LinkJob link = 1;</code>
+     * @return Whether the link field is set.
+     */
+    boolean hasLink();
+    /**
+     * <pre>
+     * Delays, rates, jitter, its seed (also the loss's) and the down rate's steps.
+     * </pre>
+     *
+     * <code>.kit.worker.LinkJob link = 1;</code>
+     * @return The link.
+     */
+    kit.worker.Worker.LinkJob getLink();
+    /**
+     * <pre>
+     * Delays, rates, jitter, its seed (also the loss's) and the down rate's steps.
+     * </pre>
+     *
+     * <code>.kit.worker.LinkJob link = 1;</code>
+     */
+    kit.worker.Worker.LinkJobOrBuilder getLinkOrBuilder();
+
+    /**
+     * <pre>
+     * Each packet's loss probability (0: none) and, above 0, the mean length of a loss burst
+     * (Gilbert-Elliott; 0: independent losses).
+     * </pre>
+     *
+     * <code>double loss = 2;</code>
+     * @return The loss.
+     */
+    double getLoss();
+
+    /**
+     * <code>double loss_burst_len = 3;</code>
+     * @return The lossBurstLen.
+     */
+    double getLossBurstLen();
+
+    /**
+     * <pre>
+     * Each direction's drop-tail queue at its bottleneck (unused without a rate).
+     * </pre>
+     *
+     * <code>uint64 queue_up_bytes = 4;</code>
+     * @return The queueUpBytes.
+     */
+    long getQueueUpBytes();
+
+    /**
+     * <code>uint64 queue_down_bytes = 5;</code>
+     * @return The queueDownBytes.
+     */
+    long getQueueDownBytes();
+
+    /**
+     * <pre>
+     * The TUN devices' MTU, and the namespaces' TCP congestion control ("": the default).
+     * </pre>
+     *
+     * <code>uint32 mtu = 6;</code>
+     * @return The mtu.
+     */
+    int getMtu();
+
+    /**
+     * <code>string congestion = 7;</code>
+     * @return The congestion.
+     */
+    java.lang.String getCongestion();
+    /**
+     * <code>string congestion = 7;</code>
+     * @return The bytes for congestion.
+     */
+    com.google.protobuf.ByteString
+        getCongestionBytes();
+
+    /**
+     * <pre>
+     * Append the frame tap's lines here ("": no tap), decoded by tap_decoder, as ProxyJob's.
+     * </pre>
+     *
+     * <code>string tap_path = 8;</code>
+     * @return The tapPath.
+     */
+    java.lang.String getTapPath();
+    /**
+     * <pre>
+     * Append the frame tap's lines here ("": no tap), decoded by tap_decoder, as ProxyJob's.
+     * </pre>
+     *
+     * <code>string tap_path = 8;</code>
+     * @return The bytes for tapPath.
+     */
+    com.google.protobuf.ByteString
+        getTapPathBytes();
+
+    /**
+     * <code>repeated string tap_decoder = 9;</code>
+     * @return A list containing the tapDecoder.
+     */
+    java.util.List<java.lang.String>
+        getTapDecoderList();
+    /**
+     * <code>repeated string tap_decoder = 9;</code>
+     * @return The count of tapDecoder.
+     */
+    int getTapDecoderCount();
+    /**
+     * <code>repeated string tap_decoder = 9;</code>
+     * @param index The index of the element to return.
+     * @return The tapDecoder at the given index.
+     */
+    java.lang.String getTapDecoder(int index);
+    /**
+     * <code>repeated string tap_decoder = 9;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the tapDecoder at the given index.
+     */
+    com.google.protobuf.ByteString
+        getTapDecoderBytes(int index);
+  }
+  /**
+   * <pre>
+   * The packet link's forwarder (`--link packet`): it creates the client's and the server's
+   * network namespaces with a TUN device each and moves IP packets between them, each one
+   * delivered when its direction's schedule says (delay, rate with a drop-tail queue, jitter,
+   * loss). Every value already worked out by the kit.
+   * </pre>
+   *
+   * Protobuf type {@code kit.worker.ForwarderJob}
+   */
+  public static final class ForwarderJob extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:kit.worker.ForwarderJob)
+      ForwarderJobOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "ForwarderJob");
+    }
+    // Use ForwarderJob.newBuilder() to construct.
+    private ForwarderJob(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private ForwarderJob() {
+      congestion_ = "";
+      tapPath_ = "";
+      tapDecoder_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return kit.worker.Worker.internal_static_kit_worker_ForwarderJob_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return kit.worker.Worker.internal_static_kit_worker_ForwarderJob_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return kit.worker.Worker.internal_static_kit_worker_ForwarderJob_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              kit.worker.Worker.ForwarderJob.class, kit.worker.Worker.ForwarderJob.Builder.class);
+    }
+
+    private int bitField0_;
+    public static final int LINK_FIELD_NUMBER = 1;
+    private kit.worker.Worker.LinkJob link_;
+    /**
+     * <pre>
+     * Delays, rates, jitter, its seed (also the loss's) and the down rate's steps.
+     * </pre>
+     *
+     * <code>.kit.worker.LinkJob link = 1;</code>
+     * @return Whether the link field is set.
+     */
+    @java.lang.Override
+    public boolean hasLink() {
+      return ((bitField0_ & 0x00000001) != 0);
+    }
+    /**
+     * <pre>
+     * Delays, rates, jitter, its seed (also the loss's) and the down rate's steps.
+     * </pre>
+     *
+     * <code>.kit.worker.LinkJob link = 1;</code>
+     * @return The link.
+     */
+    @java.lang.Override
+    public kit.worker.Worker.LinkJob getLink() {
+      return link_ == null ? kit.worker.Worker.LinkJob.getDefaultInstance() : link_;
+    }
+    /**
+     * <pre>
+     * Delays, rates, jitter, its seed (also the loss's) and the down rate's steps.
+     * </pre>
+     *
+     * <code>.kit.worker.LinkJob link = 1;</code>
+     */
+    @java.lang.Override
+    public kit.worker.Worker.LinkJobOrBuilder getLinkOrBuilder() {
+      return link_ == null ? kit.worker.Worker.LinkJob.getDefaultInstance() : link_;
+    }
+
+    public static final int LOSS_FIELD_NUMBER = 2;
+    private double loss_ = 0D;
+    /**
+     * <pre>
+     * Each packet's loss probability (0: none) and, above 0, the mean length of a loss burst
+     * (Gilbert-Elliott; 0: independent losses).
+     * </pre>
+     *
+     * <code>double loss = 2;</code>
+     * @return The loss.
+     */
+    @java.lang.Override
+    public double getLoss() {
+      return loss_;
+    }
+
+    public static final int LOSS_BURST_LEN_FIELD_NUMBER = 3;
+    private double lossBurstLen_ = 0D;
+    /**
+     * <code>double loss_burst_len = 3;</code>
+     * @return The lossBurstLen.
+     */
+    @java.lang.Override
+    public double getLossBurstLen() {
+      return lossBurstLen_;
+    }
+
+    public static final int QUEUE_UP_BYTES_FIELD_NUMBER = 4;
+    private long queueUpBytes_ = 0L;
+    /**
+     * <pre>
+     * Each direction's drop-tail queue at its bottleneck (unused without a rate).
+     * </pre>
+     *
+     * <code>uint64 queue_up_bytes = 4;</code>
+     * @return The queueUpBytes.
+     */
+    @java.lang.Override
+    public long getQueueUpBytes() {
+      return queueUpBytes_;
+    }
+
+    public static final int QUEUE_DOWN_BYTES_FIELD_NUMBER = 5;
+    private long queueDownBytes_ = 0L;
+    /**
+     * <code>uint64 queue_down_bytes = 5;</code>
+     * @return The queueDownBytes.
+     */
+    @java.lang.Override
+    public long getQueueDownBytes() {
+      return queueDownBytes_;
+    }
+
+    public static final int MTU_FIELD_NUMBER = 6;
+    private int mtu_ = 0;
+    /**
+     * <pre>
+     * The TUN devices' MTU, and the namespaces' TCP congestion control ("": the default).
+     * </pre>
+     *
+     * <code>uint32 mtu = 6;</code>
+     * @return The mtu.
+     */
+    @java.lang.Override
+    public int getMtu() {
+      return mtu_;
+    }
+
+    public static final int CONGESTION_FIELD_NUMBER = 7;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object congestion_ = "";
+    /**
+     * <code>string congestion = 7;</code>
+     * @return The congestion.
+     */
+    @java.lang.Override
+    public java.lang.String getCongestion() {
+      java.lang.Object ref = congestion_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        congestion_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string congestion = 7;</code>
+     * @return The bytes for congestion.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getCongestionBytes() {
+      java.lang.Object ref = congestion_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        congestion_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int TAP_PATH_FIELD_NUMBER = 8;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object tapPath_ = "";
+    /**
+     * <pre>
+     * Append the frame tap's lines here ("": no tap), decoded by tap_decoder, as ProxyJob's.
+     * </pre>
+     *
+     * <code>string tap_path = 8;</code>
+     * @return The tapPath.
+     */
+    @java.lang.Override
+    public java.lang.String getTapPath() {
+      java.lang.Object ref = tapPath_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        tapPath_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * Append the frame tap's lines here ("": no tap), decoded by tap_decoder, as ProxyJob's.
+     * </pre>
+     *
+     * <code>string tap_path = 8;</code>
+     * @return The bytes for tapPath.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getTapPathBytes() {
+      java.lang.Object ref = tapPath_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        tapPath_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int TAP_DECODER_FIELD_NUMBER = 9;
+    @SuppressWarnings("serial")
+    private com.google.protobuf.LazyStringArrayList tapDecoder_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    /**
+     * <code>repeated string tap_decoder = 9;</code>
+     * @return A list containing the tapDecoder.
+     */
+    public com.google.protobuf.ProtocolStringList
+        getTapDecoderList() {
+      return tapDecoder_;
+    }
+    /**
+     * <code>repeated string tap_decoder = 9;</code>
+     * @return The count of tapDecoder.
+     */
+    public int getTapDecoderCount() {
+      return tapDecoder_.size();
+    }
+    /**
+     * <code>repeated string tap_decoder = 9;</code>
+     * @param index The index of the element to return.
+     * @return The tapDecoder at the given index.
+     */
+    public java.lang.String getTapDecoder(int index) {
+      return tapDecoder_.get(index);
+    }
+    /**
+     * <code>repeated string tap_decoder = 9;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the tapDecoder at the given index.
+     */
+    public com.google.protobuf.ByteString
+        getTapDecoderBytes(int index) {
+      return tapDecoder_.getByteString(index);
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (((bitField0_ & 0x00000001) != 0)) {
+        output.writeMessage(1, getLink());
+      }
+      if (java.lang.Double.doubleToRawLongBits(loss_) != 0) {
+        output.writeDouble(2, loss_);
+      }
+      if (java.lang.Double.doubleToRawLongBits(lossBurstLen_) != 0) {
+        output.writeDouble(3, lossBurstLen_);
+      }
+      if (queueUpBytes_ != 0L) {
+        output.writeUInt64(4, queueUpBytes_);
+      }
+      if (queueDownBytes_ != 0L) {
+        output.writeUInt64(5, queueDownBytes_);
+      }
+      if (mtu_ != 0) {
+        output.writeUInt32(6, mtu_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(congestion_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 7, congestion_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tapPath_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 8, tapPath_);
+      }
+      for (int i = 0; i < tapDecoder_.size(); i++) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 9, tapDecoder_.getRaw(i));
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (((bitField0_ & 0x00000001) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(1, getLink());
+      }
+      if (java.lang.Double.doubleToRawLongBits(loss_) != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeDoubleSize(2, loss_);
+      }
+      if (java.lang.Double.doubleToRawLongBits(lossBurstLen_) != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeDoubleSize(3, lossBurstLen_);
+      }
+      if (queueUpBytes_ != 0L) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeUInt64Size(4, queueUpBytes_);
+      }
+      if (queueDownBytes_ != 0L) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeUInt64Size(5, queueDownBytes_);
+      }
+      if (mtu_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeUInt32Size(6, mtu_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(congestion_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(7, congestion_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tapPath_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(8, tapPath_);
+      }
+      {
+        int dataSize = 0;
+        for (int i = 0; i < tapDecoder_.size(); i++) {
+          dataSize += computeStringSizeNoTag(tapDecoder_.getRaw(i));
+        }
+        size += dataSize;
+        size += 1 * getTapDecoderList().size();
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof kit.worker.Worker.ForwarderJob)) {
+        return super.equals(obj);
+      }
+      kit.worker.Worker.ForwarderJob other = (kit.worker.Worker.ForwarderJob) obj;
+
+      if (hasLink() != other.hasLink()) return false;
+      if (hasLink()) {
+        if (!getLink()
+            .equals(other.getLink())) return false;
+      }
+      if (java.lang.Double.doubleToLongBits(getLoss())
+          != java.lang.Double.doubleToLongBits(
+              other.getLoss())) return false;
+      if (java.lang.Double.doubleToLongBits(getLossBurstLen())
+          != java.lang.Double.doubleToLongBits(
+              other.getLossBurstLen())) return false;
+      if (getQueueUpBytes()
+          != other.getQueueUpBytes()) return false;
+      if (getQueueDownBytes()
+          != other.getQueueDownBytes()) return false;
+      if (getMtu()
+          != other.getMtu()) return false;
+      if (!getCongestion()
+          .equals(other.getCongestion())) return false;
+      if (!getTapPath()
+          .equals(other.getTapPath())) return false;
+      if (!getTapDecoderList()
+          .equals(other.getTapDecoderList())) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      if (hasLink()) {
+        hash = (37 * hash) + LINK_FIELD_NUMBER;
+        hash = (53 * hash) + getLink().hashCode();
+      }
+      hash = (37 * hash) + LOSS_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          java.lang.Double.doubleToLongBits(getLoss()));
+      hash = (37 * hash) + LOSS_BURST_LEN_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          java.lang.Double.doubleToLongBits(getLossBurstLen()));
+      hash = (37 * hash) + QUEUE_UP_BYTES_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          getQueueUpBytes());
+      hash = (37 * hash) + QUEUE_DOWN_BYTES_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          getQueueDownBytes());
+      hash = (37 * hash) + MTU_FIELD_NUMBER;
+      hash = (53 * hash) + getMtu();
+      hash = (37 * hash) + CONGESTION_FIELD_NUMBER;
+      hash = (53 * hash) + getCongestion().hashCode();
+      hash = (37 * hash) + TAP_PATH_FIELD_NUMBER;
+      hash = (53 * hash) + getTapPath().hashCode();
+      if (getTapDecoderCount() > 0) {
+        hash = (37 * hash) + TAP_DECODER_FIELD_NUMBER;
+        hash = (53 * hash) + getTapDecoderList().hashCode();
+      }
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static kit.worker.Worker.ForwarderJob parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static kit.worker.Worker.ForwarderJob parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static kit.worker.Worker.ForwarderJob parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static kit.worker.Worker.ForwarderJob parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static kit.worker.Worker.ForwarderJob parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static kit.worker.Worker.ForwarderJob parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static kit.worker.Worker.ForwarderJob parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static kit.worker.Worker.ForwarderJob parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static kit.worker.Worker.ForwarderJob parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static kit.worker.Worker.ForwarderJob parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static kit.worker.Worker.ForwarderJob parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static kit.worker.Worker.ForwarderJob parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(kit.worker.Worker.ForwarderJob prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * <pre>
+     * The packet link's forwarder (`--link packet`): it creates the client's and the server's
+     * network namespaces with a TUN device each and moves IP packets between them, each one
+     * delivered when its direction's schedule says (delay, rate with a drop-tail queue, jitter,
+     * loss). Every value already worked out by the kit.
+     * </pre>
+     *
+     * Protobuf type {@code kit.worker.ForwarderJob}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:kit.worker.ForwarderJob)
+        kit.worker.Worker.ForwarderJobOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return kit.worker.Worker.internal_static_kit_worker_ForwarderJob_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return kit.worker.Worker.internal_static_kit_worker_ForwarderJob_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                kit.worker.Worker.ForwarderJob.class, kit.worker.Worker.ForwarderJob.Builder.class);
+      }
+
+      // Construct using kit.worker.Worker.ForwarderJob.newBuilder()
+      private Builder() {
+        maybeForceBuilderInitialization();
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+        maybeForceBuilderInitialization();
+      }
+      private void maybeForceBuilderInitialization() {
+        if (com.google.protobuf.GeneratedMessage
+                .alwaysUseFieldBuilders) {
+          internalGetLinkFieldBuilder();
+        }
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        link_ = null;
+        if (linkBuilder_ != null) {
+          linkBuilder_.dispose();
+          linkBuilder_ = null;
+        }
+        loss_ = 0D;
+        lossBurstLen_ = 0D;
+        queueUpBytes_ = 0L;
+        queueDownBytes_ = 0L;
+        mtu_ = 0;
+        congestion_ = "";
+        tapPath_ = "";
+        tapDecoder_ =
+            com.google.protobuf.LazyStringArrayList.emptyList();
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return kit.worker.Worker.internal_static_kit_worker_ForwarderJob_descriptor;
+      }
+
+      @java.lang.Override
+      public kit.worker.Worker.ForwarderJob getDefaultInstanceForType() {
+        return kit.worker.Worker.ForwarderJob.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public kit.worker.Worker.ForwarderJob build() {
+        kit.worker.Worker.ForwarderJob result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public kit.worker.Worker.ForwarderJob buildPartial() {
+        kit.worker.Worker.ForwarderJob result = new kit.worker.Worker.ForwarderJob(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(kit.worker.Worker.ForwarderJob result) {
+        int from_bitField0_ = bitField0_;
+        int to_bitField0_ = 0;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.link_ = linkBuilder_ == null
+              ? link_
+              : linkBuilder_.build();
+          to_bitField0_ |= 0x00000001;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.loss_ = loss_;
+        }
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.lossBurstLen_ = lossBurstLen_;
+        }
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          result.queueUpBytes_ = queueUpBytes_;
+        }
+        if (((from_bitField0_ & 0x00000010) != 0)) {
+          result.queueDownBytes_ = queueDownBytes_;
+        }
+        if (((from_bitField0_ & 0x00000020) != 0)) {
+          result.mtu_ = mtu_;
+        }
+        if (((from_bitField0_ & 0x00000040) != 0)) {
+          result.congestion_ = congestion_;
+        }
+        if (((from_bitField0_ & 0x00000080) != 0)) {
+          result.tapPath_ = tapPath_;
+        }
+        if (((from_bitField0_ & 0x00000100) != 0)) {
+          tapDecoder_.makeImmutable();
+          result.tapDecoder_ = tapDecoder_;
+        }
+        result.bitField0_ |= to_bitField0_;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof kit.worker.Worker.ForwarderJob) {
+          return mergeFrom((kit.worker.Worker.ForwarderJob)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(kit.worker.Worker.ForwarderJob other) {
+        if (other == kit.worker.Worker.ForwarderJob.getDefaultInstance()) return this;
+        if (other.hasLink()) {
+          mergeLink(other.getLink());
+        }
+        if (java.lang.Double.doubleToRawLongBits(other.getLoss()) != 0) {
+          setLoss(other.getLoss());
+        }
+        if (java.lang.Double.doubleToRawLongBits(other.getLossBurstLen()) != 0) {
+          setLossBurstLen(other.getLossBurstLen());
+        }
+        if (other.getQueueUpBytes() != 0L) {
+          setQueueUpBytes(other.getQueueUpBytes());
+        }
+        if (other.getQueueDownBytes() != 0L) {
+          setQueueDownBytes(other.getQueueDownBytes());
+        }
+        if (other.getMtu() != 0) {
+          setMtu(other.getMtu());
+        }
+        if (!other.getCongestion().isEmpty()) {
+          congestion_ = other.congestion_;
+          bitField0_ |= 0x00000040;
+          onChanged();
+        }
+        if (!other.getTapPath().isEmpty()) {
+          tapPath_ = other.tapPath_;
+          bitField0_ |= 0x00000080;
+          onChanged();
+        }
+        if (!other.tapDecoder_.isEmpty()) {
+          if (tapDecoder_.isEmpty()) {
+            tapDecoder_ = other.tapDecoder_;
+            bitField0_ |= 0x00000100;
+          } else {
+            ensureTapDecoderIsMutable();
+            tapDecoder_.addAll(other.tapDecoder_);
+          }
+          onChanged();
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                input.readMessage(
+                    internalGetLinkFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 17: {
+                loss_ = input.readDouble();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 17
+              case 25: {
+                lossBurstLen_ = input.readDouble();
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 25
+              case 32: {
+                queueUpBytes_ = input.readUInt64();
+                bitField0_ |= 0x00000008;
+                break;
+              } // case 32
+              case 40: {
+                queueDownBytes_ = input.readUInt64();
+                bitField0_ |= 0x00000010;
+                break;
+              } // case 40
+              case 48: {
+                mtu_ = input.readUInt32();
+                bitField0_ |= 0x00000020;
+                break;
+              } // case 48
+              case 58: {
+                congestion_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000040;
+                break;
+              } // case 58
+              case 66: {
+                tapPath_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000080;
+                break;
+              } // case 66
+              case 74: {
+                ensureTapDecoderIsMutable();
+                tapDecoder_.add(input.readStringRequireUtf8());
+                break;
+              } // case 74
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private kit.worker.Worker.LinkJob link_;
+      private com.google.protobuf.SingleFieldBuilder<
+          kit.worker.Worker.LinkJob, kit.worker.Worker.LinkJob.Builder, kit.worker.Worker.LinkJobOrBuilder> linkBuilder_;
+      /**
+       * <pre>
+       * Delays, rates, jitter, its seed (also the loss's) and the down rate's steps.
+       * </pre>
+       *
+       * <code>.kit.worker.LinkJob link = 1;</code>
+       * @return Whether the link field is set.
+       */
+      public boolean hasLink() {
+        return ((bitField0_ & 0x00000001) != 0);
+      }
+      /**
+       * <pre>
+       * Delays, rates, jitter, its seed (also the loss's) and the down rate's steps.
+       * </pre>
+       *
+       * <code>.kit.worker.LinkJob link = 1;</code>
+       * @return The link.
+       */
+      public kit.worker.Worker.LinkJob getLink() {
+        if (linkBuilder_ == null) {
+          return link_ == null ? kit.worker.Worker.LinkJob.getDefaultInstance() : link_;
+        } else {
+          return linkBuilder_.getMessage();
+        }
+      }
+      /**
+       * <pre>
+       * Delays, rates, jitter, its seed (also the loss's) and the down rate's steps.
+       * </pre>
+       *
+       * <code>.kit.worker.LinkJob link = 1;</code>
+       */
+      public Builder setLink(kit.worker.Worker.LinkJob value) {
+        if (linkBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          link_ = value;
+        } else {
+          linkBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Delays, rates, jitter, its seed (also the loss's) and the down rate's steps.
+       * </pre>
+       *
+       * <code>.kit.worker.LinkJob link = 1;</code>
+       */
+      public Builder setLink(
+          kit.worker.Worker.LinkJob.Builder builderForValue) {
+        if (linkBuilder_ == null) {
+          link_ = builderForValue.build();
+        } else {
+          linkBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Delays, rates, jitter, its seed (also the loss's) and the down rate's steps.
+       * </pre>
+       *
+       * <code>.kit.worker.LinkJob link = 1;</code>
+       */
+      public Builder mergeLink(kit.worker.Worker.LinkJob value) {
+        if (linkBuilder_ == null) {
+          if (((bitField0_ & 0x00000001) != 0) &&
+            link_ != null &&
+            link_ != kit.worker.Worker.LinkJob.getDefaultInstance()) {
+            getLinkBuilder().mergeFrom(value);
+          } else {
+            link_ = value;
+          }
+        } else {
+          linkBuilder_.mergeFrom(value);
+        }
+        if (link_ != null) {
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Delays, rates, jitter, its seed (also the loss's) and the down rate's steps.
+       * </pre>
+       *
+       * <code>.kit.worker.LinkJob link = 1;</code>
+       */
+      public Builder clearLink() {
+        bitField0_ = (bitField0_ & ~0x00000001);
+        link_ = null;
+        if (linkBuilder_ != null) {
+          linkBuilder_.dispose();
+          linkBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Delays, rates, jitter, its seed (also the loss's) and the down rate's steps.
+       * </pre>
+       *
+       * <code>.kit.worker.LinkJob link = 1;</code>
+       */
+      public kit.worker.Worker.LinkJob.Builder getLinkBuilder() {
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return internalGetLinkFieldBuilder().getBuilder();
+      }
+      /**
+       * <pre>
+       * Delays, rates, jitter, its seed (also the loss's) and the down rate's steps.
+       * </pre>
+       *
+       * <code>.kit.worker.LinkJob link = 1;</code>
+       */
+      public kit.worker.Worker.LinkJobOrBuilder getLinkOrBuilder() {
+        if (linkBuilder_ != null) {
+          return linkBuilder_.getMessageOrBuilder();
+        } else {
+          return link_ == null ?
+              kit.worker.Worker.LinkJob.getDefaultInstance() : link_;
+        }
+      }
+      /**
+       * <pre>
+       * Delays, rates, jitter, its seed (also the loss's) and the down rate's steps.
+       * </pre>
+       *
+       * <code>.kit.worker.LinkJob link = 1;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          kit.worker.Worker.LinkJob, kit.worker.Worker.LinkJob.Builder, kit.worker.Worker.LinkJobOrBuilder> 
+          internalGetLinkFieldBuilder() {
+        if (linkBuilder_ == null) {
+          linkBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              kit.worker.Worker.LinkJob, kit.worker.Worker.LinkJob.Builder, kit.worker.Worker.LinkJobOrBuilder>(
+                  getLink(),
+                  getParentForChildren(),
+                  isClean());
+          link_ = null;
+        }
+        return linkBuilder_;
+      }
+
+      private double loss_ ;
+      /**
+       * <pre>
+       * Each packet's loss probability (0: none) and, above 0, the mean length of a loss burst
+       * (Gilbert-Elliott; 0: independent losses).
+       * </pre>
+       *
+       * <code>double loss = 2;</code>
+       * @return The loss.
+       */
+      @java.lang.Override
+      public double getLoss() {
+        return loss_;
+      }
+      /**
+       * <pre>
+       * Each packet's loss probability (0: none) and, above 0, the mean length of a loss burst
+       * (Gilbert-Elliott; 0: independent losses).
+       * </pre>
+       *
+       * <code>double loss = 2;</code>
+       * @param value The loss to set.
+       * @return This builder for chaining.
+       */
+      public Builder setLoss(double value) {
+
+        loss_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Each packet's loss probability (0: none) and, above 0, the mean length of a loss burst
+       * (Gilbert-Elliott; 0: independent losses).
+       * </pre>
+       *
+       * <code>double loss = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearLoss() {
+        bitField0_ = (bitField0_ & ~0x00000002);
+        loss_ = 0D;
+        onChanged();
+        return this;
+      }
+
+      private double lossBurstLen_ ;
+      /**
+       * <code>double loss_burst_len = 3;</code>
+       * @return The lossBurstLen.
+       */
+      @java.lang.Override
+      public double getLossBurstLen() {
+        return lossBurstLen_;
+      }
+      /**
+       * <code>double loss_burst_len = 3;</code>
+       * @param value The lossBurstLen to set.
+       * @return This builder for chaining.
+       */
+      public Builder setLossBurstLen(double value) {
+
+        lossBurstLen_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>double loss_burst_len = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearLossBurstLen() {
+        bitField0_ = (bitField0_ & ~0x00000004);
+        lossBurstLen_ = 0D;
+        onChanged();
+        return this;
+      }
+
+      private long queueUpBytes_ ;
+      /**
+       * <pre>
+       * Each direction's drop-tail queue at its bottleneck (unused without a rate).
+       * </pre>
+       *
+       * <code>uint64 queue_up_bytes = 4;</code>
+       * @return The queueUpBytes.
+       */
+      @java.lang.Override
+      public long getQueueUpBytes() {
+        return queueUpBytes_;
+      }
+      /**
+       * <pre>
+       * Each direction's drop-tail queue at its bottleneck (unused without a rate).
+       * </pre>
+       *
+       * <code>uint64 queue_up_bytes = 4;</code>
+       * @param value The queueUpBytes to set.
+       * @return This builder for chaining.
+       */
+      public Builder setQueueUpBytes(long value) {
+
+        queueUpBytes_ = value;
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Each direction's drop-tail queue at its bottleneck (unused without a rate).
+       * </pre>
+       *
+       * <code>uint64 queue_up_bytes = 4;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearQueueUpBytes() {
+        bitField0_ = (bitField0_ & ~0x00000008);
+        queueUpBytes_ = 0L;
+        onChanged();
+        return this;
+      }
+
+      private long queueDownBytes_ ;
+      /**
+       * <code>uint64 queue_down_bytes = 5;</code>
+       * @return The queueDownBytes.
+       */
+      @java.lang.Override
+      public long getQueueDownBytes() {
+        return queueDownBytes_;
+      }
+      /**
+       * <code>uint64 queue_down_bytes = 5;</code>
+       * @param value The queueDownBytes to set.
+       * @return This builder for chaining.
+       */
+      public Builder setQueueDownBytes(long value) {
+
+        queueDownBytes_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>uint64 queue_down_bytes = 5;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearQueueDownBytes() {
+        bitField0_ = (bitField0_ & ~0x00000010);
+        queueDownBytes_ = 0L;
+        onChanged();
+        return this;
+      }
+
+      private int mtu_ ;
+      /**
+       * <pre>
+       * The TUN devices' MTU, and the namespaces' TCP congestion control ("": the default).
+       * </pre>
+       *
+       * <code>uint32 mtu = 6;</code>
+       * @return The mtu.
+       */
+      @java.lang.Override
+      public int getMtu() {
+        return mtu_;
+      }
+      /**
+       * <pre>
+       * The TUN devices' MTU, and the namespaces' TCP congestion control ("": the default).
+       * </pre>
+       *
+       * <code>uint32 mtu = 6;</code>
+       * @param value The mtu to set.
+       * @return This builder for chaining.
+       */
+      public Builder setMtu(int value) {
+
+        mtu_ = value;
+        bitField0_ |= 0x00000020;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The TUN devices' MTU, and the namespaces' TCP congestion control ("": the default).
+       * </pre>
+       *
+       * <code>uint32 mtu = 6;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearMtu() {
+        bitField0_ = (bitField0_ & ~0x00000020);
+        mtu_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object congestion_ = "";
+      /**
+       * <code>string congestion = 7;</code>
+       * @return The congestion.
+       */
+      public java.lang.String getCongestion() {
+        java.lang.Object ref = congestion_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          congestion_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string congestion = 7;</code>
+       * @return The bytes for congestion.
+       */
+      public com.google.protobuf.ByteString
+          getCongestionBytes() {
+        java.lang.Object ref = congestion_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          congestion_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string congestion = 7;</code>
+       * @param value The congestion to set.
+       * @return This builder for chaining.
+       */
+      public Builder setCongestion(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        congestion_ = value;
+        bitField0_ |= 0x00000040;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string congestion = 7;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearCongestion() {
+        congestion_ = getDefaultInstance().getCongestion();
+        bitField0_ = (bitField0_ & ~0x00000040);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string congestion = 7;</code>
+       * @param value The bytes for congestion to set.
+       * @return This builder for chaining.
+       */
+      public Builder setCongestionBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        congestion_ = value;
+        bitField0_ |= 0x00000040;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object tapPath_ = "";
+      /**
+       * <pre>
+       * Append the frame tap's lines here ("": no tap), decoded by tap_decoder, as ProxyJob's.
+       * </pre>
+       *
+       * <code>string tap_path = 8;</code>
+       * @return The tapPath.
+       */
+      public java.lang.String getTapPath() {
+        java.lang.Object ref = tapPath_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          tapPath_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Append the frame tap's lines here ("": no tap), decoded by tap_decoder, as ProxyJob's.
+       * </pre>
+       *
+       * <code>string tap_path = 8;</code>
+       * @return The bytes for tapPath.
+       */
+      public com.google.protobuf.ByteString
+          getTapPathBytes() {
+        java.lang.Object ref = tapPath_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          tapPath_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Append the frame tap's lines here ("": no tap), decoded by tap_decoder, as ProxyJob's.
+       * </pre>
+       *
+       * <code>string tap_path = 8;</code>
+       * @param value The tapPath to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTapPath(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        tapPath_ = value;
+        bitField0_ |= 0x00000080;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Append the frame tap's lines here ("": no tap), decoded by tap_decoder, as ProxyJob's.
+       * </pre>
+       *
+       * <code>string tap_path = 8;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearTapPath() {
+        tapPath_ = getDefaultInstance().getTapPath();
+        bitField0_ = (bitField0_ & ~0x00000080);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Append the frame tap's lines here ("": no tap), decoded by tap_decoder, as ProxyJob's.
+       * </pre>
+       *
+       * <code>string tap_path = 8;</code>
+       * @param value The bytes for tapPath to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTapPathBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        tapPath_ = value;
+        bitField0_ |= 0x00000080;
+        onChanged();
+        return this;
+      }
+
+      private com.google.protobuf.LazyStringArrayList tapDecoder_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      private void ensureTapDecoderIsMutable() {
+        if (!tapDecoder_.isModifiable()) {
+          tapDecoder_ = new com.google.protobuf.LazyStringArrayList(tapDecoder_);
+        }
+        bitField0_ |= 0x00000100;
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @return A list containing the tapDecoder.
+       */
+      public com.google.protobuf.ProtocolStringList
+          getTapDecoderList() {
+        tapDecoder_.makeImmutable();
+        return tapDecoder_;
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @return The count of tapDecoder.
+       */
+      public int getTapDecoderCount() {
+        return tapDecoder_.size();
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @param index The index of the element to return.
+       * @return The tapDecoder at the given index.
+       */
+      public java.lang.String getTapDecoder(int index) {
+        return tapDecoder_.get(index);
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @param index The index of the value to return.
+       * @return The bytes of the tapDecoder at the given index.
+       */
+      public com.google.protobuf.ByteString
+          getTapDecoderBytes(int index) {
+        return tapDecoder_.getByteString(index);
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @param index The index to set the value at.
+       * @param value The tapDecoder to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTapDecoder(
+          int index, java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensureTapDecoderIsMutable();
+        tapDecoder_.set(index, value);
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @param value The tapDecoder to add.
+       * @return This builder for chaining.
+       */
+      public Builder addTapDecoder(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensureTapDecoderIsMutable();
+        tapDecoder_.add(value);
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @param values The tapDecoder to add.
+       * @return This builder for chaining.
+       */
+      public Builder addAllTapDecoder(
+          java.lang.Iterable<java.lang.String> values) {
+        ensureTapDecoderIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, tapDecoder_);
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearTapDecoder() {
+        tapDecoder_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000100);;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>repeated string tap_decoder = 9;</code>
+       * @param value The bytes of the tapDecoder to add.
+       * @return This builder for chaining.
+       */
+      public Builder addTapDecoderBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        ensureTapDecoderIsMutable();
+        tapDecoder_.add(value);
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+
+      // @@protoc_insertion_point(builder_scope:kit.worker.ForwarderJob)
+    }
+
+    // @@protoc_insertion_point(class_scope:kit.worker.ForwarderJob)
+    private static final kit.worker.Worker.ForwarderJob DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new kit.worker.Worker.ForwarderJob();
+    }
+
+    public static kit.worker.Worker.ForwarderJob getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<ForwarderJob>
+        PARSER = new com.google.protobuf.AbstractParser<ForwarderJob>() {
+      @java.lang.Override
+      public ForwarderJob parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<ForwarderJob> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<ForwarderJob> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public kit.worker.Worker.ForwarderJob getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface LinkJobOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:kit.worker.LinkJob)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <code>int64 delay_up_ns = 1;</code>
+     * @return The delayUpNs.
+     */
+    long getDelayUpNs();
+
+    /**
+     * <code>int64 delay_down_ns = 2;</code>
+     * @return The delayDownNs.
+     */
+    long getDelayDownNs();
+
+    /**
+     * <pre>
+     * A bottleneck's rate (unset: that direction is unlimited).
+     * </pre>
+     *
+     * <code>optional double rate_up_bits_s = 3;</code>
+     * @return Whether the rateUpBitsS field is set.
+     */
+    boolean hasRateUpBitsS();
+    /**
+     * <pre>
+     * A bottleneck's rate (unset: that direction is unlimited).
+     * </pre>
+     *
+     * <code>optional double rate_up_bits_s = 3;</code>
+     * @return The rateUpBitsS.
+     */
+    double getRateUpBitsS();
+
+    /**
+     * <code>optional double rate_down_bits_s = 4;</code>
+     * @return Whether the rateDownBitsS field is set.
+     */
+    boolean hasRateDownBitsS();
+    /**
+     * <code>optional double rate_down_bits_s = 4;</code>
+     * @return The rateDownBitsS.
+     */
+    double getRateDownBitsS();
+
+    /**
+     * <pre>
+     * Each chunk's delay gets a uniform offset in [-jitter_ns, +jitter_ns] (never below 0).
+     * </pre>
+     *
+     * <code>int64 jitter_ns = 5;</code>
+     * @return The jitterNs.
+     */
+    long getJitterNs();
+
+    /**
+     * <pre>
+     * The jitter's seed; each connection's direction draws from its own generator, seeded from
+     * this, the connection's number and the direction.
+     * </pre>
+     *
+     * <code>uint64 seed = 6;</code>
+     * @return The seed.
+     */
+    long getSeed();
+
+    /**
+     * <pre>
+     * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+     * </pre>
+     *
+     * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+     */
+    java.util.List<kit.worker.Worker.RateStepJob> 
+        getRateStepsList();
+    /**
+     * <pre>
+     * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+     * </pre>
+     *
+     * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+     */
+    kit.worker.Worker.RateStepJob getRateSteps(int index);
+    /**
+     * <pre>
+     * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+     * </pre>
+     *
+     * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+     */
+    int getRateStepsCount();
+    /**
+     * <pre>
+     * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+     * </pre>
+     *
+     * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+     */
+    java.util.List<? extends kit.worker.Worker.RateStepJobOrBuilder> 
+        getRateStepsOrBuilderList();
+    /**
+     * <pre>
+     * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+     * </pre>
+     *
+     * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+     */
+    kit.worker.Worker.RateStepJobOrBuilder getRateStepsOrBuilder(
+        int index);
+  }
+  /**
+   * <pre>
+   * The link, every time already in nanoseconds (the kit rounds the plan's milliseconds once).
+   * While the line runs, each line of its stdin is a LinkJob: the link from then on (delays and
+   * jitter for what arrives next, a rate where the line has that bottleneck).
+   * </pre>
+   *
+   * Protobuf type {@code kit.worker.LinkJob}
+   */
+  public static final class LinkJob extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:kit.worker.LinkJob)
+      LinkJobOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "LinkJob");
+    }
+    // Use LinkJob.newBuilder() to construct.
+    private LinkJob(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private LinkJob() {
+      rateSteps_ = java.util.Collections.emptyList();
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return kit.worker.Worker.internal_static_kit_worker_LinkJob_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return kit.worker.Worker.internal_static_kit_worker_LinkJob_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return kit.worker.Worker.internal_static_kit_worker_LinkJob_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              kit.worker.Worker.LinkJob.class, kit.worker.Worker.LinkJob.Builder.class);
+    }
+
+    private int bitField0_;
+    public static final int DELAY_UP_NS_FIELD_NUMBER = 1;
+    private long delayUpNs_ = 0L;
+    /**
+     * <code>int64 delay_up_ns = 1;</code>
+     * @return The delayUpNs.
+     */
+    @java.lang.Override
+    public long getDelayUpNs() {
+      return delayUpNs_;
+    }
+
+    public static final int DELAY_DOWN_NS_FIELD_NUMBER = 2;
+    private long delayDownNs_ = 0L;
+    /**
+     * <code>int64 delay_down_ns = 2;</code>
+     * @return The delayDownNs.
+     */
+    @java.lang.Override
+    public long getDelayDownNs() {
+      return delayDownNs_;
+    }
+
+    public static final int RATE_UP_BITS_S_FIELD_NUMBER = 3;
+    private double rateUpBitsS_ = 0D;
+    /**
+     * <pre>
+     * A bottleneck's rate (unset: that direction is unlimited).
+     * </pre>
+     *
+     * <code>optional double rate_up_bits_s = 3;</code>
+     * @return Whether the rateUpBitsS field is set.
+     */
+    @java.lang.Override
+    public boolean hasRateUpBitsS() {
+      return ((bitField0_ & 0x00000001) != 0);
+    }
+    /**
+     * <pre>
+     * A bottleneck's rate (unset: that direction is unlimited).
+     * </pre>
+     *
+     * <code>optional double rate_up_bits_s = 3;</code>
+     * @return The rateUpBitsS.
+     */
+    @java.lang.Override
+    public double getRateUpBitsS() {
+      return rateUpBitsS_;
+    }
+
+    public static final int RATE_DOWN_BITS_S_FIELD_NUMBER = 4;
+    private double rateDownBitsS_ = 0D;
+    /**
+     * <code>optional double rate_down_bits_s = 4;</code>
+     * @return Whether the rateDownBitsS field is set.
+     */
+    @java.lang.Override
+    public boolean hasRateDownBitsS() {
+      return ((bitField0_ & 0x00000002) != 0);
+    }
+    /**
+     * <code>optional double rate_down_bits_s = 4;</code>
+     * @return The rateDownBitsS.
+     */
+    @java.lang.Override
+    public double getRateDownBitsS() {
+      return rateDownBitsS_;
+    }
+
+    public static final int JITTER_NS_FIELD_NUMBER = 5;
+    private long jitterNs_ = 0L;
+    /**
+     * <pre>
+     * Each chunk's delay gets a uniform offset in [-jitter_ns, +jitter_ns] (never below 0).
+     * </pre>
+     *
+     * <code>int64 jitter_ns = 5;</code>
+     * @return The jitterNs.
+     */
+    @java.lang.Override
+    public long getJitterNs() {
+      return jitterNs_;
+    }
+
+    public static final int SEED_FIELD_NUMBER = 6;
+    private long seed_ = 0L;
+    /**
+     * <pre>
+     * The jitter's seed; each connection's direction draws from its own generator, seeded from
+     * this, the connection's number and the direction.
+     * </pre>
+     *
+     * <code>uint64 seed = 6;</code>
+     * @return The seed.
+     */
+    @java.lang.Override
+    public long getSeed() {
+      return seed_;
+    }
+
+    public static final int RATE_STEPS_FIELD_NUMBER = 7;
+    @SuppressWarnings("serial")
+    private java.util.List<kit.worker.Worker.RateStepJob> rateSteps_;
+    /**
+     * <pre>
+     * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+     * </pre>
+     *
+     * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+     */
+    @java.lang.Override
+    public java.util.List<kit.worker.Worker.RateStepJob> getRateStepsList() {
+      return rateSteps_;
+    }
+    /**
+     * <pre>
+     * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+     * </pre>
+     *
+     * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends kit.worker.Worker.RateStepJobOrBuilder> 
+        getRateStepsOrBuilderList() {
+      return rateSteps_;
+    }
+    /**
+     * <pre>
+     * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+     * </pre>
+     *
+     * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+     */
+    @java.lang.Override
+    public int getRateStepsCount() {
+      return rateSteps_.size();
+    }
+    /**
+     * <pre>
+     * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+     * </pre>
+     *
+     * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+     */
+    @java.lang.Override
+    public kit.worker.Worker.RateStepJob getRateSteps(int index) {
+      return rateSteps_.get(index);
+    }
+    /**
+     * <pre>
+     * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+     * </pre>
+     *
+     * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+     */
+    @java.lang.Override
+    public kit.worker.Worker.RateStepJobOrBuilder getRateStepsOrBuilder(
+        int index) {
+      return rateSteps_.get(index);
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (delayUpNs_ != 0L) {
+        output.writeInt64(1, delayUpNs_);
+      }
+      if (delayDownNs_ != 0L) {
+        output.writeInt64(2, delayDownNs_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        output.writeDouble(3, rateUpBitsS_);
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        output.writeDouble(4, rateDownBitsS_);
+      }
+      if (jitterNs_ != 0L) {
+        output.writeInt64(5, jitterNs_);
+      }
+      if (seed_ != 0L) {
+        output.writeUInt64(6, seed_);
+      }
+      for (int i = 0; i < rateSteps_.size(); i++) {
+        output.writeMessage(7, rateSteps_.get(i));
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (delayUpNs_ != 0L) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt64Size(1, delayUpNs_);
+      }
+      if (delayDownNs_ != 0L) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt64Size(2, delayDownNs_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeDoubleSize(3, rateUpBitsS_);
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeDoubleSize(4, rateDownBitsS_);
+      }
+      if (jitterNs_ != 0L) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt64Size(5, jitterNs_);
+      }
+      if (seed_ != 0L) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeUInt64Size(6, seed_);
+      }
+
+          {
+            final int count = rateSteps_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(rateSteps_.get(i));
+            }
+            size += 1 * count;
+          }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof kit.worker.Worker.LinkJob)) {
+        return super.equals(obj);
+      }
+      kit.worker.Worker.LinkJob other = (kit.worker.Worker.LinkJob) obj;
+
+      if (getDelayUpNs()
+          != other.getDelayUpNs()) return false;
+      if (getDelayDownNs()
+          != other.getDelayDownNs()) return false;
+      if (hasRateUpBitsS() != other.hasRateUpBitsS()) return false;
+      if (hasRateUpBitsS()) {
+        if (java.lang.Double.doubleToLongBits(getRateUpBitsS())
+            != java.lang.Double.doubleToLongBits(
+                other.getRateUpBitsS())) return false;
+      }
+      if (hasRateDownBitsS() != other.hasRateDownBitsS()) return false;
+      if (hasRateDownBitsS()) {
+        if (java.lang.Double.doubleToLongBits(getRateDownBitsS())
+            != java.lang.Double.doubleToLongBits(
+                other.getRateDownBitsS())) return false;
+      }
+      if (getJitterNs()
+          != other.getJitterNs()) return false;
+      if (getSeed()
+          != other.getSeed()) return false;
+      if (!getRateStepsList()
+          .equals(other.getRateStepsList())) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + DELAY_UP_NS_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          getDelayUpNs());
+      hash = (37 * hash) + DELAY_DOWN_NS_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          getDelayDownNs());
+      if (hasRateUpBitsS()) {
+        hash = (37 * hash) + RATE_UP_BITS_S_FIELD_NUMBER;
+        hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+            java.lang.Double.doubleToLongBits(getRateUpBitsS()));
+      }
+      if (hasRateDownBitsS()) {
+        hash = (37 * hash) + RATE_DOWN_BITS_S_FIELD_NUMBER;
+        hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+            java.lang.Double.doubleToLongBits(getRateDownBitsS()));
+      }
+      hash = (37 * hash) + JITTER_NS_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          getJitterNs());
+      hash = (37 * hash) + SEED_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          getSeed());
+      if (getRateStepsCount() > 0) {
+        hash = (37 * hash) + RATE_STEPS_FIELD_NUMBER;
+        hash = (53 * hash) + getRateStepsList().hashCode();
+      }
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static kit.worker.Worker.LinkJob parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static kit.worker.Worker.LinkJob parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static kit.worker.Worker.LinkJob parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static kit.worker.Worker.LinkJob parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static kit.worker.Worker.LinkJob parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static kit.worker.Worker.LinkJob parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static kit.worker.Worker.LinkJob parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static kit.worker.Worker.LinkJob parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static kit.worker.Worker.LinkJob parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static kit.worker.Worker.LinkJob parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static kit.worker.Worker.LinkJob parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static kit.worker.Worker.LinkJob parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(kit.worker.Worker.LinkJob prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * <pre>
+     * The link, every time already in nanoseconds (the kit rounds the plan's milliseconds once).
+     * While the line runs, each line of its stdin is a LinkJob: the link from then on (delays and
+     * jitter for what arrives next, a rate where the line has that bottleneck).
+     * </pre>
+     *
+     * Protobuf type {@code kit.worker.LinkJob}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:kit.worker.LinkJob)
+        kit.worker.Worker.LinkJobOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return kit.worker.Worker.internal_static_kit_worker_LinkJob_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return kit.worker.Worker.internal_static_kit_worker_LinkJob_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                kit.worker.Worker.LinkJob.class, kit.worker.Worker.LinkJob.Builder.class);
+      }
+
+      // Construct using kit.worker.Worker.LinkJob.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        delayUpNs_ = 0L;
+        delayDownNs_ = 0L;
+        rateUpBitsS_ = 0D;
+        rateDownBitsS_ = 0D;
+        jitterNs_ = 0L;
+        seed_ = 0L;
+        if (rateStepsBuilder_ == null) {
+          rateSteps_ = java.util.Collections.emptyList();
+        } else {
+          rateSteps_ = null;
+          rateStepsBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00000040);
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return kit.worker.Worker.internal_static_kit_worker_LinkJob_descriptor;
+      }
+
+      @java.lang.Override
+      public kit.worker.Worker.LinkJob getDefaultInstanceForType() {
+        return kit.worker.Worker.LinkJob.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public kit.worker.Worker.LinkJob build() {
+        kit.worker.Worker.LinkJob result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public kit.worker.Worker.LinkJob buildPartial() {
+        kit.worker.Worker.LinkJob result = new kit.worker.Worker.LinkJob(this);
+        buildPartialRepeatedFields(result);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartialRepeatedFields(kit.worker.Worker.LinkJob result) {
+        if (rateStepsBuilder_ == null) {
+          if (((bitField0_ & 0x00000040) != 0)) {
+            rateSteps_ = java.util.Collections.unmodifiableList(rateSteps_);
+            bitField0_ = (bitField0_ & ~0x00000040);
+          }
+          result.rateSteps_ = rateSteps_;
+        } else {
+          result.rateSteps_ = rateStepsBuilder_.build();
+        }
+      }
+
+      private void buildPartial0(kit.worker.Worker.LinkJob result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.delayUpNs_ = delayUpNs_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.delayDownNs_ = delayDownNs_;
+        }
+        int to_bitField0_ = 0;
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.rateUpBitsS_ = rateUpBitsS_;
+          to_bitField0_ |= 0x00000001;
+        }
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          result.rateDownBitsS_ = rateDownBitsS_;
+          to_bitField0_ |= 0x00000002;
+        }
+        if (((from_bitField0_ & 0x00000010) != 0)) {
+          result.jitterNs_ = jitterNs_;
+        }
+        if (((from_bitField0_ & 0x00000020) != 0)) {
+          result.seed_ = seed_;
+        }
+        result.bitField0_ |= to_bitField0_;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof kit.worker.Worker.LinkJob) {
+          return mergeFrom((kit.worker.Worker.LinkJob)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(kit.worker.Worker.LinkJob other) {
+        if (other == kit.worker.Worker.LinkJob.getDefaultInstance()) return this;
+        if (other.getDelayUpNs() != 0L) {
+          setDelayUpNs(other.getDelayUpNs());
+        }
+        if (other.getDelayDownNs() != 0L) {
+          setDelayDownNs(other.getDelayDownNs());
+        }
+        if (other.hasRateUpBitsS()) {
+          setRateUpBitsS(other.getRateUpBitsS());
+        }
+        if (other.hasRateDownBitsS()) {
+          setRateDownBitsS(other.getRateDownBitsS());
+        }
+        if (other.getJitterNs() != 0L) {
+          setJitterNs(other.getJitterNs());
+        }
+        if (other.getSeed() != 0L) {
+          setSeed(other.getSeed());
+        }
+        if (rateStepsBuilder_ == null) {
+          if (!other.rateSteps_.isEmpty()) {
+            if (rateSteps_.isEmpty()) {
+              rateSteps_ = other.rateSteps_;
+              bitField0_ = (bitField0_ & ~0x00000040);
+            } else {
+              ensureRateStepsIsMutable();
+              rateSteps_.addAll(other.rateSteps_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.rateSteps_.isEmpty()) {
+            if (rateStepsBuilder_.isEmpty()) {
+              rateStepsBuilder_.dispose();
+              rateStepsBuilder_ = null;
+              rateSteps_ = other.rateSteps_;
+              bitField0_ = (bitField0_ & ~0x00000040);
+              rateStepsBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetRateStepsFieldBuilder() : null;
+            } else {
+              rateStepsBuilder_.addAllMessages(other.rateSteps_);
+            }
+          }
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 8: {
+                delayUpNs_ = input.readInt64();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 8
+              case 16: {
+                delayDownNs_ = input.readInt64();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 16
+              case 25: {
+                rateUpBitsS_ = input.readDouble();
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 25
+              case 33: {
+                rateDownBitsS_ = input.readDouble();
+                bitField0_ |= 0x00000008;
+                break;
+              } // case 33
+              case 40: {
+                jitterNs_ = input.readInt64();
+                bitField0_ |= 0x00000010;
+                break;
+              } // case 40
+              case 48: {
+                seed_ = input.readUInt64();
+                bitField0_ |= 0x00000020;
+                break;
+              } // case 48
+              case 58: {
+                kit.worker.Worker.RateStepJob m =
+                    input.readMessage(
+                        kit.worker.Worker.RateStepJob.parser(),
+                        extensionRegistry);
+                if (rateStepsBuilder_ == null) {
+                  ensureRateStepsIsMutable();
+                  rateSteps_.add(m);
+                } else {
+                  rateStepsBuilder_.addMessage(m);
+                }
+                break;
+              } // case 58
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private long delayUpNs_ ;
+      /**
+       * <code>int64 delay_up_ns = 1;</code>
+       * @return The delayUpNs.
+       */
+      @java.lang.Override
+      public long getDelayUpNs() {
+        return delayUpNs_;
+      }
+      /**
+       * <code>int64 delay_up_ns = 1;</code>
+       * @param value The delayUpNs to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDelayUpNs(long value) {
+
+        delayUpNs_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>int64 delay_up_ns = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearDelayUpNs() {
+        bitField0_ = (bitField0_ & ~0x00000001);
+        delayUpNs_ = 0L;
+        onChanged();
+        return this;
+      }
+
+      private long delayDownNs_ ;
+      /**
+       * <code>int64 delay_down_ns = 2;</code>
+       * @return The delayDownNs.
+       */
+      @java.lang.Override
+      public long getDelayDownNs() {
+        return delayDownNs_;
+      }
+      /**
+       * <code>int64 delay_down_ns = 2;</code>
+       * @param value The delayDownNs to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDelayDownNs(long value) {
+
+        delayDownNs_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>int64 delay_down_ns = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearDelayDownNs() {
+        bitField0_ = (bitField0_ & ~0x00000002);
+        delayDownNs_ = 0L;
+        onChanged();
+        return this;
+      }
+
+      private double rateUpBitsS_ ;
+      /**
+       * <pre>
+       * A bottleneck's rate (unset: that direction is unlimited).
+       * </pre>
+       *
+       * <code>optional double rate_up_bits_s = 3;</code>
+       * @return Whether the rateUpBitsS field is set.
+       */
+      @java.lang.Override
+      public boolean hasRateUpBitsS() {
+        return ((bitField0_ & 0x00000004) != 0);
+      }
+      /**
+       * <pre>
+       * A bottleneck's rate (unset: that direction is unlimited).
+       * </pre>
+       *
+       * <code>optional double rate_up_bits_s = 3;</code>
+       * @return The rateUpBitsS.
+       */
+      @java.lang.Override
+      public double getRateUpBitsS() {
+        return rateUpBitsS_;
+      }
+      /**
+       * <pre>
+       * A bottleneck's rate (unset: that direction is unlimited).
+       * </pre>
+       *
+       * <code>optional double rate_up_bits_s = 3;</code>
+       * @param value The rateUpBitsS to set.
+       * @return This builder for chaining.
+       */
+      public Builder setRateUpBitsS(double value) {
+
+        rateUpBitsS_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * A bottleneck's rate (unset: that direction is unlimited).
+       * </pre>
+       *
+       * <code>optional double rate_up_bits_s = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearRateUpBitsS() {
+        bitField0_ = (bitField0_ & ~0x00000004);
+        rateUpBitsS_ = 0D;
+        onChanged();
+        return this;
+      }
+
+      private double rateDownBitsS_ ;
+      /**
+       * <code>optional double rate_down_bits_s = 4;</code>
+       * @return Whether the rateDownBitsS field is set.
+       */
+      @java.lang.Override
+      public boolean hasRateDownBitsS() {
+        return ((bitField0_ & 0x00000008) != 0);
+      }
+      /**
+       * <code>optional double rate_down_bits_s = 4;</code>
+       * @return The rateDownBitsS.
+       */
+      @java.lang.Override
+      public double getRateDownBitsS() {
+        return rateDownBitsS_;
+      }
+      /**
+       * <code>optional double rate_down_bits_s = 4;</code>
+       * @param value The rateDownBitsS to set.
+       * @return This builder for chaining.
+       */
+      public Builder setRateDownBitsS(double value) {
+
+        rateDownBitsS_ = value;
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>optional double rate_down_bits_s = 4;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearRateDownBitsS() {
+        bitField0_ = (bitField0_ & ~0x00000008);
+        rateDownBitsS_ = 0D;
+        onChanged();
+        return this;
+      }
+
+      private long jitterNs_ ;
+      /**
+       * <pre>
+       * Each chunk's delay gets a uniform offset in [-jitter_ns, +jitter_ns] (never below 0).
+       * </pre>
+       *
+       * <code>int64 jitter_ns = 5;</code>
+       * @return The jitterNs.
+       */
+      @java.lang.Override
+      public long getJitterNs() {
+        return jitterNs_;
+      }
+      /**
+       * <pre>
+       * Each chunk's delay gets a uniform offset in [-jitter_ns, +jitter_ns] (never below 0).
+       * </pre>
+       *
+       * <code>int64 jitter_ns = 5;</code>
+       * @param value The jitterNs to set.
+       * @return This builder for chaining.
+       */
+      public Builder setJitterNs(long value) {
+
+        jitterNs_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Each chunk's delay gets a uniform offset in [-jitter_ns, +jitter_ns] (never below 0).
+       * </pre>
+       *
+       * <code>int64 jitter_ns = 5;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearJitterNs() {
+        bitField0_ = (bitField0_ & ~0x00000010);
+        jitterNs_ = 0L;
+        onChanged();
+        return this;
+      }
+
+      private long seed_ ;
+      /**
+       * <pre>
+       * The jitter's seed; each connection's direction draws from its own generator, seeded from
+       * this, the connection's number and the direction.
+       * </pre>
+       *
+       * <code>uint64 seed = 6;</code>
+       * @return The seed.
+       */
+      @java.lang.Override
+      public long getSeed() {
+        return seed_;
+      }
+      /**
+       * <pre>
+       * The jitter's seed; each connection's direction draws from its own generator, seeded from
+       * this, the connection's number and the direction.
+       * </pre>
+       *
+       * <code>uint64 seed = 6;</code>
+       * @param value The seed to set.
+       * @return This builder for chaining.
+       */
+      public Builder setSeed(long value) {
+
+        seed_ = value;
+        bitField0_ |= 0x00000020;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The jitter's seed; each connection's direction draws from its own generator, seeded from
+       * this, the connection's number and the direction.
+       * </pre>
+       *
+       * <code>uint64 seed = 6;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearSeed() {
+        bitField0_ = (bitField0_ & ~0x00000020);
+        seed_ = 0L;
+        onChanged();
+        return this;
+      }
+
+      private java.util.List<kit.worker.Worker.RateStepJob> rateSteps_ =
+        java.util.Collections.emptyList();
+      private void ensureRateStepsIsMutable() {
+        if (!((bitField0_ & 0x00000040) != 0)) {
+          rateSteps_ = new java.util.ArrayList<kit.worker.Worker.RateStepJob>(rateSteps_);
+          bitField0_ |= 0x00000040;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          kit.worker.Worker.RateStepJob, kit.worker.Worker.RateStepJob.Builder, kit.worker.Worker.RateStepJobOrBuilder> rateStepsBuilder_;
+
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public java.util.List<kit.worker.Worker.RateStepJob> getRateStepsList() {
+        if (rateStepsBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(rateSteps_);
+        } else {
+          return rateStepsBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public int getRateStepsCount() {
+        if (rateStepsBuilder_ == null) {
+          return rateSteps_.size();
+        } else {
+          return rateStepsBuilder_.getCount();
+        }
+      }
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public kit.worker.Worker.RateStepJob getRateSteps(int index) {
+        if (rateStepsBuilder_ == null) {
+          return rateSteps_.get(index);
+        } else {
+          return rateStepsBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public Builder setRateSteps(
+          int index, kit.worker.Worker.RateStepJob value) {
+        if (rateStepsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureRateStepsIsMutable();
+          rateSteps_.set(index, value);
+          onChanged();
+        } else {
+          rateStepsBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public Builder setRateSteps(
+          int index, kit.worker.Worker.RateStepJob.Builder builderForValue) {
+        if (rateStepsBuilder_ == null) {
+          ensureRateStepsIsMutable();
+          rateSteps_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          rateStepsBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public Builder addRateSteps(kit.worker.Worker.RateStepJob value) {
+        if (rateStepsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureRateStepsIsMutable();
+          rateSteps_.add(value);
+          onChanged();
+        } else {
+          rateStepsBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public Builder addRateSteps(
+          int index, kit.worker.Worker.RateStepJob value) {
+        if (rateStepsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureRateStepsIsMutable();
+          rateSteps_.add(index, value);
+          onChanged();
+        } else {
+          rateStepsBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public Builder addRateSteps(
+          kit.worker.Worker.RateStepJob.Builder builderForValue) {
+        if (rateStepsBuilder_ == null) {
+          ensureRateStepsIsMutable();
+          rateSteps_.add(builderForValue.build());
+          onChanged();
+        } else {
+          rateStepsBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public Builder addRateSteps(
+          int index, kit.worker.Worker.RateStepJob.Builder builderForValue) {
+        if (rateStepsBuilder_ == null) {
+          ensureRateStepsIsMutable();
+          rateSteps_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          rateStepsBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public Builder addAllRateSteps(
+          java.lang.Iterable<? extends kit.worker.Worker.RateStepJob> values) {
+        if (rateStepsBuilder_ == null) {
+          ensureRateStepsIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, rateSteps_);
+          onChanged();
+        } else {
+          rateStepsBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public Builder clearRateSteps() {
+        if (rateStepsBuilder_ == null) {
+          rateSteps_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00000040);
+          onChanged();
+        } else {
+          rateStepsBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public Builder removeRateSteps(int index) {
+        if (rateStepsBuilder_ == null) {
+          ensureRateStepsIsMutable();
+          rateSteps_.remove(index);
+          onChanged();
+        } else {
+          rateStepsBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public kit.worker.Worker.RateStepJob.Builder getRateStepsBuilder(
+          int index) {
+        return internalGetRateStepsFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public kit.worker.Worker.RateStepJobOrBuilder getRateStepsOrBuilder(
+          int index) {
+        if (rateStepsBuilder_ == null) {
+          return rateSteps_.get(index);  } else {
+          return rateStepsBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public java.util.List<? extends kit.worker.Worker.RateStepJobOrBuilder> 
+           getRateStepsOrBuilderList() {
+        if (rateStepsBuilder_ != null) {
+          return rateStepsBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(rateSteps_);
+        }
+      }
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public kit.worker.Worker.RateStepJob.Builder addRateStepsBuilder() {
+        return internalGetRateStepsFieldBuilder().addBuilder(
+            kit.worker.Worker.RateStepJob.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public kit.worker.Worker.RateStepJob.Builder addRateStepsBuilder(
+          int index) {
+        return internalGetRateStepsFieldBuilder().addBuilder(
+            index, kit.worker.Worker.RateStepJob.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * The down direction's rate over time, looped (its bottleneck then has no fixed rate).
+       * </pre>
+       *
+       * <code>repeated .kit.worker.RateStepJob rate_steps = 7;</code>
+       */
+      public java.util.List<kit.worker.Worker.RateStepJob.Builder> 
+           getRateStepsBuilderList() {
+        return internalGetRateStepsFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          kit.worker.Worker.RateStepJob, kit.worker.Worker.RateStepJob.Builder, kit.worker.Worker.RateStepJobOrBuilder> 
+          internalGetRateStepsFieldBuilder() {
+        if (rateStepsBuilder_ == null) {
+          rateStepsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              kit.worker.Worker.RateStepJob, kit.worker.Worker.RateStepJob.Builder, kit.worker.Worker.RateStepJobOrBuilder>(
+                  rateSteps_,
+                  ((bitField0_ & 0x00000040) != 0),
+                  getParentForChildren(),
+                  isClean());
+          rateSteps_ = null;
+        }
+        return rateStepsBuilder_;
+      }
+
+      // @@protoc_insertion_point(builder_scope:kit.worker.LinkJob)
+    }
+
+    // @@protoc_insertion_point(class_scope:kit.worker.LinkJob)
+    private static final kit.worker.Worker.LinkJob DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new kit.worker.Worker.LinkJob();
+    }
+
+    public static kit.worker.Worker.LinkJob getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<LinkJob>
+        PARSER = new com.google.protobuf.AbstractParser<LinkJob>() {
+      @java.lang.Override
+      public LinkJob parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<LinkJob> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<LinkJob> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public kit.worker.Worker.LinkJob getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface RateStepJobOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:kit.worker.RateStepJob)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * 0: an outage (bytes wait for the next step with capacity).
+     * </pre>
+     *
+     * <code>double rate_bits_s = 1;</code>
+     * @return The rateBitsS.
+     */
+    double getRateBitsS();
+
+    /**
+     * <code>int64 duration_ns = 2;</code>
+     * @return The durationNs.
+     */
+    long getDurationNs();
+  }
+  /**
+   * Protobuf type {@code kit.worker.RateStepJob}
+   */
+  public static final class RateStepJob extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:kit.worker.RateStepJob)
+      RateStepJobOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "RateStepJob");
+    }
+    // Use RateStepJob.newBuilder() to construct.
+    private RateStepJob(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private RateStepJob() {
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return kit.worker.Worker.internal_static_kit_worker_RateStepJob_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return kit.worker.Worker.internal_static_kit_worker_RateStepJob_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return kit.worker.Worker.internal_static_kit_worker_RateStepJob_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              kit.worker.Worker.RateStepJob.class, kit.worker.Worker.RateStepJob.Builder.class);
+    }
+
+    public static final int RATE_BITS_S_FIELD_NUMBER = 1;
+    private double rateBitsS_ = 0D;
+    /**
+     * <pre>
+     * 0: an outage (bytes wait for the next step with capacity).
+     * </pre>
+     *
+     * <code>double rate_bits_s = 1;</code>
+     * @return The rateBitsS.
+     */
+    @java.lang.Override
+    public double getRateBitsS() {
+      return rateBitsS_;
+    }
+
+    public static final int DURATION_NS_FIELD_NUMBER = 2;
+    private long durationNs_ = 0L;
+    /**
+     * <code>int64 duration_ns = 2;</code>
+     * @return The durationNs.
+     */
+    @java.lang.Override
+    public long getDurationNs() {
+      return durationNs_;
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (java.lang.Double.doubleToRawLongBits(rateBitsS_) != 0) {
+        output.writeDouble(1, rateBitsS_);
+      }
+      if (durationNs_ != 0L) {
+        output.writeInt64(2, durationNs_);
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (java.lang.Double.doubleToRawLongBits(rateBitsS_) != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeDoubleSize(1, rateBitsS_);
+      }
+      if (durationNs_ != 0L) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt64Size(2, durationNs_);
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof kit.worker.Worker.RateStepJob)) {
+        return super.equals(obj);
+      }
+      kit.worker.Worker.RateStepJob other = (kit.worker.Worker.RateStepJob) obj;
+
+      if (java.lang.Double.doubleToLongBits(getRateBitsS())
+          != java.lang.Double.doubleToLongBits(
+              other.getRateBitsS())) return false;
+      if (getDurationNs()
+          != other.getDurationNs()) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + RATE_BITS_S_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          java.lang.Double.doubleToLongBits(getRateBitsS()));
+      hash = (37 * hash) + DURATION_NS_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          getDurationNs());
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static kit.worker.Worker.RateStepJob parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static kit.worker.Worker.RateStepJob parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static kit.worker.Worker.RateStepJob parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static kit.worker.Worker.RateStepJob parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static kit.worker.Worker.RateStepJob parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static kit.worker.Worker.RateStepJob parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static kit.worker.Worker.RateStepJob parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static kit.worker.Worker.RateStepJob parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static kit.worker.Worker.RateStepJob parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static kit.worker.Worker.RateStepJob parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static kit.worker.Worker.RateStepJob parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static kit.worker.Worker.RateStepJob parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(kit.worker.Worker.RateStepJob prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * Protobuf type {@code kit.worker.RateStepJob}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:kit.worker.RateStepJob)
+        kit.worker.Worker.RateStepJobOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return kit.worker.Worker.internal_static_kit_worker_RateStepJob_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return kit.worker.Worker.internal_static_kit_worker_RateStepJob_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                kit.worker.Worker.RateStepJob.class, kit.worker.Worker.RateStepJob.Builder.class);
+      }
+
+      // Construct using kit.worker.Worker.RateStepJob.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        rateBitsS_ = 0D;
+        durationNs_ = 0L;
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return kit.worker.Worker.internal_static_kit_worker_RateStepJob_descriptor;
+      }
+
+      @java.lang.Override
+      public kit.worker.Worker.RateStepJob getDefaultInstanceForType() {
+        return kit.worker.Worker.RateStepJob.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public kit.worker.Worker.RateStepJob build() {
+        kit.worker.Worker.RateStepJob result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public kit.worker.Worker.RateStepJob buildPartial() {
+        kit.worker.Worker.RateStepJob result = new kit.worker.Worker.RateStepJob(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(kit.worker.Worker.RateStepJob result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.rateBitsS_ = rateBitsS_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.durationNs_ = durationNs_;
+        }
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof kit.worker.Worker.RateStepJob) {
+          return mergeFrom((kit.worker.Worker.RateStepJob)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(kit.worker.Worker.RateStepJob other) {
+        if (other == kit.worker.Worker.RateStepJob.getDefaultInstance()) return this;
+        if (java.lang.Double.doubleToRawLongBits(other.getRateBitsS()) != 0) {
+          setRateBitsS(other.getRateBitsS());
+        }
+        if (other.getDurationNs() != 0L) {
+          setDurationNs(other.getDurationNs());
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 9: {
+                rateBitsS_ = input.readDouble();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 9
+              case 16: {
+                durationNs_ = input.readInt64();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 16
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private double rateBitsS_ ;
+      /**
+       * <pre>
+       * 0: an outage (bytes wait for the next step with capacity).
+       * </pre>
+       *
+       * <code>double rate_bits_s = 1;</code>
+       * @return The rateBitsS.
+       */
+      @java.lang.Override
+      public double getRateBitsS() {
+        return rateBitsS_;
+      }
+      /**
+       * <pre>
+       * 0: an outage (bytes wait for the next step with capacity).
+       * </pre>
+       *
+       * <code>double rate_bits_s = 1;</code>
+       * @param value The rateBitsS to set.
+       * @return This builder for chaining.
+       */
+      public Builder setRateBitsS(double value) {
+
+        rateBitsS_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * 0: an outage (bytes wait for the next step with capacity).
+       * </pre>
+       *
+       * <code>double rate_bits_s = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearRateBitsS() {
+        bitField0_ = (bitField0_ & ~0x00000001);
+        rateBitsS_ = 0D;
+        onChanged();
+        return this;
+      }
+
+      private long durationNs_ ;
+      /**
+       * <code>int64 duration_ns = 2;</code>
+       * @return The durationNs.
+       */
+      @java.lang.Override
+      public long getDurationNs() {
+        return durationNs_;
+      }
+      /**
+       * <code>int64 duration_ns = 2;</code>
+       * @param value The durationNs to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDurationNs(long value) {
+
+        durationNs_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>int64 duration_ns = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearDurationNs() {
+        bitField0_ = (bitField0_ & ~0x00000002);
+        durationNs_ = 0L;
+        onChanged();
+        return this;
+      }
+
+      // @@protoc_insertion_point(builder_scope:kit.worker.RateStepJob)
+    }
+
+    // @@protoc_insertion_point(class_scope:kit.worker.RateStepJob)
+    private static final kit.worker.Worker.RateStepJob DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new kit.worker.Worker.RateStepJob();
+    }
+
+    public static kit.worker.Worker.RateStepJob getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<RateStepJob>
+        PARSER = new com.google.protobuf.AbstractParser<RateStepJob>() {
+      @java.lang.Override
+      public RateStepJob parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<RateStepJob> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<RateStepJob> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public kit.worker.Worker.RateStepJob getDefaultInstanceForType() {
       return DEFAULT_INSTANCE;
     }
 
@@ -17871,6 +23529,26 @@ public final class Worker extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_kit_worker_ServerJob_fieldAccessorTable;
   private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_kit_worker_ProxyJob_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_kit_worker_ProxyJob_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_kit_worker_ForwarderJob_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_kit_worker_ForwarderJob_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_kit_worker_LinkJob_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_kit_worker_LinkJob_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_kit_worker_RateStepJob_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_kit_worker_RateStepJob_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
     internal_static_kit_worker_Ready_descriptor;
   private static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -17947,29 +23625,49 @@ public final class Worker extends com.google.protobuf.GeneratedFile {
       "\006 \001(\004\022\033\n\023message_cache_bytes\030\007 \001(\004\022\031\n\021ma" +
       "x_message_bytes\030\010 \001(\004\022\026\n\016max_echo_bytes\030" +
       "\t \001(\004\022\036\n\026max_concurrent_streams\030\n \001(\r\022\017\n" +
-      "\007workers\030\013 \001(\r\"a\n\005Ready\022\r\n\005ready\030\001 \001(\010\022\013" +
-      "\n\003pid\030\002 \001(\r\022\014\n\004port\030\003 \001(\r\022\r\n\005stack\030\004 \001(\t" +
-      "\022\017\n\007version\030\005 \001(\t\022\016\n\006worker\030\006 \001(\010\"+\n\007Fai" +
-      "lure\022\r\n\005error\030\001 \001(\t\022\021\n\texit_code\030\002 \001(\005\"N" +
-      "\n\014ClientAnswer\022(\n\006result\030\001 \001(\0132\030.kit.wor" +
-      "ker.ClientResult\022\024\n\014client_trial\030\002 \001(\r\"\353" +
-      "\003\n\014ClientResult\022\016\n\006client\030\001 \001(\t\022\r\n\005bytes" +
-      "\030\002 \001(\004\022\020\n\010messages\030\003 \001(\004\022\021\n\telapsed_s\030\004 " +
-      "\001(\001\022\022\n\nt_start_ns\030\005 \001(\003\022\020\n\010t_end_ns\030\006 \001(" +
-      "\003\022\024\n\014stream_bytes\030\007 \003(\004\022\027\n\017stream_finish" +
-      "_s\030\010 \003(\001\022\r\n\005cpu_s\030\t \001(\001\022\023\n\013ping_rtt_ms\030\n" +
-      " \003(\001\022\024\n\014latencies_ms\030\013 \003(\001\022,\n\014window_tra" +
-      "ce\030\014 \003(\0132\026.kit.worker.WindowStep\022\r\n\005note" +
-      "s\030\r \003(\t\022\022\n\nsent_bytes\030\016 \001(\004\022\032\n\rcredit_wa" +
-      "it_s\030\017 \001(\001H\000\210\001\001\022\024\n\014slow_streams\030\020 \001(\r\022 \n" +
-      "\030stream_peak_unread_bytes\030\021 \003(\004\022\033\n\023strea" +
-      "m_window_bytes\030\022 \003(\004\022\036\n\021peak_unread_byte" +
-      "s\030\023 \001(\004H\001\210\001\001B\020\n\016_credit_wait_sB\024\n\022_peak_" +
-      "unread_bytes\"1\n\nWindowStep\022\r\n\005at_ms\030\001 \001(" +
-      "\001\022\024\n\014window_bytes\030\002 \001(\004\"8\n\014ServerAnswer\022" +
-      "(\n\006result\030\001 \001(\0132\030.kit.worker.ServerResul" +
-      "t\"-\n\014ServerResult\022\014\n\004rpcs\030\001 \001(\004\022\017\n\007refus" +
-      "ed\030\002 \001(\004b\006proto3"
+      "\007workers\030\013 \001(\r\"\245\002\n\010ProxyJob\022\023\n\013listen_ho" +
+      "st\030\001 \001(\t\022\023\n\013listen_port\030\002 \001(\r\022\025\n\rupstrea" +
+      "m_host\030\003 \001(\t\022\025\n\rupstream_port\030\004 \001(\r\022!\n\004l" +
+      "ink\030\005 \001(\0132\023.kit.worker.LinkJob\022\022\n\nread_b" +
+      "ytes\030\006 \001(\r\022\030\n\020buffer_cap_bytes\030\007 \001(\004\022\020\n\010" +
+      "tap_path\030\010 \001(\t\022\023\n\013tap_decoder\030\t \003(\t\022\024\n\014c" +
+      "ounter_path\030\n \001(\t\022\027\n\017max_connections\030\013 \001" +
+      "(\r\022\032\n\022max_buffered_bytes\030\014 \001(\004\"\321\001\n\014Forwa" +
+      "rderJob\022!\n\004link\030\001 \001(\0132\023.kit.worker.LinkJ" +
+      "ob\022\014\n\004loss\030\002 \001(\001\022\026\n\016loss_burst_len\030\003 \001(\001" +
+      "\022\026\n\016queue_up_bytes\030\004 \001(\004\022\030\n\020queue_down_b" +
+      "ytes\030\005 \001(\004\022\013\n\003mtu\030\006 \001(\r\022\022\n\ncongestion\030\007 " +
+      "\001(\t\022\020\n\010tap_path\030\010 \001(\t\022\023\n\013tap_decoder\030\t \003" +
+      "(\t\"\347\001\n\007LinkJob\022\023\n\013delay_up_ns\030\001 \001(\003\022\025\n\rd" +
+      "elay_down_ns\030\002 \001(\003\022\033\n\016rate_up_bits_s\030\003 \001" +
+      "(\001H\000\210\001\001\022\035\n\020rate_down_bits_s\030\004 \001(\001H\001\210\001\001\022\021" +
+      "\n\tjitter_ns\030\005 \001(\003\022\014\n\004seed\030\006 \001(\004\022+\n\nrate_" +
+      "steps\030\007 \003(\0132\027.kit.worker.RateStepJobB\021\n\017" +
+      "_rate_up_bits_sB\023\n\021_rate_down_bits_s\"7\n\013" +
+      "RateStepJob\022\023\n\013rate_bits_s\030\001 \001(\001\022\023\n\013dura" +
+      "tion_ns\030\002 \001(\003\"a\n\005Ready\022\r\n\005ready\030\001 \001(\010\022\013\n" +
+      "\003pid\030\002 \001(\r\022\014\n\004port\030\003 \001(\r\022\r\n\005stack\030\004 \001(\t\022" +
+      "\017\n\007version\030\005 \001(\t\022\016\n\006worker\030\006 \001(\010\"+\n\007Fail" +
+      "ure\022\r\n\005error\030\001 \001(\t\022\021\n\texit_code\030\002 \001(\005\"N\n" +
+      "\014ClientAnswer\022(\n\006result\030\001 \001(\0132\030.kit.work" +
+      "er.ClientResult\022\024\n\014client_trial\030\002 \001(\r\"\353\003" +
+      "\n\014ClientResult\022\016\n\006client\030\001 \001(\t\022\r\n\005bytes\030" +
+      "\002 \001(\004\022\020\n\010messages\030\003 \001(\004\022\021\n\telapsed_s\030\004 \001" +
+      "(\001\022\022\n\nt_start_ns\030\005 \001(\003\022\020\n\010t_end_ns\030\006 \001(\003" +
+      "\022\024\n\014stream_bytes\030\007 \003(\004\022\027\n\017stream_finish_" +
+      "s\030\010 \003(\001\022\r\n\005cpu_s\030\t \001(\001\022\023\n\013ping_rtt_ms\030\n " +
+      "\003(\001\022\024\n\014latencies_ms\030\013 \003(\001\022,\n\014window_trac" +
+      "e\030\014 \003(\0132\026.kit.worker.WindowStep\022\r\n\005notes" +
+      "\030\r \003(\t\022\022\n\nsent_bytes\030\016 \001(\004\022\032\n\rcredit_wai" +
+      "t_s\030\017 \001(\001H\000\210\001\001\022\024\n\014slow_streams\030\020 \001(\r\022 \n\030" +
+      "stream_peak_unread_bytes\030\021 \003(\004\022\033\n\023stream" +
+      "_window_bytes\030\022 \003(\004\022\036\n\021peak_unread_bytes" +
+      "\030\023 \001(\004H\001\210\001\001B\020\n\016_credit_wait_sB\024\n\022_peak_u" +
+      "nread_bytes\"1\n\nWindowStep\022\r\n\005at_ms\030\001 \001(\001" +
+      "\022\024\n\014window_bytes\030\002 \001(\004\"8\n\014ServerAnswer\022(" +
+      "\n\006result\030\001 \001(\0132\030.kit.worker.ServerResult" +
+      "\"-\n\014ServerResult\022\014\n\004rpcs\030\001 \001(\004\022\017\n\007refuse" +
+      "d\030\002 \001(\004b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -18029,44 +23727,68 @@ public final class Worker extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_kit_worker_ServerJob_descriptor,
         new java.lang.String[] { "ListenHost", "ListenPort", "Windows", "Options", "DownloadBudgetBytes", "SharedMessageMaxBytes", "MessageCacheBytes", "MaxMessageBytes", "MaxEchoBytes", "MaxConcurrentStreams", "Workers", });
-    internal_static_kit_worker_Ready_descriptor =
+    internal_static_kit_worker_ProxyJob_descriptor =
       getDescriptor().getMessageType(9);
+    internal_static_kit_worker_ProxyJob_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_kit_worker_ProxyJob_descriptor,
+        new java.lang.String[] { "ListenHost", "ListenPort", "UpstreamHost", "UpstreamPort", "Link", "ReadBytes", "BufferCapBytes", "TapPath", "TapDecoder", "CounterPath", "MaxConnections", "MaxBufferedBytes", });
+    internal_static_kit_worker_ForwarderJob_descriptor =
+      getDescriptor().getMessageType(10);
+    internal_static_kit_worker_ForwarderJob_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_kit_worker_ForwarderJob_descriptor,
+        new java.lang.String[] { "Link", "Loss", "LossBurstLen", "QueueUpBytes", "QueueDownBytes", "Mtu", "Congestion", "TapPath", "TapDecoder", });
+    internal_static_kit_worker_LinkJob_descriptor =
+      getDescriptor().getMessageType(11);
+    internal_static_kit_worker_LinkJob_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_kit_worker_LinkJob_descriptor,
+        new java.lang.String[] { "DelayUpNs", "DelayDownNs", "RateUpBitsS", "RateDownBitsS", "JitterNs", "Seed", "RateSteps", });
+    internal_static_kit_worker_RateStepJob_descriptor =
+      getDescriptor().getMessageType(12);
+    internal_static_kit_worker_RateStepJob_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_kit_worker_RateStepJob_descriptor,
+        new java.lang.String[] { "RateBitsS", "DurationNs", });
+    internal_static_kit_worker_Ready_descriptor =
+      getDescriptor().getMessageType(13);
     internal_static_kit_worker_Ready_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_kit_worker_Ready_descriptor,
         new java.lang.String[] { "Ready", "Pid", "Port", "Stack", "Version", "Worker", });
     internal_static_kit_worker_Failure_descriptor =
-      getDescriptor().getMessageType(10);
+      getDescriptor().getMessageType(14);
     internal_static_kit_worker_Failure_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_kit_worker_Failure_descriptor,
         new java.lang.String[] { "Error", "ExitCode", });
     internal_static_kit_worker_ClientAnswer_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(15);
     internal_static_kit_worker_ClientAnswer_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_kit_worker_ClientAnswer_descriptor,
         new java.lang.String[] { "Result", "ClientTrial", });
     internal_static_kit_worker_ClientResult_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(16);
     internal_static_kit_worker_ClientResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_kit_worker_ClientResult_descriptor,
         new java.lang.String[] { "Client", "Bytes", "Messages", "ElapsedS", "TStartNs", "TEndNs", "StreamBytes", "StreamFinishS", "CpuS", "PingRttMs", "LatenciesMs", "WindowTrace", "Notes", "SentBytes", "CreditWaitS", "SlowStreams", "StreamPeakUnreadBytes", "StreamWindowBytes", "PeakUnreadBytes", });
     internal_static_kit_worker_WindowStep_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(17);
     internal_static_kit_worker_WindowStep_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_kit_worker_WindowStep_descriptor,
         new java.lang.String[] { "AtMs", "WindowBytes", });
     internal_static_kit_worker_ServerAnswer_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(18);
     internal_static_kit_worker_ServerAnswer_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_kit_worker_ServerAnswer_descriptor,
         new java.lang.String[] { "Result", });
     internal_static_kit_worker_ServerResult_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(19);
     internal_static_kit_worker_ServerResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_kit_worker_ServerResult_descriptor,
