@@ -37,3 +37,28 @@ pub fn emit(line: &serde_json::Value) {
     let _ = writeln!(out, "{line}");
     let _ = out.flush();
 }
+
+/// The protocol's error line (whitespace folded to one line), then exit with `code`.
+pub fn fail(message: &str, code: i32) -> ! {
+    let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    emit(&serde_json::json!({"error": message, "exit_code": code}));
+    std::process::exit(code);
+}
+
+/// The job's JSON text from the arguments (`--config TEXT` or `--config=TEXT`), each checked
+/// as UTF-8 first; `stack` and `job` name the program and its message in the usage line.
+pub fn config_arg(stack: &str, job: &str) -> Result<String, String> {
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if raw.iter().any(|a| a.to_str().is_none()) {
+        return Err(format!("{stack}: --config: not UTF-8"));
+    }
+    let args: Vec<String> = raw.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    match args.as_slice() {
+        [one] if one.starts_with("--config=") => Ok(one["--config=".len()..].to_string()),
+        [flag, text] if flag == "--config" => Ok(text.clone()),
+        _ => Err(format!(
+            "{stack}: usage: --config '<{job} as JSON>' (got {} argument(s))",
+            args.len()
+        )),
+    }
+}

@@ -4,25 +4,8 @@
 //! its `ProxyTotals` as the result line (exit 0). A bad job exits 2, an address it cannot
 //! listen on 3, each with one error line. Each line of stdin is a `LinkJob` (a link change),
 //! answered once applied with `{"changed": N}`.
-use linkd::{emit, job, line, sys, STACK};
+use linkd::{config_arg, emit, fail, job, line, sys, STACK};
 use serde_json::json;
-
-fn fail(message: &str, code: i32) -> ! {
-    let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
-    emit(&json!({"error": message, "exit_code": code}));
-    std::process::exit(code);
-}
-
-fn config_text(args: &[String]) -> Result<&str, String> {
-    match args {
-        [one] if one.starts_with("--config=") => Ok(&one["--config=".len()..]),
-        [flag, text] if flag == "--config" => Ok(text),
-        _ => Err(format!(
-            "{STACK}: usage: --config '<ProxyJob as JSON>' (got {} argument(s))",
-            args.len()
-        )),
-    }
-}
 
 fn main() {
     sys::tight_timer_slack();
@@ -31,13 +14,8 @@ fn main() {
         Ok(fd) => fd,
         Err(e) => fail(&format!("{STACK}: signals: {}", sys::strerror(&e)), 3),
     };
-    let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    let args: Vec<String> = raw.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-    if raw.iter().any(|a| a.to_str().is_none()) {
-        fail(&format!("{STACK}: --config: not UTF-8"), 2);
-    }
-    let text = config_text(&args).unwrap_or_else(|e| fail(&e, 2));
-    let job = job::decode_job(text).unwrap_or_else(|e| fail(&format!("{STACK}: --config: bad job: {e}"), 2));
+    let text = config_arg(STACK, "ProxyJob").unwrap_or_else(|e| fail(&e, 2));
+    let job = job::decode_job(&text).unwrap_or_else(|e| fail(&format!("{STACK}: --config: bad job: {e}"), 2));
     let pid = std::process::id();
     let ready = |port: u16| {
         emit(&json!({"ready": true, "pid": pid, "port": port, "stack": STACK,

@@ -5,25 +5,8 @@
 //! last lines and prints its `PacketTotals` as the result line (exit 0). A bad job exits 2, a
 //! namespace or device it cannot make 3, each with one error line.
 use linkd::fwd::{self, Refused, STACK};
-use linkd::{emit, job, sys};
+use linkd::{config_arg, emit, fail, job, sys};
 use serde_json::json;
-
-fn fail(message: &str, code: i32) -> ! {
-    let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
-    emit(&json!({"error": message, "exit_code": code}));
-    std::process::exit(code);
-}
-
-fn config_text(args: &[String]) -> Result<&str, String> {
-    match args {
-        [one] if one.starts_with("--config=") => Ok(&one["--config=".len()..]),
-        [flag, text] if flag == "--config" => Ok(text),
-        _ => Err(format!(
-            "{STACK}: usage: --config '<ForwarderJob as JSON>' (got {} argument(s))",
-            args.len()
-        )),
-    }
-}
 
 fn main() {
     sys::tight_timer_slack();
@@ -32,13 +15,8 @@ fn main() {
         Ok(fd) => fd,
         Err(e) => fail(&format!("{STACK}: signals: {}", sys::strerror(&e)), 3),
     };
-    let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    if raw.iter().any(|a| a.to_str().is_none()) {
-        fail(&format!("{STACK}: --config: not UTF-8"), 2);
-    }
-    let args: Vec<String> = raw.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-    let text = config_text(&args).unwrap_or_else(|e| fail(&e, 2));
-    let job = job::decode_forwarder_job(text)
+    let text = config_arg(STACK, "ForwarderJob").unwrap_or_else(|e| fail(&e, 2));
+    let job = job::decode_forwarder_job(&text)
         .unwrap_or_else(|e| fail(&format!("{STACK}: --config: bad job: {e}"), 2));
     let pid = std::process::id();
     let ready = || {
