@@ -44,7 +44,6 @@ import socket
 import statistics
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from tabulate import tabulate
@@ -55,6 +54,7 @@ from kit.plan.programs import PROXY_PROGRAMS
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB
 from kit.quantile import percentile
+from kit.tools.benchline import BenchLine
 from kit.tools.floorbench import Errors, against_floor, flood_neighbour, kit_line
 from kit.tools.fwdbench import forwarder_bench
 from kit.tools.linebench import _bulk_mib_s, _sink_server, line_bench
@@ -70,14 +70,6 @@ LEVERS = {
     "python": {"GC frozen": {"KIT_DELAYLINE_GC": "freeze"}, "GC off": {"KIT_DELAYLINE_GC": "off"}},
     "compiled": {"light threads off": {"KIT_LINKD_LIGHT": "off"}},
 }
-
-
-@dataclass(frozen=True)
-class BenchLine:
-    name: str
-    value: str
-    bar: str
-    ok: bool | None
 
 
 def delay_accuracy(rtt_ms: float, pings: int = 200) -> tuple[float, float]:
@@ -255,7 +247,7 @@ def wake_lag_line() -> BenchLine:
 
 
 def run_bench() -> list[BenchLine]:
-    lines = [BenchLine(b.name, b.value, b.bar, b.ok) for b in line_bench(_note)]
+    lines = line_bench(_note)
     lines += [*floor_lines(), *lever_lines(LEVERS), *tap_lines(), wake_lag_line()]
     for rtt_ms in (5.0, 20.0):
         p50, p99 = delay_accuracy(rtt_ms)
@@ -296,9 +288,9 @@ def run_bench() -> list[BenchLine]:
                 ratio >= 1.0,
             )
         )
-        lines += [BenchLine(b.name, b.value, b.bar, b.ok) for b in link_bench(topo)]
-        lines += [BenchLine(b.name, b.value, b.bar, b.ok) for b in packet_bench(topo)]
-    lines += [BenchLine(b.name, b.value, b.bar, b.ok) for b in forwarder_bench()]
+        lines += link_bench(topo)
+        lines += packet_bench(topo)
+    lines += forwarder_bench()
     return lines
 
 
@@ -322,10 +314,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.links:
         with Topology() as topo:
-            found = link_bench(topo)
-        lines = [BenchLine(b.name, b.value, b.bar, b.ok) for b in found]
+            lines = link_bench(topo)
     elif args.lines:
-        lines = [BenchLine(b.name, b.value, b.bar, b.ok) for b in line_bench(_note)]
+        lines = line_bench(_note)
     elif args.floor:
         with tempfile.TemporaryDirectory(prefix="kit-bench-") as tmp:
             lines = [*floor_lines(), *lever_lines(LEVERS), *flood_lines(Path(tmp))]

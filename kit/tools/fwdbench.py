@@ -44,7 +44,7 @@ from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import MIB
 from kit.quantile import percentile
 from kit.results.records import PacketTotals
-from kit.tools.linkbench import LinkLine
+from kit.tools.benchline import BenchLine
 from kit.tools.nspairs import PingPair, forwarder_totals, packet_pair, pair_of, ping_burst
 from kit.topology.processes import Child, spawn
 from kit.topology.topology import Topology
@@ -150,14 +150,14 @@ def _ratio_text(values: dict[str, float], fmt: Callable[[float], str]) -> str:
     return shown
 
 
-def rate_lines() -> list[LinkLine]:
+def rate_lines() -> list[BenchLine]:
     half = BULK_RTT_MS / 2
     link = Link(half, half, BULK_RATE, BULK_RATE, kind="packet")
     share = (link.mtu - TCP_IP_HEADER_BYTES) / link.mtu
     found = _interleaved(lambda k: _fraction(bulk_bits_s(k, link), BULK_RATE * share))
     ok = None if "compiled" not in found else found["compiled"] >= RATE_BAR
     name = f"forwarders, bulk TCP on 1 Gbit/s x {BULK_RTT_MS:g} ms, MTU 1500: delivered / rate"
-    return [LinkLine(name, _ratio_text(found, lambda v: f"{v:.3f}"), f">= {RATE_BAR}", ok)]
+    return [BenchLine(name, _ratio_text(found, lambda v: f"{v:.3f}"), f">= {RATE_BAR}", ok)]
 
 
 def _fraction(bits_s: float | None, of: float) -> float | None:
@@ -168,13 +168,13 @@ def _unlimited_bits_s(kind: str, mtu: int) -> float | None:
     return bulk_bits_s(kind, Link(kind="packet", mtu=mtu))
 
 
-def ceiling_lines() -> list[LinkLine]:
+def ceiling_lines() -> list[BenchLine]:
     lines = []
     for mtu in (1500, 9000):
         found = _interleaved(functools.partial(_unlimited_bits_s, mtu=mtu))
         name = f"forwarders, bulk TCP, no rate, no delay, MTU {mtu}: payload Gbit/s"
         value = _ratio_text(found, lambda v: f"{v / 1e9:.2f}")
-        lines.append(LinkLine(name, value, "report (this machine's cores)", None))
+        lines.append(BenchLine(name, value, "report (this machine's cores)", None))
     return lines
 
 
@@ -247,10 +247,10 @@ def delay_errors(
     return {k: [r - rtt_ms for r in v] for k, v in series.items()}, late
 
 
-def delay_lines() -> list[LinkLine]:
+def delay_lines() -> list[BenchLine]:
     errors, late = delay_errors()
     lines = [
-        LinkLine(
+        BenchLine(
             "forwarders, ping-pong: packets written after their due time, p50 / p99 (us)",
             ", ".join(f"{k} {t.late_p50_us:g} / {t.late_p99_us:g}" for k, t in late.items()),
             "report",
@@ -265,7 +265,7 @@ def delay_lines() -> list[LinkLine]:
         name = f"forwarders, ping-pong @ {DELAY_RTT_MS:g} ms: delay error p{pct} (ms)"
         shown = ", ".join(f"{k} {found[k]:+.3f}" for k in (*KINDS, "floor") if k in found)
         bar = f"compiled <= floor + {DELAY_BAR_MS}" if pct == 99 else "report"
-        lines.append(LinkLine(name, shown, bar, ok))
+        lines.append(BenchLine(name, shown, bar, ok))
     return lines
 
 
@@ -288,7 +288,7 @@ def _cell(kind: str) -> float | None:
     return m.throughput_mib_s if m.ok else None
 
 
-def cell_lines() -> list[LinkLine]:
+def cell_lines() -> list[BenchLine]:
     """Each forwarder's cell / the stream link's (the whole phase: on the packet link it
     includes TCP's slow start from ten segments; the stream link's TCP runs over loopback)."""
     found = {kind: _cell(kind) for kind in ("stream", *KINDS)}
@@ -296,16 +296,16 @@ def cell_lines() -> list[LinkLine]:
     ratios = {k: v / stream for k, v in found.items() if k in KINDS and v and stream}
     ok = None if "compiled" not in ratios else abs(ratios["compiled"] - 1) <= CELL_BAR
     name = "kit run --link packet --client h2 --window 1MiB --rtt 20ms / the stream link"
-    return [LinkLine(name, _ratio_text(ratios, lambda v: f"{v:.3f}"), f"1 +-{CELL_BAR:g}", ok)]
+    return [BenchLine(name, _ratio_text(ratios, lambda v: f"{v:.3f}"), f"1 +-{CELL_BAR:g}", ok)]
 
 
-def forwarder_bench() -> list[LinkLine]:
+def forwarder_bench() -> list[BenchLine]:
     """Every forwarder line (about 90 s), or one line saying why they cannot run."""
     why = missing() or (None if os.geteuid() == 0 else "its bench needs root (setns)")
     if why is None and FORWARDER_PROGRAMS["compiled"].missing() is not None:
         why = "the compiled forwarder is not built (make install)"
     if why is not None:
-        return [LinkLine("forwarders side by side", f"skipped: {why}", "-", None)]
+        return [BenchLine("forwarders side by side", f"skipped: {why}", "-", None)]
     return [*rate_lines(), *ceiling_lines(), *delay_lines(), *cell_lines()]
 
 

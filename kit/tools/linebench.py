@@ -42,6 +42,7 @@ from kit.plan.processes import LOOPBACK, ProxyConfig, ServerProcess
 from kit.plan.programs import DELAYLINE_ENV, PROXY_PROGRAMS, SERVER_PROGRAMS
 from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import MIB
+from kit.tools.benchline import BenchLine
 from kit.tools.floorbench import Errors, Starter, against_floor
 from kit.topology.processes import spawn
 from kit.topology.topology import Topology
@@ -60,14 +61,6 @@ BULK_VS_PEER, BULK_VS_FLOOR = 1.0, 0.5
 CPU_S_PER_GIB = 0.3
 P50_OVER_FLOOR_MS, P99_OVER_FLOOR_MS = 0.05, 0.2
 H2_FRACTION = 0.93
-
-
-@dataclass(frozen=True)
-class BenchLine:
-    name: str
-    value: str
-    bar: str
-    ok: bool | None
 
 
 # -- the lines -----------------------------------------------------------------------------

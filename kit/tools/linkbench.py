@@ -20,7 +20,7 @@ from __future__ import annotations
 import socket
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from kit.analysis.cells import efficiency
 from kit.analysis.link import mbit_s
@@ -30,6 +30,7 @@ from kit.plan.trial import ClientConfig, Link, Trial, Workload
 from kit.plan.units import KIB, MIB, format_rate
 from kit.quantile import percentile
 from kit.results.records import Measurement
+from kit.tools.benchline import BenchLine
 from kit.tools.pingpong import one_way_delays_ms
 from kit.topology.processes import spawn
 from kit.topology.topology import Topology
@@ -45,14 +46,6 @@ JITTER_MEDIAN_MS, JITTER_SPREAD = 0.3, 0.10
 ESTIMATOR_LINK = (100e6, 50.0)
 ESTIMATOR_S = 3.0
 ESTIMATOR_BAR = 0.8
-
-
-@dataclass(frozen=True)
-class LinkLine:
-    name: str
-    value: str
-    bar: str
-    ok: bool | None
 
 
 def _link(rate_bits_s: float, rtt_ms: float, jitter_ms: float = 0.0) -> Link:
@@ -78,7 +71,7 @@ def _workload(bytes_per_s: float, duration_s: float) -> Workload:
     return Workload(duration_s=duration_s, message_bytes=message)
 
 
-def rate_accuracy(topo: Topology, duration_s: float = 2.0) -> list[LinkLine]:
+def rate_accuracy(topo: Topology, duration_s: float = 2.0) -> list[BenchLine]:
     """Each rate with a window >> BDP; stops after the first rate that misses (the ceiling)."""
     lines, ceiling = [], None
     for rate in RATES_BITS_S:
@@ -90,17 +83,17 @@ def rate_accuracy(topo: Topology, duration_s: float = 2.0) -> list[LinkLine]:
         frac = _fraction(m, rate)
         ok = frac is not None and RATE_LOW <= frac <= RATE_HIGH
         value = "failed" if frac is None else f"{frac:.3f} ({_busiest(m)})"
-        lines.append(LinkLine(f"rate {format_rate(rate)} @ 20 ms: throughput / rate", value,
+        lines.append(BenchLine(f"rate {format_rate(rate)} @ 20 ms: throughput / rate", value,
                               f"{RATE_LOW:g} .. {RATE_HIGH:g}", ok))  # fmt: skip
         if not ok:
             break
         ceiling = rate
     text = "none" if ceiling is None else format_rate(ceiling)
-    lines.append(LinkLine("rate ceiling (highest rate within the bar)", text, "report", None))
+    lines.append(BenchLine("rate ceiling (highest rate within the bar)", text, "report", None))
     return lines
 
 
-def min_rule(topo: Topology, duration_s: float = 2.0) -> list[LinkLine]:
+def min_rule(topo: Topology, duration_s: float = 2.0) -> list[BenchLine]:
     lines = []
     for rate, rtt_ms, window in MIN_RULE_CASES:
         client = ClientConfig(kind="h2", window_mode="static", window_bytes=window)
@@ -114,7 +107,7 @@ def min_rule(topo: Topology, duration_s: float = 2.0) -> list[LinkLine]:
         )
         value = "failed" if eff is None else f"{eff:.3f}"
         lines.append(
-            LinkLine(name, value, f">= {MIN_RULE_BAR:g}", eff is not None and eff >= MIN_RULE_BAR)
+            BenchLine(name, value, f">= {MIN_RULE_BAR:g}", eff is not None and eff >= MIN_RULE_BAR)
         )
     return lines
 
@@ -129,7 +122,7 @@ def _proxy_delays(
         child.close()
 
 
-def jitter_distribution(pings: int = JITTER_PINGS) -> list[LinkLine]:
+def jitter_distribution(pings: int = JITTER_PINGS) -> list[BenchLine]:
     """One-way delays with +-J against the configured U[d-J, d+J] (both directions)."""
     with socket.create_server((LOOPBACK, 0)) as listener:
         port = listener.getsockname()[1]
@@ -148,13 +141,13 @@ def jitter_distribution(pings: int = JITTER_PINGS) -> list[LinkLine]:
     late = [d - JITTER_DELAY_MS - forwarding for d in steady_up]
     if late:
         text = f"p50 {percentile(late, 50):+.3f} ms, p90 {percentile(late, 90):+.3f} ms"
-        lines.append(LinkLine("same link without jitter, up: delay error", text, "report", None))
+        lines.append(BenchLine("same link without jitter, up: delay error", text, "report", None))
     return lines
 
 
-def _jitter_lines(name: str, delays_ms: list[float], forwarding_ms: float) -> list[LinkLine]:
+def _jitter_lines(name: str, delays_ms: list[float], forwarding_ms: float) -> list[BenchLine]:
     if len(delays_ms) < 100:
-        return [LinkLine(f"jitter {name}", "failed (too few pings)", "-", False)]
+        return [BenchLine(f"jitter {name}", "failed (too few pings)", "-", False)]
     median_error = percentile(delays_ms, 50) - forwarding_ms - JITTER_DELAY_MS
     # U[d-J, d+J] has the linear quantiles d - J + 2J p. Late wake-ups of a loaded machine
     # only ever add delay (10% of pings came 4+ ms late here with no jitter at all), so 2J is
@@ -163,14 +156,14 @@ def _jitter_lines(name: str, delays_ms: list[float], forwarding_ms: float) -> li
     want = 2 * JITTER_MS
     where = f"{JITTER_DELAY_MS:g} ms +-{JITTER_MS:g} ms, {name}"
     return [
-        LinkLine(f"jitter {where}: median - delay", f"{median_error:+.3f} ms",
+        BenchLine(f"jitter {where}: median - delay", f"{median_error:+.3f} ms",
                  f"within +-{JITTER_MEDIAN_MS:g} ms", abs(median_error) <= JITTER_MEDIAN_MS),
-        LinkLine(f"jitter {where}: spread ((p45 - p5) / 0.4) vs 2J", f"{spread:.2f} ms",
+        BenchLine(f"jitter {where}: spread ((p45 - p5) / 0.4) vs 2J", f"{spread:.2f} ms",
                  f"{want:g} ms +-{JITTER_SPREAD:.0%}", abs(spread - want) <= JITTER_SPREAD * want),
     ]  # fmt: skip
 
 
-def estimators(topo: Topology) -> list[LinkLine]:
+def estimators(topo: Topology) -> list[BenchLine]:
     rate, rtt_ms = ESTIMATOR_LINK
     lines = []
     workload = Workload(duration_s=ESTIMATOR_S, warmup=False, timeout_s=30.0)
@@ -183,16 +176,16 @@ def estimators(topo: Topology) -> list[LinkLine]:
         )
         value = "failed" if frac is None else f"{frac:.3f}"
         lines.append(
-            LinkLine(
+            BenchLine(
                 name, value, f">= {ESTIMATOR_BAR:g}", frac is not None and frac >= ESTIMATOR_BAR
             )
         )
     return lines
 
 
-def link_bench(topo: Topology) -> list[LinkLine]:
+def link_bench(topo: Topology) -> list[BenchLine]:
     """Every link bar, in order (about a minute)."""
-    steps: tuple[Callable[[], list[LinkLine]], ...] = (
+    steps: tuple[Callable[[], list[BenchLine]], ...] = (
         lambda: rate_accuracy(topo),
         lambda: min_rule(topo),
         jitter_distribution,

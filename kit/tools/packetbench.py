@@ -42,8 +42,8 @@ from kit.plan.trial import ClientConfig, Link, LinkKind, Trial, Workload
 from kit.plan.units import KIB, format_rate
 from kit.quantile import percentile
 from kit.results.records import Measurement, PacketTotals
+from kit.tools.benchline import BenchLine
 from kit.tools.fwdbench import forwarder_bench
-from kit.tools.linkbench import LinkLine
 from kit.tools.nspairs import (
     PingPair,
     forwarder_totals,
@@ -99,20 +99,20 @@ def delay_series(
     return series, totals
 
 
-def delay_lines(rtt_ms: float = DELAY_RTT_MS) -> list[LinkLine]:
+def delay_lines(rtt_ms: float = DELAY_RTT_MS) -> list[BenchLine]:
     series, totals = delay_series(rtt_ms)
     lines = []
     for name, rtts in series.items():
         errs = [r - rtt_ms for r in rtts]
         value = f"p50 {percentile(errs, 50):+.3f} / p99 {percentile(errs, 99):+.3f} ms"
-        lines.append(LinkLine(f"{name} link @ {rtt_ms:g} ms, blocking ping-pong: delay error",
+        lines.append(BenchLine(f"{name} link @ {rtt_ms:g} ms, blocking ping-pong: delay error",
                               value, "report (side by side)", None))  # fmt: skip
     if totals is not None:
         value = (
             f"p50 {totals.late_p50_us:.0f} / p99 {totals.late_p99_us:.0f} us; "
             f"{totals.device_drops} dropped by the devices"
         )
-        lines.append(LinkLine("packet forwarder: packets written after their due time",
+        lines.append(BenchLine("packet forwarder: packets written after their due time",
                               value, "report", None))  # fmt: skip
     return lines
 
@@ -150,32 +150,32 @@ def zero_loss_pairs(
     return ratios
 
 
-def zero_loss_lines(topo: Topology) -> list[LinkLine]:
+def zero_loss_lines(topo: Topology) -> list[BenchLine]:
     lines = []
     for rate, rtt_ms, window in ZERO_LOSS_CELLS:
         ratios = zero_loss_pairs(topo, rate, rtt_ms, window)
         where = f"{window // KIB} KiB on {format_rate(rate)} x {rtt_ms:g} ms"
         if not ratios:
-            lines.append(LinkLine(f"zero loss, {where}: packet / stream", "failed", "-", False))
+            lines.append(BenchLine(f"zero loss, {where}: packet / stream", "failed", "-", False))
             continue
         whole = statistics.median(r[0] for r in ratios)
         steady = statistics.median(r[1] for r in ratios)
         ok = abs(steady - 1) <= ZERO_LOSS_BAR
         lines += [
-            LinkLine(f"zero loss, {where}: packet / stream, steady (2nd half)",
+            BenchLine(f"zero loss, {where}: packet / stream, steady (2nd half)",
                      f"{steady:.3f} ({len(ratios)} pairs)",
                      f"1 +-{ZERO_LOSS_BAR:g}", ok),
-            LinkLine(f"zero loss, {where}: packet / stream, whole {ZERO_LOSS_S:g} s",
+            BenchLine(f"zero loss, {where}: packet / stream, whole {ZERO_LOSS_S:g} s",
                      f"{whole:.3f}", "report: TCP's slow start from 10 segments", None),
         ]  # fmt: skip
     return lines
 
 
-def packet_bench(topo: Topology) -> list[LinkLine]:
+def packet_bench(topo: Topology) -> list[BenchLine]:
     """Every packet-link bar (about 40 s), or one line saying what is missing."""
     why = missing() or (None if os.geteuid() == 0 else "its bench needs root (setns)")
     if why is not None:
-        return [LinkLine("packet link", f"skipped: {why}", "-", None)]
+        return [BenchLine("packet link", f"skipped: {why}", "-", None)]
     return [*delay_lines(), *zero_loss_lines(topo), *idle_lines()]
 
 
@@ -286,7 +286,7 @@ def idle_restart(after_idle: bool) -> IdleRestart:
     return IdleRestart(found[0], first, found[1])
 
 
-def idle_lines() -> list[LinkLine]:
+def idle_lines() -> list[BenchLine]:
     lines = []
     for on in (True, False):
         found = idle_restart(on)
@@ -298,7 +298,7 @@ def idle_lines() -> list[LinkLine]:
             f"TCP on 100 Mbit/s x 50 ms, slow start after idle {'on' if on else 'off'}: to 90% "
             "of the rate cold; after an idle second, to the first byte and to 90%"
         )
-        lines.append(LinkLine(name, f"{cold}; {first}, {warm}", "report: TCP's own", None))
+        lines.append(BenchLine(name, f"{cold}; {first}, {warm}", "report: TCP's own", None))
     return lines
 
 
