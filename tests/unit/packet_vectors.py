@@ -17,11 +17,11 @@ direction's counts.
 from __future__ import annotations
 
 import dataclasses
-import json
 import random
-import sys
 from pathlib import Path
 from typing import Any
+
+from schedule_vectors import write
 
 from kit.delayline.packets import PacketDirection
 from kit.delayline.schedule import Bottleneck, RateSteps
@@ -203,23 +203,8 @@ def build() -> dict[str, Any]:
     }
 
 
-def dumps(vectors: dict[str, Any]) -> str:
-    """One case (or vector) per line: a change to a rule shows as the lines it changes."""
-    parts = []
-    for key, value in vectors.items():
-        if isinstance(value, list):
-            rows = ",\n".join(json.dumps(v, separators=(",", ":")) for v in value)
-            parts.append(f"{json.dumps(key)}: [\n{rows}\n]")
-        else:
-            parts.append(f"{json.dumps(key)}: {json.dumps(value)}")
-    return "{\n" + ",\n".join(parts) + "\n}\n"
-
-
 def main() -> int:
-    VECTORS.parent.mkdir(parents=True, exist_ok=True)
-    VECTORS.write_text(dumps(build()), encoding="utf-8")
-    print(f"wrote {VECTORS}", file=sys.stderr)
-    return 0
+    return write(VECTORS, build())
 
 
 if __name__ == "__main__":

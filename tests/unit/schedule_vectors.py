@@ -443,11 +443,16 @@ def dumps(vectors: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
-def main() -> int:
-    VECTORS.parent.mkdir(parents=True, exist_ok=True)
-    VECTORS.write_text(dumps(build()), encoding="utf-8")
-    print(f"wrote {VECTORS}", file=sys.stderr)
+def write(path: Path, vectors: dict[str, Any]) -> int:
+    """Write a vectors file (``dumps``), say so on stderr; the scripts' exit code."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(vectors), encoding="utf-8")
+    print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+def main() -> int:
+    return write(VECTORS, build())
 
 
 if __name__ == "__main__":
