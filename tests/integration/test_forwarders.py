@@ -74,13 +74,7 @@ def test_tcp_crosses_the_link_with_its_delay_and_the_tap_sees_it(
         assert pair.client.recv(8) == b"p"
         assert time.monotonic() - t0 >= 0.0095  # the link's 10 ms round trip
         payload = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes(2 * 1024 * 1024)
-        got = bytearray()
-        reader = threading.Thread(target=lambda: _read_all(pair.echo, got), daemon=True)
-        reader.start()
-        pair.client.sendall(payload)
-        pair.client.shutdown(socket.SHUT_WR)
-        reader.join(timeout=30)
-        assert bytes(got) == payload
+        assert _carried(pair.client, pair.echo, payload, timeout_s=30) == payload
         pair.client.close()
         pair.echo.close()
         time.sleep(0.1)
@@ -112,13 +106,7 @@ def test_tcp_survives_loss_a_rate_and_jitter_byte_for_byte(forwarder: str, tmp_p
         pair = packet_pair(child.pid)
         for sock in (pair.client, pair.echo):
             sock.settimeout(60)
-        got = bytearray()
-        reader = threading.Thread(target=lambda: _read_all(pair.client, got), daemon=True)
-        reader.start()
-        pair.echo.sendall(payload)
-        pair.echo.shutdown(socket.SHUT_WR)
-        reader.join(timeout=60)
-        assert bytes(got) == payload
+        assert _carried(pair.echo, pair.client, payload, timeout_s=60) == payload
         pair.client.close()
         pair.echo.close()
         time.sleep(0.1)
@@ -128,6 +116,19 @@ def test_tcp_survives_loss_a_rate_and_jitter_byte_for_byte(forwarder: str, tmp_p
     assert data["down"]["lost_packets"] > 0 and data["down"]["delivered_bytes"] >= len(payload)
     conn = next(json.loads(x) for x in tap.read_text().splitlines() if '"kind":"conn"' in x)
     assert conn["down"]["bytes"] == len(payload)
+
+
+def _carried(
+    sender: socket.socket, receiver: socket.socket, payload: bytes, timeout_s: float
+) -> bytes:
+    """``payload`` sent and half-closed on one side; what the other read until the end."""
+    got = bytearray()
+    reader = threading.Thread(target=lambda: _read_all(receiver, got), daemon=True)
+    reader.start()
+    sender.sendall(payload)
+    sender.shutdown(socket.SHUT_WR)
+    reader.join(timeout=timeout_s)
+    return bytes(got)
 
 
 def _read_all(sock: socket.socket, into: bytearray) -> None:
