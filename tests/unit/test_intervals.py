@@ -23,7 +23,7 @@ from kit.analysis.modelcheck import check_rows
 from kit.analysis.stats import ConfidenceInterval, Figure, decide, ratio_interval, verdict
 from kit.analysis.tables.checks import by_round
 from kit.analysis.tables.starvation import starvation_bar
-from kit.campaign.runner import UntilDecided, pending_runs, run_campaigns
+from kit.campaign.runner import UntilDecided, pending_runs, run_campaigns, run_tags
 from kit.cli import main
 from kit.cli.until import until_of
 from kit.errors import UsageError
@@ -388,14 +388,7 @@ def test_a_model_check_prints_its_ratio_interval_and_adds_rounds_only_where_open
 def _measured(spec: CampaignSpec, value: Callable[[str, int], float]) -> list[Measurement]:
     out = []
     for run in spec.schedule():
-        tags = RunTags(
-            campaign=spec.name,
-            run_id=run.run_id,
-            round=run.round_index,
-            key=run.key,
-            copy=run.copy,
-            control=run.key == spec.control_key,
-        )
+        tags = run_tags(spec, run)
         mib_s = value(run.key, run.round_index) * (1 + 0.002 * run.copy)
         result = ClientResult(client="h2", bytes=int(mib_s * MIB), elapsed_s=1.0)
         out.append(Measurement(trial=run.cell.trial, status="ok", result=result, tags=tags))
