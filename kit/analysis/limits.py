@@ -11,7 +11,10 @@ figure is where that bound puts it:
 - a window: throughput / (window / RTT) no lower than the stack's credit rule lets a static
   window move (``credit_rule``: grpc-go returns credit a quarter window at a time, Netty and
   nghttp2 half a window) less ``TOLERANCE``, and no higher than ``ABOVE_BOUND`` (C-core
-  grants extra credit beyond its window, so grpcio may go higher);
+  grants extra credit beyond its window, so grpcio may go higher). The rules' figures were
+  measured at 20 ms; where the PINGs of the run took longer than the link's RTT (the
+  processes' turnaround, a larger share of a short RTT), the rule's band is scaled to that
+  RTT (``path_band``) and said beside it;
 - the rate: ``AT_RATE`` of it, over the whole timed phase or its second half (steady state:
   a ramp from a cold window is not the rate's doing);
 - loss: within ``LOSS_WITHIN`` of the Mathis bound, for loss-based congestion control only
@@ -65,6 +68,7 @@ AT_RATE = 0.9  # of the link's rate: the rate binds
 LOSS_WITHIN = (0.5, 2.0)  # x the Mathis bound: loss binds
 FEW_LOSSES = 10  # retransmits: too few loss events for the Mathis model's steady state
 INFLATED_RTT = 1.5  # PINGs slower than this x the RTT: data queued in the processes
+PATH_RTT_SLACK = 1.02  # PINGs within 2% of the link's RTT: the rule's own band stands
 # Congestion control that does not back off on random loss as the Mathis model assumes.
 NOT_LOSS_BASED = ("bbr", "bbr2", "bbr3")
 
@@ -121,11 +125,44 @@ def credit_rule(client: ClientConfig) -> CreditRule | None:
     return CREDIT_RULES.get(client.kind)
 
 
+@dataclass(frozen=True)
+class PathBand:
+    """What a credit rule moves of window / (the link's) RTT when each credit's round trip
+    takes the RTT the PINGs measured during the transfer (``ping_ms``: the link's RTT plus
+    the processes' turnaround): the rule's figures x link RTT / PING RTT."""
+
+    low: float
+    high: float
+    ping_ms: float
+
+    def expects(self) -> str:
+        return f"{self.low:.2f}-{self.high:.2f}"
+
+
+def path_band(rule: CreditRule | None, rtt_ms: float, ping_ms: float | None) -> PathBand | None:
+    """The rule's band at the RTT the PINGs took; None where they took the link's RTT
+    (within ``PATH_RTT_SLACK``), where they queued behind data (beyond ``INFLATED_RTT``: the
+    RTT is then the queue's, not the path's), or for a receiver granting beyond its window."""
+    if rule is None or rule.beyond or ping_ms is None or rtt_ms <= 0:
+        return None
+    if not PATH_RTT_SLACK * rtt_ms < ping_ms <= INFLATED_RTT * rtt_ms:
+        return None
+    scale = rtt_ms / ping_ms
+    return PathBand(rule.low * scale, min(1.0, rule.high) * scale, ping_ms)
+
+
 def server_credit_rule(trial: Trial) -> CreditRule | None:
     """The credit rule of an upload's receiver: the server's static window."""
     if trial.server.window_bytes is None:
         return None
     return CREDIT_RULES.get(trial.server.kind)
+
+
+def at_path(path: PathBand | None) -> str:
+    """ "; 0.80-0.91 at the 5.48 ms RTT the PINGs measured", or "" without a band."""
+    if path is None:
+        return ""
+    return f"; {path.expects()} at the {path.ping_ms:.3g} ms RTT the PINGs measured"
 
 
 # --- the bounds ----------------------------------------------------------------------------
@@ -314,10 +351,11 @@ def _slow_received(m: Measurement) -> int | None:
     return max(0, frames.data_down.bytes - sum(fast) - framing * len(fast))
 
 
-def _floor(rule: CreditRule | None) -> float:
+def _floor(rule: CreditRule | None, path: PathBand | None = None) -> float:
     """The lowest efficiency a window's own rule explains (the h2 client's immediate credit
-    when the rule is unknown)."""
-    return (rule or H2_RULES["immediate"]).low - TOLERANCE
+    when the rule is unknown), at the RTT the PINGs took when that is longer."""
+    low = path.low if path is not None else (rule or H2_RULES["immediate"]).low
+    return low - TOLERANCE
 
 
 # --- the verdict ---------------------------------------------------------------------------
@@ -334,6 +372,7 @@ class Limit:
     bound_mib_s: float | None = None  # the bound that binds, MiB/s
     window: WindowBound | None = None
     rule: CreditRule | None = None
+    path: PathBand | None = None  # the rule's band at the RTT the PINGs took
     rate_bits_s: float | None = None
     steady_fraction: float | None = None  # of the bound, over the timed phase's second half
     loss: LossBound | None = None
@@ -433,7 +472,9 @@ def _window_limit(m: Measurement, base: Limit) -> Limit:
     window = base.window
     assert window is not None  # the window bound is the one that binds
     rule = _rule_for(m.trial, window)
-    base = dataclasses.replace(base, rule=rule)
+    path = path_band(rule, m.trial.link.rtt_ms, ping_rtt_ms(m))
+    base = dataclasses.replace(base, rule=rule, path=path)
+    floor = _floor(rule, path)
     eff = base.efficiency or 0.0
     kind: LimitKind = {
         "stream": "stream window",
@@ -442,20 +483,22 @@ def _window_limit(m: Measurement, base: Limit) -> Limit:
         "pool": "pool",
         "server": "server window",
     }[window.layer]  # type: ignore[assignment]
-    if eff >= _floor(rule) and (eff <= ABOVE_BOUND or (rule is not None and rule.beyond)):
+    if eff >= floor and (eff <= ABOVE_BOUND or (rule is not None and rule.beyond)):
         return dataclasses.replace(base, kind=kind)
     steady = steady_mib_s(m)
     later = efficiency(steady, base.bound_mib_s)
-    if eff < _floor(rule) and later is not None and _floor(rule) <= later <= ABOVE_BOUND:
+    if eff < floor and later is not None and floor <= later <= ABOVE_BOUND:
         return dataclasses.replace(base, kind=kind, steady_fraction=later)  # after a ramp
     if eff > ABOVE_BOUND:
         why = f"it moved {eff:.2f}x its window / RTT, more than a window allows"
         return dataclasses.replace(base, why=why)
-    return dataclasses.replace(base, why=_short_of(m, eff, rule, "its window / RTT"))
+    return dataclasses.replace(base, why=_short_of(m, eff, rule, "its window / RTT", path))
 
 
-def _short_of(m: Measurement, eff: float, rule: CreditRule | None, what: str) -> str:
-    expected = f" ({rule.who} moves {rule.expects()})" if rule is not None else ""
+def _short_of(
+    m: Measurement, eff: float, rule: CreditRule | None, what: str, path: PathBand | None = None
+) -> str:
+    expected = f" ({rule.who} moves {rule.expects()}{at_path(path)})" if rule is not None else ""
     text = f"it moved {eff:.2f} of {what}{expected}"
     ping, rtt = ping_rtt_ms(m), m.trial.link.rtt_ms
     queued = m.frames.peak_queued_bytes_down if m.frames is not None else 0

@@ -4,7 +4,15 @@ window move, and the one-sentence verdict every ``kit run`` table ends with."""
 
 from __future__ import annotations
 
-from kit.analysis.limits import CreditRule, Limit, SlowReaders, WindowBound, window_bound
+from kit.analysis.limits import (
+    CreditRule,
+    Limit,
+    PathBand,
+    SlowReaders,
+    WindowBound,
+    at_path,
+    window_bound,
+)
 from kit.analysis.link import BITS_PER_MIB, mbit_s
 from kit.clients.pacing import slow_streams_text
 from kit.plan.trial import Trial, pool_granted_bytes, rate_mib_s
@@ -65,18 +73,22 @@ def theory_rule(trial: Trial, unit: str = "MiB/s") -> str:
     return f"{rule}; the link rate ({rate_text}) allows more"
 
 
-def expectation(rule: CreditRule | None) -> str:
-    """ "grpc-go moves 0.70-0.81 (it returns credit a quarter window at a time)"."""
+def expectation(rule: CreditRule | None, path: PathBand | None = None) -> str:
+    """ "grpc-go moves 0.70-0.81 of it (returns credit a quarter window at a time)", and
+    with ``path`` what that is at the RTT the PINGs measured ("; 0.64-0.74 at the 5.48 ms
+    RTT the PINGs measured")."""
     if rule is None:
         return ""
-    return f"{rule.who} moves {rule.expects()} of it ({rule.text})"
+    return f"{rule.who} moves {rule.expects()} of it ({rule.text}){at_path(path)}"
 
 
-def efficiency_text(eff: float | None, rule: CreditRule | None) -> str:
+def efficiency_text(
+    eff: float | None, rule: CreditRule | None, path: PathBand | None = None
+) -> str:
     """The efficiency row: its value, its definition, and what the credit rule expects."""
     if eff is None:
         return "- (throughput / theory: no theory)"
-    expected = expectation(rule)
+    expected = expectation(rule, path)
     return f"{sig3(eff)} = throughput / theory" + (f"; {expected}" if expected else "")
 
 
@@ -131,7 +143,7 @@ def _window(limit: Limit, unit: str) -> str:
     if rule is not None and rule.beyond and eff > 1:
         return f"{text}, more than the window because {rule.who} {rule.text}"
     if rule is not None:
-        return f"{text}; {expectation(rule)}"
+        return f"{text}; {expectation(rule, limit.path)}"
     return text
 
 

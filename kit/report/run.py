@@ -24,6 +24,7 @@ from kit.analysis.limits import (
     credit_rule,
     limit_of,
     loss_events,
+    path_band,
     server_credit_rule,
     slow_readers,
     window_bound,
@@ -352,7 +353,9 @@ def _throughput_rows(m: Measurement, unit: str, bdp: int | None) -> list[Row]:
         ),
     ]
     eff = efficiency(throughput, m.theory_mib_s)
-    rows.append(("efficiency", efficiency_text(eff, _rule_of(m))))
+    rule = _rule_of(m)
+    path = path_band(rule, m.trial.link.rtt_ms, ping_rtt_ms(m))
+    rows.append(("efficiency", efficiency_text(eff, rule, path)))
     rows += _fast_efficiency_rows(m)
     finish = result.stream_finish_s if result else ()
     if len(finish) > 1:

@@ -84,6 +84,43 @@ def test_a_connection_bound_run_says_so_with_its_streams() -> None:
     assert "the h2 client moves 0.88-1.00 of it" in text
 
 
+def test_a_path_slower_than_the_link_scales_the_rules_band_where_it_is_said() -> None:
+    """At 5 ms the processes' turnaround is a tenth of the RTT: the band the h2 client's
+    rule expects is scaled to the RTT its PINGs measured (5.5 ms), in the efficiency row and
+    the verdict, and a run inside that band is the window's."""
+    trial = replace(static(window=MIB), link=Link(delay_up_ms=2.5, delay_down_ms=2.5))
+    m = run(trial, 0.80 * 200, ping_rtt_ms=(5.5, 5.5, 5.5))
+    table = " ".join(run_table(m).split())
+    band = f"{0.88 * 5 / 5.5:.2f}-{1.0 * 5 / 5.5:.2f}"  # 0.80-0.91
+    assert (
+        f"the h2 client moves 0.88-1.00 of it (returns credit as each frame is read); {band} at the 5.5 ms RTT the PINGs measured"
+        in table
+    )
+    assert limit_of(m).kind == "stream window" and limit_of(m).path is not None
+    assert table.count(f"{band} at the 5.5 ms RTT") == 2  # the efficiency row and the verdict
+
+
+@pytest.mark.parametrize("ping", [5.05, 8.0, None])
+def test_the_rules_own_band_stands_where_the_pings_took_the_links_rtt_or_queued(
+    ping: float | None,
+) -> None:
+    trial = replace(static(window=MIB), link=Link(delay_up_ms=2.5, delay_down_ms=2.5))
+    pings = () if ping is None else (ping,)
+    m = run(trial, 0.80 * 200, ping_rtt_ms=pings)
+    assert limit_of(m).path is None
+    assert "RTT the PINGs measured" not in run_table(m)
+
+
+def test_a_run_short_even_of_its_path_band_is_not_decided_and_says_both_bands() -> None:
+    trial = replace(static(window=MIB), link=Link(delay_up_ms=2.5, delay_down_ms=2.5))
+    limit = limit_of(run(trial, 0.50 * 200, ping_rtt_ms=(5.5,)))
+    assert limit.kind == "not decided"
+    assert (
+        "(the h2 client moves 0.88-1.00; 0.80-0.91 at the 5.5 ms RTT the PINGs measured)"
+        in limit.why
+    )
+
+
 def test_a_stacks_credit_rule_is_the_expectation_beside_its_efficiency() -> None:
     trial = static(kind="grpc-go", window=4 * MIB)
     table = " ".join(run_table(run(trial, 0.70 * 200)).split())
