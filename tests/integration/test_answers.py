@@ -188,7 +188,26 @@ def test_the_verdict_names_the_stream_window_the_connection_window_and_the_rate(
             assert sentence.startswith(f"Limited by the stream window ({window}): it moved")
             assert f"it moved {sig3(eff)} of the" in sentence, sentence
             seen.add("stream")
-    assert seen == {"connection", "rate", "stream", "not decided"}
+        band = _path_band(rec)
+        if band is not None:  # the rule's band at the RTT the run's own PINGs measured
+            assert band in sentence, (band, sentence)
+            seen.add("path")
+    assert seen >= {"connection", "rate", "stream", "path"}
+
+
+def _path_band(rec: dict[str, Any]) -> str | None:
+    """What the h2 client's immediate credit (0.88-1.00 of window / RTT) moves at the RTT
+    its PINGs measured, from the record alone, where they took 2-50% longer than the link's."""
+    pings, link = rec["result"]["ping_rtt_ms"], rec["trial"]["link"]
+    rtt = link["delay_up_ms"] + link["delay_down_ms"]
+    client = rec["trial"]["client"]
+    immediate = client.get("credit_policy") in (None, "immediate")
+    if client["kind"] != "h2" or client["window_mode"] != "static" or not immediate or not pings:
+        return None
+    ping = statistics.median(pings)
+    if not 1.02 * rtt < ping <= 1.5 * rtt:
+        return None
+    return f"{0.88 * rtt / ping:.2f}-{rtt / ping:.2f} at the {ping:.3g} ms RTT the PINGs measured"
 
 
 def test_the_verdict_of_a_slow_reader_says_whether_it_held_the_others() -> None:
