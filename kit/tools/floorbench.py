@@ -113,10 +113,12 @@ def against_floor(
     rounds: int = 10,
     bulk: bool = False,
     starters: Mapping[str, Starter] | None = None,
+    bulk_mbit_s: float | None = None,
 ) -> dict[str, Errors]:
     """Errors of each delay line variant (default: one, "proxy") and of the floor, measured
-    interleaved in ``rounds`` bursts of ``BURST`` pings each; ``bulk``: a max-rate transfer of
-    16 KiB DATA frames crosses each delay line on another connection meanwhile. A variant is
+    interleaved in ``rounds`` bursts of ``BURST`` pings each; ``bulk``: a transfer of 16 KiB
+    DATA frames crosses each delay line on another connection meanwhile, at full speed or
+    paced to ``bulk_mbit_s`` (the same load through every line). A variant is
     the kit's delay line in an environment of its own (``variants``) or any line a
     ``Starter`` starts (``starters``: another program, toxiproxy)."""
     lines = dict(starters or {})
@@ -129,7 +131,9 @@ def against_floor(
         for name, start in lines.items():
             line_port = stack.enter_context(start(port, delay_up_ms, delay_down_ms))
             if bulk:
-                _started(stack.enter_context(_tool_process("flood", str(line_port), "large-data")))
+                pace = () if bulk_mbit_s is None else (f"{bulk_mbit_s:g}",)
+                flooder = _tool_process("flood", str(line_port), "large-data", *pace)
+                _started(stack.enter_context(flooder))
             socks[name] = stack.enter_context(_client(line_port, ECHO_ROLE))
         hello = SLEEPING_ROLE + SLEEP_DELAY.pack(round(rtt_ms * 1e6))
         socks["floor"] = stack.enter_context(_client(port, hello))

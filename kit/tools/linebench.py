@@ -9,8 +9,10 @@ measure allows), and each goal is a ratio to the floor or to toxiproxy, never a 
    toxiproxy's throughput at both RTTs and half of no proxy's at RTT 0; at most 0.3 s/GiB);
 2. a 1-byte ping-pong's delay error (RTT - configured) against the floor (the same
    ping-pong with no proxy, the echo sleeping the RTT itself, interleaved), at 10 and 20 ms,
-   alone and beside a max-rate bulk transfer on another connection of the same line
-   (goals: p50 within +0.05 ms, p99 within +0.2 ms of the floor);
+   alone and beside a 1 Gbit/s bulk transfer on another connection of the same line (goals:
+   p50 within +0.05 ms, p99 within +0.2 ms of the floor); and, reported, beside a full-speed
+   one, which saturates 2 cores: the faster a line carries it, the less CPU is left to the
+   ping-pong's own ends (their floor's p99 rises too), so that figure favours a slow line;
 3. the h2 client with a static 1 MiB window at 5 ms: throughput / (window / RTT) through
    each line (goal: at least 0.93).
 
@@ -54,6 +56,8 @@ BULK_RTTS_MS = (0.0, 10.0)
 BULK_S = 3
 BULK_ROUNDS = 3
 DELAY_RTTS_MS = (10.0, 20.0)
+BESIDE_MBIT_S = 1000.0  # the bulk transfer beside the ping-pong: the same load through every line
+Beside = str  # "", "paced" (BESIDE_MBIT_S, the goal) or "full" (full speed, reported)
 H2_RTT_MS, H2_WINDOW = 5.0, MIB
 H2_ROUNDS = 3
 # The goals (ratios, on this 2-core machine).
@@ -314,11 +318,11 @@ def bulk(lines: dict[str, LineStarter]) -> dict[tuple[str, float], Bulk]:
 
 def delay_errors(
     lines: dict[str, LineStarter],
-) -> dict[tuple[str, float, bool], tuple[Errors, Errors]]:
-    """(line, RTT, beside bulk) -> (its errors, the floor's measured with it, interleaved)."""
+) -> dict[tuple[str, float, Beside], tuple[Errors, Errors]]:
+    """(line, RTT, what ran beside) -> (its errors, the floor's measured with it, interleaved)."""
     out = {}
     for rtt_ms in DELAY_RTTS_MS:
-        for bulk_beside in (False, True):
+        for beside in ("", "paced", "full"):
             for name, start in lines.items():
                 if name == "none":
                     continue
@@ -326,9 +330,10 @@ def delay_errors(
                     rtt_ms / 2,
                     rtt_ms / 2,
                     starters={name: _as_floor_starter(start)},
-                    bulk=bulk_beside,
+                    bulk=bool(beside),
+                    bulk_mbit_s=BESIDE_MBIT_S if beside == "paced" else None,
                 )
-                out[(name, rtt_ms, bulk_beside)] = (found[name], found["floor"])
+                out[(name, rtt_ms, beside)] = (found[name], found["floor"])
     return out
 
 
@@ -440,12 +445,16 @@ def bulk_lines(found: dict[tuple[str, float], Bulk]) -> list[BenchLine]:
     return lines
 
 
-def delay_lines(found: dict[tuple[str, float, bool], tuple[Errors, Errors]]) -> list[BenchLine]:
+def delay_lines(found: dict[tuple[str, float, Beside], tuple[Errors, Errors]]) -> list[BenchLine]:
     lines = []
     for (name, rtt_ms, beside), (errs, floor) in found.items():
         d50, d99 = errs.p50_ms - floor.p50_ms, errs.p99_ms - floor.p99_ms
-        where = ", beside a bulk transfer" if beside else ""
-        goal = name == "compiled"
+        where = {
+            "": "",
+            "paced": f", beside a {BESIDE_MBIT_S / 1000:g} Gbit/s bulk transfer",
+            "full": ", beside a full-speed bulk transfer (2 cores saturated)",
+        }[beside]
+        goal = name == "compiled" and beside != "full"
         ok = d50 <= P50_OVER_FLOOR_MS and d99 <= P99_OVER_FLOOR_MS
         lines.append(
             BenchLine(

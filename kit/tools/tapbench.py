@@ -181,12 +181,40 @@ def upstream() -> Iterator[int]:
         yield int(child.stdout.readline())
 
 
-def flood_forever(port: int, kind: str = "ping") -> None:
+def flood_forever(port: int, kind: str = "ping", mbit_s: str = "") -> None:
+    """``kind`` frames to ``port`` until killed: at full speed, or paced to ``mbit_s``."""
+    if mbit_s:
+        _flood_paced(port, kind, float(mbit_s))
     payload = flood(kind, 32 * MIB)
     print("flooding", flush=True)  # started (an interpreter's start-up is ~0.4 s here)
     while True:
         with contextlib.suppress(OSError):
             send_mib_s(port, payload)
+
+
+PACE_S = 0.001
+
+
+def _flood_paced(port: int, kind: str, mbit_s: float) -> None:
+    """One connection, a burst every ``PACE_S`` on an absolute schedule (a late burst is
+    caught up by the next), cutting the frames anywhere: the stream stays whole frames."""
+    per_burst = max(1, round(mbit_s * 1e6 / 8 * PACE_S))
+    stream = flood(kind, 4 * MIB)
+    start = stream[: len(PREFACE) + 9]  # the preface and an empty SETTINGS
+    units = stream[len(start) :]
+    with socket.create_connection((LOOPBACK, port), timeout=60) as sock:
+        sock.sendall(start)
+        print("flooding", flush=True)
+        due, offset = time.perf_counter(), 0
+        while True:
+            due += PACE_S
+            sent = 0
+            while sent < per_burst:
+                piece = units[offset : offset + per_burst - sent]
+                sock.sendall(piece)
+                sent += len(piece)
+                offset = (offset + len(piece)) % len(units)
+            time.sleep(max(0.0, due - time.perf_counter()))
 
 
 def blocking_rtts_ms(port: int, pings: int) -> list[float]:
@@ -266,7 +294,7 @@ async def _collect_lags(conn: socket.socket, ticks: int, lags: list[float]) -> N
 def main(argv: list[str]) -> int:
     if argv == ["upstream"]:
         serve_upstream()
-    elif len(argv) in (2, 3) and argv[0] == "flood":
+    elif len(argv) in (2, 3, 4) and argv[0] == "flood":
         flood_forever(int(argv[1]), *argv[2:])
     elif len(argv) == 3 and argv[0] == "ticker":
         ticker(int(argv[1]), int(argv[2]))

@@ -7,7 +7,10 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import struct
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -177,3 +180,34 @@ def test_reads_are_bounded_while_connections_share_the_proxy() -> None:
             first[1].close()
 
     run(scenario(), 20)
+
+
+def test_a_paced_flood_sends_at_its_rate_in_whole_frames() -> None:
+    """The bench's bulk transfer beside a ping-pong, paced (80 Mbit/s = 10 MB/s): what a
+    sink reads over 1.5 s is that rate within 25%, and every frame it read is whole."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        flooder = subprocess.Popen(
+            [sys.executable, "-m", "kit.tools.tapbench", "flood", str(port), "large-data", "80"],
+            stdout=subprocess.PIPE,
+        )
+        try:
+            listener.settimeout(15)
+            conn, _ = listener.accept()
+            with conn:
+                conn.settimeout(5)
+                head = b""
+                while len(head) < len(CLIENT_PREFACE) + 9:
+                    head += conn.recv(64)
+                got, t0 = bytearray(head[len(CLIENT_PREFACE) + 9 :]), time.monotonic()
+                while (elapsed := time.monotonic() - t0) < 1.5:
+                    got += conn.recv(MIB)
+        finally:
+            flooder.kill()
+            flooder.wait(10)
+    assert 0.75 * 10e6 <= len(got) / elapsed <= 1.25 * 10e6, len(got) / elapsed
+    pos = 0
+    while pos + 9 <= len(got):  # a DATA frame of 16 KiB after another
+        length = int.from_bytes(got[pos : pos + 3], "big")
+        assert (length, got[pos + 3]) == (16384, 0x0), pos
+        pos += 9 + length
