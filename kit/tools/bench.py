@@ -4,7 +4,8 @@ Measured side by side in one run (these machines are shared and noisy, so no abs
 speed is a pass/fail criterion):
 0. the delay lines side by side (``kit.tools.linebench``): the compiled line, the Python
    line, toxiproxy and no proxy: bulk TCP at RTT 0 and 10 ms and CPU per GiB, the delay
-   error against the floor at 10 and 20 ms (alone and beside a bulk transfer), h2 static
+   error against the floor at 10 and 20 ms (alone, beside a 1 Gbit/s bulk transfer and,
+   reported, beside a full-speed one), h2 static
    1 MiB at 5 ms; each goal a ratio to the floor or to toxiproxy;
 1. delay accuracy (of the kit's delay line: the compiled one where built) against the machine's floor (``kit.tools.floorbench``): a blocking
    ping-pong through the delay line beside the same ping-pong with no proxy, the echo
@@ -29,7 +30,9 @@ speed is a pass/fail criterion):
    / the stream link's);
 7. the frame tap's cost (``kit.tools.tapbench``): forwarding rate with the tap / without,
    for a 17-byte PING flood, empty DATA frames, 16 KiB DATA frames and unary-like calls
-   (bar: >= 0.8: the decoder skips rather than slow the link).
+   (bar: >= 0.8: the decoder skips rather than slow the link);
+8. the full ``make tables`` run, read from its newest records in results/ (not run by the
+   bench): its time (bar: 12 minutes) and its checks (bar: none fails).
 
 ``python -m kit.tools.bench --floor`` runs only part 1's
 floor lines; ``--links`` only part 5; ``--lines`` only part 0. ``python -m
@@ -61,6 +64,7 @@ from kit.tools.linebench import _bulk_mib_s, _sink_server, line_bench
 from kit.tools.linkbench import link_bench
 from kit.tools.packetbench import packet_bench
 from kit.tools.pingpong import round_trips_ms
+from kit.tools.tablesbench import tables_lines
 from kit.tools.tapbench import proxy, read_wake_lag_us, tap_ratio
 from kit.topology.topology import Topology
 
@@ -291,6 +295,7 @@ def run_bench() -> list[BenchLine]:
         lines += link_bench(topo)
         lines += packet_bench(topo)
     lines += forwarder_bench()
+    lines += tables_lines()
     return lines
 
 

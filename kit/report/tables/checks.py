@@ -24,10 +24,10 @@ def failed_line(bars: Sequence[Bar]) -> str | None:
     more = f" and {len(failed) - 1} more" if len(failed) > 1 else ""
     head = f"{len(failed)} check(s) against the reference FAIL: "
     tail = f"{more} (see the checks above)"
-    return head + _shortened(failed[0], FAILED_LINE_COLUMNS - len(head) - len(tail)) + tail
+    return head + shortened(failed[0], FAILED_LINE_COLUMNS - len(head) - len(tail)) + tail
 
 
-def _shortened(name: str, room: int) -> str:
+def shortened(name: str, room: int) -> str:
     """``name`` cut at a word to fit ``room`` columns, "..." marking the cut."""
     if len(name) <= room:
         return name
