@@ -84,6 +84,8 @@ class Findings:
     ratios: tuple[WindowRatio, ...]
     not_ok: int  # runs that failed or were interrupted
     other: int  # ok runs of other kinds (uploads, unary calls): not summarised here
+    campaign_runs: int = 0  # runs of campaigns (kit compare, knee, tables): their reports'
+    campaigns: tuple[str, ...] = ()  # the first CAMPAIGNS_NAMED of their names
 
     @property
     def cpu_limited(self) -> int:
@@ -109,12 +111,20 @@ def run_figure(m: Measurement) -> RunFigure | None:
     )
 
 
+CAMPAIGNS_NAMED = 3
+
+
 def findings(measurements: Iterable[Measurement]) -> Findings:
-    """The lone runs of ``measurements`` (campaigns' runs are their reports' business)."""
+    """The lone runs of ``measurements`` (campaigns' runs are their reports' business: they
+    are counted, and the first few campaigns named, whatever the file holds)."""
     runs: list[RunFigure] = []
-    not_ok = other = 0
+    not_ok = other = in_campaigns = 0
+    named: list[str] = []
     for m in measurements:
         if m.tags.campaign:
+            in_campaigns += 1
+            if len(named) <= CAMPAIGNS_NAMED and m.tags.campaign not in named:
+                named.append(m.tags.campaign)
             continue
         figure = run_figure(m)
         if figure is not None:
@@ -123,7 +133,8 @@ def findings(measurements: Iterable[Measurement]) -> Findings:
             other += 1
         else:
             not_ok += 1
-    return Findings(tuple(runs), tuple(window_ratios(runs)), not_ok, other)
+    ratios = tuple(window_ratios(runs))
+    return Findings(tuple(runs), ratios, not_ok, other, in_campaigns, tuple(named))
 
 
 def window_ratios(runs: Iterable[RunFigure]) -> list[WindowRatio]:

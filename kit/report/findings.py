@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
-from kit.analysis.findings import Findings, RunFigure, WindowRatio
+from kit.analysis.findings import CAMPAIGNS_NAMED, Findings, RunFigure, WindowRatio
 from kit.plan.units import format_bytes
 from kit.report.format import sig3
 
@@ -66,14 +66,27 @@ def render_findings(found: Findings) -> str:
         notes.append(f"{found.not_ok} run(s) failed or were cut short: not summarised")
     if found.other:
         notes.append(f"{found.other} run(s) of other workloads (uploads, unary): not summarised")
-    if not runs:
+    if found.campaign_runs:
+        notes.append(_campaigns_note(found, runs))
+    elif not runs:
         notes.append("no download run finished: nothing to summarise")
+    if not runs and found.campaign_runs:  # nothing of its own to say but where to look
+        return "\n".join(line for note in notes for line in _wrapped(note, ""))
     lines = _wrapped(head, "")
     for item in items:
         lines += _wrapped(item, "- ")
     for note in notes:
         lines += _wrapped(note, "")
     return "\n".join(lines)
+
+
+def _campaigns_note(found: Findings, runs: int) -> str:
+    """Where a file's campaign runs are read: they are not lone runs, so not summarised."""
+    names = list(found.campaigns[:CAMPAIGNS_NAMED])
+    more = ", ..." if len(found.campaigns) > CAMPAIGNS_NAMED else ""
+    what = f"{found.campaign_runs} run(s) of campaigns ({', '.join(names)}{more})"
+    head = "No lone run (kit run) in these records: their " if not runs else ""
+    return f"{head}{what} are shown by kit report without --summary"
 
 
 def _wrapped(text: str, first: str) -> list[str]:

@@ -84,6 +84,28 @@ def test_the_summary_leaves_out_what_it_cannot_summarise(tmp_path: Path) -> None
     assert len(one.runs) == 1 and one.ratios == ()  # one window: no ratio
 
 
+def test_a_file_of_campaign_runs_says_where_they_are_shown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A tables or compare file holds no lone run: the summary counts the campaigns' runs and
+    names the first campaigns, never "no download run finished"; beside lone runs, a note."""
+    tables = ROOT / "tests/fixtures/release-0.1/tables.jsonl"
+    runs = read_records(tables).measurements
+    names = list(dict.fromkeys(m.tags.campaign for m in runs))
+    text = " ".join(_summary(tables, capsys).split())
+    assert text.startswith(f"No lone run (kit run) in these records: their {len(runs)} run(s)")
+    assert f"of campaigns ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})" in text
+    assert text.endswith("are shown by kit report without --summary")
+    assert "nothing to summarise" not in text and "What the 0 runs show" not in text
+    both = tmp_path / "both.jsonl"
+    compare = ROOT / "tests/fixtures/release-0.1/compare.jsonl"
+    both.write_bytes(MAKE_RUN.read_bytes() + compare.read_bytes())
+    mixed = " ".join(_summary(both, capsys).split())
+    assert mixed.startswith("What the 4 runs show")
+    n = len(read_records(compare).measurements)
+    assert f"{n} run(s) of campaigns (compare-" in mixed
+
+
 def test_summary_refuses_other_outputs(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
         main(["report", str(MAKE_RUN), "--summary", "--json"])
