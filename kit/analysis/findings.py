@@ -85,7 +85,7 @@ class Findings:
     not_ok: int  # runs that failed or were interrupted
     other: int  # ok runs of other kinds (uploads, unary calls): not summarised here
     campaign_runs: int = 0  # runs of campaigns (kit compare, knee, tables): their reports'
-    campaigns: tuple[str, ...] = ()  # the first CAMPAIGNS_NAMED of their names
+    campaigns: tuple[str, ...] = ()  # their first names, one more than CAMPAIGNS_NAMED at most
 
     @property
     def cpu_limited(self) -> int:
