@@ -9,7 +9,7 @@ from __future__ import annotations
 import collections
 import itertools
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -43,6 +43,7 @@ from kit.cli.output import echo_warnings, topology, write_chunks
 from kit.cli.plot import write_plots
 from kit.errors import ChecksFailed, UsageError
 from kit.plan.tables import TABLE_NAMES, TablesSettings, parse_only
+from kit.plan.tables.pairs import PAIRS_CAMPAIGN
 from kit.report.document import MAX_RUN_TABLES, report_chunks, scan_records
 from kit.report.findings import render_findings
 from kit.report.plot import plot_links, render_data, render_plots
@@ -168,10 +169,9 @@ def tables(
         )
     read = read_records(path)
     write_document(out, render_tables(read, str(path)), read)
-    failed = sum(1 for m in outcome.measurements if not m.ok)
     typer.echo(
         f"kit tables: {outcome.cells_run} cells in {outcome.elapsed_s:.0f} s; "
-        f"{failed} failed; tables -> {out}",
+        f"{_failed_text(outcome.measurements)}; tables -> {out}",
         err=True,
     )
     if html is not None:
@@ -294,6 +294,16 @@ def _summary(file: Path) -> None:
     found = findings(runs)
     echo_warnings(f"kit report: {file}", skipped)
     typer.echo(render_findings(found))
+
+
+def _failed_text(measurements: Sequence[Measurement]) -> str:
+    """ "3 failed", with the stack pairs' apart: a pair that hangs up is that table's finding."""
+    failed = [m for m in measurements if not m.ok]
+    pairs = sum(1 for m in failed if m.tags.campaign == PAIRS_CAMPAIGN)
+    text = f"{len(failed) - pairs} failed"
+    if pairs:
+        text += f" (and {pairs} stack pair(s) whose run ended in error: the pairs table says why)"
+    return text
 
 
 def register(app: typer.Typer) -> None:

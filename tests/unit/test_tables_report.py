@@ -15,6 +15,7 @@ from tables_support import campaign_tags, frames, synthetic
 from kit.analysis.cells import group_campaigns, throughput
 from kit.analysis.tables import evaluate_bars
 from kit.cli import main
+from kit.cli.tables import _failed_text
 from kit.plan.tables import TableCampaign, TablesSettings, plan_tables
 from kit.report.tables import render_tables
 from kit.results.records import (
@@ -24,7 +25,7 @@ from kit.results.records import (
     SideFrames,
     WindowUpdates,
 )
-from kit.results.store import RecordsRead, append_record
+from kit.results.store import RecordsRead, append_record, read_records
 
 Spec = Callable[[str, int, int], dict[str, Any]]
 
@@ -310,3 +311,18 @@ def test_upload_bars(markdown: str) -> None:
     assert (
         "holds: uploads: the client's receive window is within noise, the server's is not" in checks
     )
+
+
+def test_the_runs_last_line_counts_a_pairs_hang_up_apart_from_failures() -> None:
+    """A stack pair whose run ended in error is the pairs table's finding, not a failure of
+    the run: the last line counts it apart (from the records: 1 of the quick pairs' 56)."""
+    fixtures = Path(__file__).parent.parent / "fixtures" / "tables-quick"
+    pairs = read_records(fixtures / "pairs.jsonl").measurements
+    stacks = read_records(fixtures / "stacks.jsonl").measurements
+    ended = sum(1 for m in pairs if not m.ok)
+    assert ended == 1
+    assert _failed_text([*stacks, *pairs]) == (
+        "0 failed (and 1 stack pair(s) whose run ended in error: the pairs table says why)"
+    )
+    broken = [replace(stacks[0], status="failed"), *stacks[1:]]
+    assert _failed_text(broken) == "1 failed"
