@@ -291,6 +291,8 @@ class SlowReaders:
     rule: CreditRule | None
     held: bool | None
     why: str = ""  # held None: why it is not decided
+    cannot_hold: str = ""  # why flow control cannot let a slow stream hold the others
+    short: bool = False  # the full-speed streams fell short of their credit rule
     read_s: tuple[float, ...] = ()  # each slow stream's own time
     peak_unread_bytes: int | None = None  # the most a slow stream held unread (h2's)
 
@@ -306,10 +308,14 @@ def slow_readers(m: Measurement) -> SlowReaders | None:
     if fast and m.theory_mib_s and len(fast) == workload.streams - slow:
         eff = efficiency(sum(fast), m.theory_mib_s * len(fast) / workload.streams)
     rule = credit_rule(m.trial.client)
-    held = None if eff is None else eff < _floor(rule)
+    short = eff is not None and eff < _floor(rule)
+    held = None if eff is None else short
     why = "no theory to judge them by (a dynamic window, no rate)" if eff is None else ""
+    cannot = cannot_hold(m.trial.client)
     cpu = cpu_limit(m)
-    if held and cpu is not None:  # a busy machine slows the others as well: no blame
+    if held and cannot:  # short of their rule, but flow control ties no stream to another
+        held = False
+    elif held and cpu is not None:  # a busy machine slows the others as well: no blame
         held, why = None, "the machine was busy: a process or every core near full"
     unread = sharing.peak_unread_bytes[:slow]
     return SlowReaders(
@@ -325,7 +331,21 @@ def slow_readers(m: Measurement) -> SlowReaders | None:
         why=why,
         read_s=sharing.finish_s[:slow],
         peak_unread_bytes=max(unread) if unread else None,
+        cannot_hold=cannot,
+        short=short,
     )
+
+
+def cannot_hold(client: ClientConfig) -> str:
+    """Why a stream read slowly cannot hold the others by flow control, or "" where it can
+    (or the kit does not know: another stack, a model, a shared pool): the h2 client's own
+    windows with connection credit on receipt give the connection's credit back as bytes
+    arrive, so a slow stream holds only its own window (the sharing table measures it)."""
+    if client.kind != "h2" or client.window_mode not in ("static", "dynamic", "bdp-off"):
+        return ""
+    if client.conn_credit != "receipt":
+        return ""
+    return "connection credit goes back on receipt: a stream read slowly holds only its own window"
 
 
 GRPC_PREFIX_BYTES = 5  # each gRPC message's length prefix, in the DATA it travels in

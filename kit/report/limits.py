@@ -202,6 +202,9 @@ def slow_sentence(slow: SlowReaders, unit: str = "MiB/s") -> str:
     share = f"{sig3(slow.fast_efficiency or 0)} of {their} share of the theory"
     if slow.held:
         return f"{head}; it held the others: {others} moved only {share}"
+    if slow.cannot_hold:
+        text = f"{head}; it did not hold the others ({slow.cannot_hold}): {others} moved {share}"
+        return text + (", short of the client's rule for another reason" if slow.short else "")
     return f"{head}; it did not hold the others: {others} moved {share}"
 
 
