@@ -142,8 +142,8 @@ class NoiseFloor:
     def describe(self) -> str:
         return (
             f"noise floor ±{self.floor_pct:.1f}% (same-round copies {self.paired_pct:.1f}%, "
-            f"all control samples {self.pooled_pct:.1f}%; {self.rounds} rounds x "
-            f"{self.copies} copies)"
+            f"all control samples {self.pooled_pct:.1f}%; {self.rounds} "
+            f"round{'s' if self.rounds != 1 else ''} x {self.copies} copies)"
         )
 
 
