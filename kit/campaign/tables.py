@@ -20,8 +20,10 @@ from kit.plan.programs import CLIENT_PROGRAMS, SERVER_PROGRAMS
 from kit.plan.tables import TablesSettings, plan_tables
 from kit.plan.trial import Trial
 from kit.results.records import Measurement, SessionRecord
-from kit.results.store import append_record, read_records
+from kit.results.store import SkippedLines, append_record, iter_records
 from kit.topology.topology import Topology
+
+RECORDS_GLOB = "tables-*.jsonl"  # in results/: each run's records, named by its start time
 
 
 def check_records_file(
@@ -42,10 +44,14 @@ def check_records_file(
 
 
 def stored_settings(records_path: Path) -> TablesSettings | None:
+    """The tables' settings a records file starts with (read up to them, not the whole
+    file), or None: no such file, or no plan in it."""
     if not records_path.exists():
         return None
-    plans = read_records(records_path).tables_plans
-    return plans[0] if plans else None
+    for record in iter_records(records_path, SkippedLines()):
+        if isinstance(record, TablesSettings):
+            return record
+    return None
 
 
 def _load_1min() -> float | None:

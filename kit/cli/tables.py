@@ -17,7 +17,7 @@ import typer
 
 from kit.analysis.findings import findings
 from kit.analysis.series import PlotData
-from kit.campaign.tables import check_records_file, run_tables
+from kit.campaign.tables import RECORDS_GLOB, check_records_file, run_tables
 from kit.cli.documents import (
     SpilledRows,
     check_document_paths,
@@ -60,7 +60,6 @@ from kit.results.store import (
 )
 
 DEFAULT_OUT = RESULTS_DIR / "tables.md"
-RECORDS_GLOB = "tables-*.jsonl"
 
 
 def write_document(out: Path, markdown: str, read: RecordsRead | PlotData) -> None:

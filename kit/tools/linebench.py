@@ -37,6 +37,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 from tabulate import tabulate
 
@@ -57,7 +58,7 @@ BULK_S = 3
 BULK_ROUNDS = 3
 DELAY_RTTS_MS = (10.0, 20.0)
 BESIDE_MBIT_S = 1000.0  # the bulk transfer beside the ping-pong: the same load through every line
-Beside = str  # "", "paced" (BESIDE_MBIT_S, the goal) or "full" (full speed, reported)
+Beside = Literal["", "paced", "full"]  # "paced": BESIDE_MBIT_S, the goal; "full": reported
 H2_RTT_MS, H2_WINDOW = 5.0, MIB
 H2_ROUNDS = 3
 # The goals (ratios, on this 2-core machine).
@@ -322,7 +323,7 @@ def delay_errors(
     """(line, RTT, what ran beside) -> (its errors, the floor's measured with it, interleaved)."""
     out = {}
     for rtt_ms in DELAY_RTTS_MS:
-        for beside in ("", "paced", "full"):
+        for beside in get_args(Beside):
             for name, start in lines.items():
                 if name == "none":
                     continue

@@ -8,25 +8,20 @@ from pathlib import Path
 
 from kit.analysis.cells import group_campaigns
 from kit.analysis.tables import evaluate_bars
+from kit.campaign.tables import RECORDS_GLOB, stored_settings
 from kit.plan.tables import TablesSettings
 from kit.report.tables.checks import shortened
 from kit.results.store import read_records
 from kit.tools.benchline import BenchLine
 
 TABLES_GOAL_S = 12 * 60.0
-RECORDS_GLOB = "tables-*.jsonl"
-
-
-def _full_run(path: Path) -> bool:
-    plans = read_records(path).tables_plans
-    return bool(plans) and plans[0] == TablesSettings()
 
 
 def tables_lines(results: Path = Path("results")) -> list[BenchLine]:
     """The time of the newest full run (every session's, a resumed run's parts summed) and
     its failing checks, or one line saying no full run is on record."""
     runs = sorted(results.glob(RECORDS_GLOB), key=lambda p: p.stat().st_mtime, reverse=True)
-    path = next((p for p in runs if _full_run(p)), None)
+    path = next((p for p in runs if stored_settings(p) == TablesSettings()), None)
     if path is None:
         return [BenchLine("full make tables", "no full run in results/ (make tables)", "-", None)]
     read = read_records(path)
