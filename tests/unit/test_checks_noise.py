@@ -18,7 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from kit.analysis.tables.checks import Bar, Figure, decide, half_width_pct, rounds_needed
+from kit.analysis.tables.checks import (
+    Bar,
+    Figure,
+    decide,
+    half_width_pct,
+    judged_bar,
+    rounds_needed,
+    spread_of,
+)
 from kit.cli import main
 from kit.report.tables import failed_checks_line
 from kit.report.tables.checks import failed_line
@@ -158,3 +166,17 @@ def test_a_failure_on_a_saturated_machine_is_not_decided(
     check = _go_check(_report(path, capsys, monkeypatch))
     assert check.startswith("- not decided: policies: the grpc-go model"), check
     assert re.search(r"CPU-limited: \d+ of \d+ runs had no core to spare\)$", check), check
+
+
+def test_identical_samples_of_a_stepped_figure_decide_nothing_in_one_round() -> None:
+    """A final window grows in doublings: one round whose control copies ended at the same
+    window gives a 0% spread, which is no noise estimate. Seen in a quick tables run: the
+    grpc-go model's final window / BDP 0.58 "±0%" FAILED from one round; it is not decided."""
+    assert spread_of(None, 0.0) is None and spread_of(0.0, 0.0) is None
+    assert spread_of(0.0, 3.0) == 3.0
+    one_round = Figure(0.58, spread_of(None, 0.0), 1)
+    bar = judged_bar("final window", "x1 0.58", [("final window / BDP", one_round, (0.7, 1.3))])
+    assert bar.holds is None and bar.undecided
+    assert bar.detail.endswith("1 round, no noise floor to judge it by"), bar.detail
+    noisy = Figure(0.58, spread_of(None, 2.0), 1)  # a real floor still decides a far figure
+    assert judged_bar("w", "d", [("w", noisy, (0.7, 1.3))]).holds is False

@@ -65,9 +65,11 @@ class Bar:
 
 def spread_of(own_pct: float | None, floor_pct: float | None) -> float | None:
     """A figure's per-round spread: the wider of its rounds' own spread (None with one
-    round) and the duplicate control's floor (None without one)."""
+    round) and the duplicate control's floor (None without one). None too when both are 0:
+    identical samples of a figure that moves in steps (a final window grows in doublings)
+    say nothing of its noise, and a 0% spread would decide it from one round."""
     known = [s for s in (own_pct, floor_pct) if s is not None]
-    return max(known) if known else None
+    return max(known) if known and max(known) > 0 else None
 
 
 # --- the helpers the tables use ------------------------------------------------------------
